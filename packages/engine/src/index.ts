@@ -1,1 +1,10 @@
-export {};
+/** @tessera/engine — one shard: document store with versions (search engine to come). */
+export { Shard, SHARD_DEFAULTS } from './shard.js';
+export type { MutateOptions, ShardOptions } from './shard.js';
+export type {
+  DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
+} from './documents/types.js';
+export { mergeDocument } from './documents/merge.js';
+export { applyDocumentPatch } from './documents/patch.js';
+export { engineErrors } from './errors.js';
+export { OPLOG_READ_ENTRIES_MAX } from './store/oplog.js';

@@ -1,0 +1,116 @@
+/**
+ * `tessera serve`: the embedded server — a coordinator and one shard node in
+ * one process, joined by the in-process transport. What `npm start` runs.
+ */
+import { mkdir } from 'node:fs/promises';
+import { join, resolve } from 'node:path';
+import { Coordinator, NodeDirectory } from '@tessera/coordinator';
+import { createHttpServer, type HttpServer } from '@tessera/http';
+import { ShardNode } from '@tessera/node';
+import { InProcessClient } from '@tessera/rpc';
+import type { Logger } from 'pino';
+import { TESSERA_VERSION } from './version.js';
+
+export interface ServeOptions {
+  host: string;
+  port: number;
+  dataDir: string;
+  nodeName: string;
+  clusterName: string;
+  numberOfShards: number;
+  numberOfReplicas: number;
+  bodyBytesMax: number;
+  headerBytesMax: number;
+  urlBytesMax: number;
+  idleTimeoutMs: number;
+  headersTimeoutMs: number;
+  bodyTimeoutMs: number;
+  depthMax: number;
+  fieldsMax: number;
+  documentCacheBytesMax: number;
+  shutdownGraceMs: number;
+}
+
+export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
+  host: '127.0.0.1',
+  port: 8880,
+  dataDir: './data',
+  clusterName: 'tessera',
+  numberOfShards: 5,
+  numberOfReplicas: 1,
+  bodyBytesMax: 64 * 1024 * 1024,
+  headerBytesMax: 16 * 1024,
+  urlBytesMax: 8 * 1024,
+  idleTimeoutMs: 60_000,
+  headersTimeoutMs: 20_000,
+  bodyTimeoutMs: 30_000,
+  depthMax: 128,
+  fieldsMax: 10_000,
+  documentCacheBytesMax: 64 * 1024 * 1024,
+  shutdownGraceMs: 10_000,
+};
+
+export interface RunningServer {
+  port: number;
+  host: string;
+  close(): Promise<void>;
+}
+
+export async function serve(options: ServeOptions, log: Logger): Promise<RunningServer> {
+  const dataDir = resolve(options.dataDir);
+  await mkdir(dataDir, { recursive: true });
+  const node = new ShardNode({
+    name: options.nodeName,
+    dataDir: join(dataDir, 'nodes', options.nodeName),
+    documentCacheBytesMax: options.documentCacheBytesMax,
+  });
+  const nodes = new NodeDirectory();
+  nodes.add({
+    name: options.nodeName,
+    client: new InProcessClient(node.handle),
+    host: options.host,
+    httpPort: options.port,
+    role: 'coordinator+shard',
+    local: true,
+  });
+  const coordinator = await Coordinator.create({
+    identity: {
+      name: options.nodeName,
+      clusterName: options.clusterName,
+      version: TESSERA_VERSION,
+      libraries: {},
+    },
+    stateFile: join(dataDir, 'cluster-state.json'),
+    nodes,
+    indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
+    decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
+    log,
+  });
+  const http: HttpServer = createHttpServer({
+    bodyBytesMax: options.bodyBytesMax,
+    headerBytesMax: options.headerBytesMax,
+    urlBytesMax: options.urlBytesMax,
+    idleTimeoutMs: options.idleTimeoutMs,
+    headersTimeoutMs: options.headersTimeoutMs,
+    bodyTimeoutMs: options.bodyTimeoutMs,
+    serverName: `Tessera/${TESSERA_VERSION}`,
+    onError: (err) => log.error({ err }, 'request failed'),
+  }, coordinator.handle);
+  const address = await http.listen(options.port, options.host);
+  log.info({ host: address.host, port: address.port, dataDir, node: options.nodeName }, 'listening');
+  return {
+    port: address.port,
+    host: address.host,
+    async close() {
+      await http.close(options.shutdownGraceMs);
+      await node.close();
+    },
+  };
+}
+
+/**
+ * The embedded node's name. Fixed rather than the host name: shard copies are
+ * allocated to node names in the cluster state, so a renamed host must not
+ * orphan its data.
+ */
+export const DEFAULT_NODE_NAME = 'node1';

@@ -1,0 +1,178 @@
+/**
+ * The document API (API.md §5): index, get, update, patch, delete, info.
+ * The coordinator validates and normalises, resolves the index and the `_id`
+ * type, picks the shard by `xxhash(id) mod number_of_shards`, and sends one
+ * call to the shard's primary copy, which serialises, checks versions, merges
+ * and stores.
+ */
+import type { DocumentReply, RpcClient, WriteCall, WriteReply } from '@tessera/rpc';
+import { apiErrors } from '../errors.js';
+import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
+import { parseSettings } from '../indexes/settings.js';
+import type { RequestContext } from '../request/context.js';
+import { isInternalIndex } from '../request/path.js';
+import type { Reply } from '../response/respond.js';
+import { applySelector } from '../response/selector.js';
+import type { ShardRouter } from '../routing.js';
+import { convertId, detectIdType, generateId, idTypeFromName, type DocumentId, type IdType } from './ids.js';
+import { isPlainObject, storedForm } from './stored-form.js';
+
+interface Target {
+  meta: IndexMeta;
+  id: DocumentId;
+  shard: number;
+  client: RpcClient;
+}
+
+export class DocumentHandlers {
+  constructor(private readonly registry: IndexRegistry, private readonly router: ShardRouter) {}
+
+  async get(ctx: RequestContext): Promise<Reply> {
+    const target = this.locate(ctx);
+    if (!target) throw apiErrors.documentNotFound();
+    const doc = await target.client.call<DocumentReply | null>('doc.get', { index: target.meta.path, shard: target.shard, id: target.id });
+    if (!doc) throw apiErrors.documentNotFound();
+    if (ctx.method === 'HEAD') return { status: 200 };
+    let value: unknown = this.present(ctx, doc.body, doc, target.shard);
+    const selector = ctx.options.selector ?? ctx.path.selector;
+    if (selector !== undefined) value = applySelector(value, selector);
+    return { status: 200, value };
+  }
+
+  async info(ctx: RequestContext): Promise<Reply> {
+    const target = this.locate(ctx);
+    if (!target) throw apiErrors.documentNotFound();
+    const doc = await target.client.call<DocumentReply | null>('doc.get', { index: target.meta.path, shard: target.shard, id: target.id });
+    if (!doc) throw apiErrors.documentNotFound();
+    const value: Record<string, unknown> = { docid: doc.docid, version: doc.version };
+    if (target.meta.settings.number_of_shards > 1) value.shard = target.shard;
+    value.data = [{ content_type: 'application/msgpack', type: 'inplace' }];
+    return { status: 200, value };
+  }
+
+  /** PUT /idx/id, POST /idx/ (generated ID), RESTORE of one document. */
+  async index(ctx: RequestContext, generateNewId: boolean): Promise<Reply> {
+    const index = ctx.singleIndex();
+    const body = ctx.object('Document');
+    const write = await this.prepareWrite(ctx, index, body, generateNewId ? undefined : ctx.path.id);
+    const reply = await this.send(write.target, ctx, { op: 'index', body: write.body, expectedVersions: write.expected });
+    const location = `${index}${encodeURIComponent(String(reply.id))}`;
+    if (!ctx.options.echo) {
+      return { status: generateNewId ? 201 : 204, headers: generateNewId ? { Location: location } : {} };
+    }
+    const value = this.present(ctx, reply.body ?? {}, reply, write.target.shard);
+    return { status: 200, value, headers: generateNewId ? { Location: location } : {} };
+  }
+
+  /** UPDATE (merge) and PATCH (JSON Patch). */
+  async update(ctx: RequestContext, kind: 'update' | 'patch'): Promise<Reply> {
+    const index = ctx.singleIndex();
+    const upsert = ctx.method === 'UPSERT' || ctx.params.flag('upsert', false);
+    let call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>;
+    let write: Awaited<ReturnType<DocumentHandlers['prepareWrite']>>;
+    if (kind === 'patch') {
+      const patch = ctx.value();
+      if (!Array.isArray(patch)) throw apiErrors.badBody('A PATCH body must be a JSON Patch array');
+      write = await this.prepareWrite(ctx, index, {}, ctx.path.id);
+      call = { op: 'patch', patch, upsert, expectedVersions: write.expected };
+    } else {
+      write = await this.prepareWrite(ctx, index, ctx.object('Document'), ctx.path.id);
+      call = { op: 'update', body: write.body, upsert, expectedVersions: write.expected };
+    }
+    const reply = await this.send(write.target, ctx, call);
+    if (!ctx.options.echo) return { status: 204 };
+    return { status: 200, value: this.present(ctx, reply.body ?? {}, reply, write.target.shard) };
+  }
+
+  async delete(ctx: RequestContext): Promise<Reply> {
+    const index = ctx.singleIndex();
+    if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
+    const target = this.locate(ctx);
+    if (!target) throw apiErrors.documentNotFound();
+    const version = ctx.params.unsigned('version');
+    await this.send(target, ctx, { op: 'delete', expectedVersions: version === undefined ? undefined : [version] });
+    return { status: 204 };
+  }
+
+  /** The response form of a document (§5.1): stored body + `_id`, `_version`, `#docid`, `#shard`. */
+  private present(ctx: RequestContext, body: Record<string, unknown>, doc: { id: DocumentId; version: number; docid: number }, shard: number) {
+    const value: Record<string, unknown> = { ...body, _id: doc.id, _version: doc.version };
+    if (ctx.options.comments) {
+      value['#docid'] = doc.docid;
+      value['#shard'] = shard;
+    }
+    return value;
+  }
+
+  /** Where an existing document would be; undefined when its index (or `_id` type) does not exist yet. */
+  private locate(ctx: RequestContext): Target | undefined {
+    const index = ctx.singleIndex();
+    const meta = this.registry.get(index);
+    const idText = ctx.path.id;
+    if (!meta || idText === undefined || !meta.idType) return undefined;
+    const id = convertId(idText, meta.idType);
+    return this.target(meta, id);
+  }
+
+  private target(meta: IndexMeta, id: DocumentId): Target {
+    const shard = this.router.shardOf(id, meta.settings.number_of_shards);
+    return { meta, id, shard, client: this.registry.client(meta.path, meta.allocation[shard - 1]?.[0], shard) };
+  }
+
+  /**
+   * Validate a write body, take out its control keys, create or update the
+   * index it names, and resolve the document ID.
+   */
+  private async prepareWrite(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined) {
+    if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
+    if (raw._script !== undefined) throw apiErrors.scriptsUnavailable();
+    const expected: number[] = [];
+    const queryVersion = ctx.params.unsigned('version');
+    if (queryVersion !== undefined) expected.push(queryVersion);
+    if (raw._version !== undefined) {
+      const v = raw._version;
+      if (typeof v !== 'number' || !Number.isSafeInteger(v) || v < 0) throw apiErrors.badBody("'_version' must be an unsigned integer");
+      expected.push(v);
+    }
+    const settings = parseSettings(raw._settings);
+    const { idType: declaredIdType, value: bodyId } = idFromBody(raw._id);
+    const body = storedForm(raw);
+
+    const text = idText ?? (bodyId === undefined ? undefined : String(bodyId));
+    const idType: IdType | undefined = declaredIdType ?? (text !== undefined ? detectIdType(text) : undefined);
+    const meta = await this.registry.ensure(index, {
+      settings: raw._settings === undefined ? undefined : settings,
+      schema: raw._schema,
+      idType: idType ?? 'uuid',
+    });
+    const type = meta.idType as IdType;
+    let id: DocumentId;
+    if (text === undefined) {
+      id = type === 'integer' || type === 'positive' || type === 'float'
+        ? await this.registry.nextNumericId(meta)
+        : generateId(type, 0);
+    } else {
+      id = convertId(text, type);
+      if (typeof id === 'number') await this.registry.noteNumericId(meta, id);
+    }
+    return { target: this.target(meta, id), body, expected: expected.length > 0 ? expected : undefined };
+  }
+
+  private async send(target: Target, ctx: RequestContext, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
+    const full: WriteCall = { ...call, index: target.meta.path, shard: target.shard, id: target.id, commit: ctx.options.commit };
+    return target.client.call<WriteReply>('doc.write', full);
+  }
+}
+
+/** `_id` in a body: a value, or `{_type, _value}` (§1.2, §5.1). */
+function idFromBody(raw: unknown): { idType?: IdType; value?: unknown } {
+  if (raw === undefined || raw === null) return {};
+  if (isPlainObject(raw)) {
+    const out: { idType?: IdType; value?: unknown } = {};
+    if (raw._type !== undefined) out.idType = idTypeFromName(raw._type);
+    if (raw._value !== undefined) out.value = raw._value;
+    return out;
+  }
+  if (typeof raw === 'string' || typeof raw === 'number') return { value: raw };
+  throw apiErrors.badId("'_id' must be a string, a number or an object with '_type'/'_value'");
+}

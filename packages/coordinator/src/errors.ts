@@ -1,0 +1,34 @@
+/**
+ * Error catalogue of the coordinator (API.md §4). Each entry: a stable code,
+ * the status and the detail text (the error body prefixes the reason phrase).
+ */
+import { TesseraError } from '@tessera/errors';
+
+const e = (code: string, status: number, message: string) => new TesseraError(code, status, message);
+
+export const apiErrors = {
+  badPath: (why: string) => e('invalid_path', 400, why),
+  badIndexName: (name: string, why: string) => e('invalid_index_name', 400, `Invalid index name '${name}': ${why}`),
+  badId: (why: string) => e('invalid_id', 400, why),
+  badParam: (name: string, value: string, expected: string) =>
+    e('invalid_parameter', 400, `Invalid value '${value}' for parameter '${name}': expected ${expected}`),
+  badBody: (why: string) => e('invalid_body', 400, why),
+  unknownReservedKey: (key: string) => e('invalid_reserved_key', 400, `Unknown reserved key '${key}'`),
+  singleIndexOnly: () => e('single_index_only', 400, 'Method can only be used with single indexes'),
+  badSettings: (why: string) => e('invalid_settings', 400, why),
+  shardsImmutable: () => e('invalid_settings', 400, "It is not allowed to change 'number_of_shards' setting"),
+  schemaImmutable: (field: string, option: string) =>
+    e('schema_immutable', 400, `It is not allowed to change '${option}' of field '${field}'`),
+  internalIndex: (index: string) => e('internal_index', 403, `Index '${index}' is internal and cannot be written`),
+  documentNotFound: () => e('document_not_found', 404, 'Document not found'),
+  indexNotFound: (index: string) => e('index_not_found', 404, `Index not found: ${index}`),
+  selectorNotFound: (selector: string) => e('selector_not_found', 404, `Selector not found: ${selector}`),
+  methodNotAllowed: (method: string, what: string) => e('method_not_allowed', 405, `Method ${method} is not allowed on ${what}`),
+  unsupportedMediaType: (mediaType: string) =>
+    e('unsupported_media_type', 415, `Content type '${mediaType}' cannot be used here; send JSON, YAML or MessagePack`),
+  scriptsUnavailable: () =>
+    e('scripts_unavailable', 501, "Scripts ('_script') are not available in this version of Tessera"),
+  notImplemented: (method: string) => e('not_implemented', 501, `Method ${method} is not implemented`),
+  noShardNode: (index: string, shard: number) =>
+    e('no_shard_node', 503, `No node holds shard ${shard} of ${index}`),
+};

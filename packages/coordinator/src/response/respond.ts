@@ -1,0 +1,40 @@
+/**
+ * Turning a handler's result into HTTP bytes (API.md §2.3, §4.2): serializer
+ * by `Accept` (else the request body's type, else JSON), indent from
+ * `Accept: …; indent=N` or `?pretty`, content coding by `Accept-Encoding`,
+ * and the one error body shape for every failure.
+ */
+import { errorBody, type TesseraError } from '@tessera/errors';
+import { encodeContent, negotiateEncoding, negotiateSerializer, type HttpResponse, type RequestHead } from '@tessera/http';
+
+/** Bodies smaller than this are sent uncompressed: gzip would cost more than it saves. */
+const COMPRESS_BYTES_MIN = 1024;
+
+export interface Reply {
+  status: number;
+  /** A value to serialise, or undefined for no body. */
+  value?: unknown;
+  headers?: Record<string, string | number>;
+}
+
+export function render(head: RequestHead, reply: Reply, pretty: boolean | undefined): HttpResponse {
+  if (reply.value === undefined) return { status: reply.status, headers: reply.headers ?? {} };
+  const negotiated = negotiateSerializer(head.headers.accept, head.headers['content-type']);
+  if (!negotiated) return { status: 406, headers: reply.headers ?? {} };
+  const coding = negotiateEncoding(head.headers['accept-encoding']);
+  if (coding === null) return { status: 406, headers: reply.headers ?? {} };
+  const indent = negotiated.indent ?? (pretty ? 2 : 0);
+  let body = negotiated.serializer.encode(reply.value, indent);
+  const headers: Record<string, string | number> = { ...reply.headers, 'Content-Type': negotiated.serializer.contentType };
+  if (coding !== 'identity' && body.length >= COMPRESS_BYTES_MIN) {
+    body = encodeContent(body, coding);
+    headers['Content-Encoding'] = coding;
+    headers.Vary = 'Accept, Accept-Encoding';
+  }
+  return { status: reply.status, headers, body };
+}
+
+export function renderError(head: RequestHead, err: TesseraError, pretty: boolean | undefined): HttpResponse {
+  if (head.method === 'HEAD') return { status: err.status };
+  return render(head, { status: err.status, value: errorBody(err) }, pretty);
+}

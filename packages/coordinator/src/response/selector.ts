@@ -1,0 +1,50 @@
+/**
+ * Selectors (API.md §1.3): `a.b.c` drills to a value; `{a,b.c}` keeps only
+ * those keys (nested paths allowed).
+ */
+import { apiErrors } from '../errors.js';
+import { isPlainObject } from '../documents/stored-form.js';
+
+const MISSING = Symbol('missing');
+
+export function applySelector(value: unknown, selector: string): unknown {
+  const s = selector.trim();
+  if (s.startsWith('{') && s.endsWith('}')) {
+    const out: Record<string, unknown> = {};
+    for (const part of s.slice(1, -1).split(',')) {
+      const path = part.trim();
+      if (path.length === 0) continue;
+      const found = drill(value, path);
+      if (found !== MISSING) setPath(out, path, found);
+    }
+    return out;
+  }
+  const found = drill(value, s);
+  if (found === MISSING) throw apiErrors.selectorNotFound(selector);
+  return found;
+}
+
+function drill(value: unknown, path: string): unknown {
+  let current = value;
+  for (const key of path.split('.')) {
+    if (isPlainObject(current) && Object.prototype.hasOwnProperty.call(current, key)) current = current[key];
+    else if (Array.isArray(current) && /^\d+$/.test(key) && Number(key) < current.length) current = current[Number(key)];
+    else return MISSING;
+  }
+  return current;
+}
+
+function setPath(target: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let node = target;
+  for (let i = 0; i < keys.length - 1; i++) {
+    const key = keys[i] as string;
+    const next = node[key];
+    if (!isPlainObject(next)) {
+      const created: Record<string, unknown> = {};
+      Object.defineProperty(node, key, { value: created, enumerable: true, writable: true, configurable: true });
+      node = created;
+    } else node = next;
+  }
+  Object.defineProperty(node, keys[keys.length - 1] as string, { value, enumerable: true, writable: true, configurable: true });
+}

@@ -1,0 +1,61 @@
+import { DocumentCache } from './document-cache.js';
+import type { StoredDocument } from './types.js';
+
+function doc(id: string, docid: number, version = 1): StoredDocument {
+  return { id, docid, version, seq: docid, body: { id } };
+}
+
+describe('DocumentCache', () => {
+  it('evicts the least recently used entries beyond its byte budget', () => {
+    const cache = new DocumentCache(300);
+    cache.set('sa', doc('a', 1), 100);
+    cache.set('sb', doc('b', 2), 100);
+    cache.set('sc', doc('c', 3), 100);
+    expect(cache.get('sa')?.id).toBe('a'); // a is now the most recent
+    cache.set('sd', doc('d', 4), 100); // evicts b, the least recently used
+    expect(cache.get('sb')).toBeUndefined();
+    expect(cache.get('sa')?.id).toBe('a');
+    expect(cache.get('sc')?.id).toBe('c');
+    expect(cache.get('sd')?.id).toBe('d');
+    expect(cache.bytes).toBe(300);
+    expect(cache.size).toBe(3);
+  });
+
+  it('replaces an entry in place and keeps the byte count exact', () => {
+    const cache = new DocumentCache(1000);
+    cache.set('sa', doc('a', 1, 1), 100);
+    cache.set('sa', doc('a', 1, 2), 250);
+    expect(cache.get('sa')?.version).toBe(2);
+    expect(cache.bytes).toBe(250);
+    cache.delete('sa');
+    expect(cache.bytes).toBe(0);
+    expect(cache.size).toBe(0);
+  });
+
+  it('does not cache a document larger than the whole budget, and drops its older entry', () => {
+    const cache = new DocumentCache(100);
+    cache.set('sa', doc('a', 1, 1), 50);
+    cache.set('sa', doc('a', 1, 2), 101);
+    expect(cache.get('sa')).toBeUndefined();
+    expect(cache.bytes).toBe(0);
+  });
+
+  it('finds documents by docid and forgets the docid of a re-created document', () => {
+    const cache = new DocumentCache(1000);
+    cache.set('sa', doc('a', 1), 10);
+    expect(cache.getByDocid(1)?.id).toBe('a');
+    cache.set('sa', doc('a', 7), 10); // deleted and re-created elsewhere: a new docid
+    expect(cache.getByDocid(1)).toBeUndefined();
+    expect(cache.getByDocid(7)?.id).toBe('a');
+    cache.delete('sa');
+    expect(cache.getByDocid(7)).toBeUndefined();
+  });
+
+  it('counts hits and misses; a zero budget caches nothing', () => {
+    const cache = new DocumentCache(0);
+    cache.set('sa', doc('a', 1), 1);
+    expect(cache.get('sa')).toBeUndefined();
+    expect(cache.misses).toBe(1);
+    expect(cache.hits).toBe(0);
+  });
+});

@@ -1,0 +1,37 @@
+/**
+ * Error catalogue of the engine package. Every error a shard throws across the
+ * package boundary is one of these; `code` is stable (callers match on it) and
+ * `status` is what the coordinator answers with.
+ */
+import { TesseraError } from '@tessera/errors';
+
+export const engineErrors = {
+  versionConflict: () => new TesseraError('version_conflict', 409, 'Version mismatch!'),
+  documentNotFound: () => new TesseraError('document_not_found', 404, 'Document not found'),
+  patchFailed: (message: string) => new TesseraError('patch_failed', 400, message),
+  invalidDocument: (message: string, cause?: unknown) =>
+    new TesseraError('invalid_document', 400, message, cause === undefined ? undefined : { cause }),
+  invalidDocumentId: (why: string) => new TesseraError('invalid_document_id', 400, `Invalid document ID: ${why}`),
+  invalidWrite: (why: string) => new TesseraError('invalid_write', 400, `Invalid write: ${why}`),
+  /** A batch (or a read) could not reach LevelDB: disk full, I/O error, database closed under us. */
+  storageUnavailable: (cause: unknown) =>
+    new TesseraError('storage_unavailable', 503, `Storage unavailable: ${describeCause(cause)}`, { cause }),
+  shardClosed: () => new TesseraError('shard_closed', 503, 'Shard is closed'),
+  invalidOplogRead: (why: string) => new TesseraError('invalid_oplog_read', 400, `Invalid operation log read: ${why}`),
+  oplogTrimmed: (afterSeq: number, firstSeq: number) =>
+    new TesseraError('oplog_trimmed', 410,
+      `Operation log no longer holds entries after seq ${afterSeq} (first kept: ${firstSeq}); a full copy is needed`),
+  docidsExhausted: () => new TesseraError('docids_exhausted', 507, 'Shard has used every #docid'),
+  invalidOption: (name: string, why: string) => new TesseraError('invalid_option', 500, `Invalid shard option '${name}': ${why}`),
+  formatUnsupported: (path: string, format: unknown) =>
+    new TesseraError('shard_format_unsupported', 500, `Shard at ${path} has unsupported format ${String(format)}`),
+};
+
+function describeCause(cause: unknown): string {
+  if (cause instanceof Error) {
+    const code = (cause as { code?: unknown }).code;
+    const inner = cause.cause instanceof Error ? ` (${cause.cause.message})` : '';
+    return typeof code === 'string' ? `${code}: ${cause.message}${inner}` : `${cause.message}${inner}`;
+  }
+  return String(cause);
+}

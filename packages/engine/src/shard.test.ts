@@ -1,0 +1,390 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { TesseraError } from '@tessera/errors';
+import { Shard, type ShardOptions } from './shard.js';
+import type { ShardDatabase } from './store/oplog.js';
+import type { WriteRequest } from './documents/types.js';
+
+let dir: string;
+const open: Shard[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tessera-shard-'));
+});
+
+afterEach(async () => {
+  for (const shard of open.splice(0)) await shard.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+async function openShard(options: Partial<ShardOptions> = {}): Promise<Shard> {
+  const shard = await Shard.open({ path: join(dir, 'shard'), ...options });
+  open.push(shard);
+  return shard;
+}
+
+/** The shard's LevelDB handle, to break it from under the store. */
+function databaseOf(shard: Shard): ShardDatabase {
+  return (shard as unknown as { db: ShardDatabase }).db;
+}
+
+async function expectError(promise: Promise<unknown>, code: string, status: number): Promise<TesseraError> {
+  try {
+    await promise;
+  } catch (err) {
+    expect(err).toBeInstanceOf(TesseraError);
+    expect((err as TesseraError).code).toBe(code);
+    expect((err as TesseraError).status).toBe(status);
+    return err as TesseraError;
+  }
+  throw new Error(`expected a ${code} error`);
+}
+
+describe('Shard: versions and write semantics', () => {
+  it('assigns versions, keeps the docid across updates, and a new one after delete + re-create', async () => {
+    const shard = await openShard();
+    const a1 = await shard.write({ op: 'index', id: 'a', body: { n: 1 } });
+    const b1 = await shard.write({ op: 'index', id: 'b', body: { n: 1 } });
+    expect(a1).toMatchObject({ id: 'a', docid: 1, version: 1, seq: 1, deleted: false, body: { n: 1 } });
+    expect(b1).toMatchObject({ docid: 2, version: 1, seq: 2 });
+    const a2 = await shard.write({ op: 'update', id: 'a', body: { m: 2 } });
+    const a3 = await shard.write({ op: 'patch', id: 'a', patch: [{ op: 'incr', path: '/n', value: 1 }] });
+    expect([a2.docid, a2.version, a3.docid, a3.version]).toEqual([1, 2, 1, 3]);
+    expect(a3.body).toEqual({ n: 2, m: 2 });
+    const deleted = await shard.write({ op: 'delete', id: 'a' });
+    expect(deleted).toMatchObject({ id: 'a', docid: 1, version: 4, deleted: true });
+    expect(deleted.body).toBeUndefined();
+    expect(await shard.get('a')).toBeUndefined();
+    expect(await shard.getByDocid(1)).toBeUndefined();
+    const again = await shard.write({ op: 'index', id: 'a', body: { fresh: true } });
+    expect(again).toMatchObject({ docid: 3, version: 1 });
+    expect(shard.stats()).toEqual({ documents: 2, lastDocid: 3, seq: 6, maxNumericId: 0 });
+  });
+
+  it('index replaces the whole document; update merges recursively', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 1, body: { a: 1, o: { x: 1, y: 1 }, list: [1, 2] } });
+    await shard.write({ op: 'update', id: 1, body: { o: { y: 2, z: 3 }, list: [3] } });
+    expect((await shard.get(1))?.body).toEqual({ a: 1, o: { x: 1, y: 2, z: 3 }, list: [3] });
+    await shard.write({ op: 'index', id: 1, body: { only: true } });
+    expect((await shard.get(1))?.body).toEqual({ only: true });
+  });
+
+  it('update, patch and delete of a missing document are 404 unless upsert', async () => {
+    const shard = await openShard();
+    await expectError(shard.write({ op: 'update', id: 'x', body: { a: 1 } }), 'document_not_found', 404);
+    await expectError(shard.write({ op: 'patch', id: 'x', patch: [] }), 'document_not_found', 404);
+    await expectError(shard.write({ op: 'delete', id: 'x' }), 'document_not_found', 404);
+    expect(shard.stats().seq).toBe(0);
+    const up = await shard.write({ op: 'update', id: 'x', body: { a: 1 }, upsert: true });
+    expect(up).toMatchObject({ version: 1, body: { a: 1 } });
+    const patched = await shard.write({ op: 'patch', id: 'y', upsert: true, patch: [{ op: 'add', path: '/n', value: 0 }, { op: 'incr', path: '/n', value: 2 }] });
+    expect(patched).toMatchObject({ version: 1, body: { n: 2 } });
+    await expectError(shard.write({ op: 'patch', id: 'z', upsert: true, patch: [{ op: 'incr', path: '/n', value: 1 }] }), 'patch_failed', 400);
+    expect(await shard.get('z')).toBeUndefined();
+  });
+
+  it('checks expected versions: each must match, 0 = must not exist, 409 before 404', async () => {
+    const shard = await openShard();
+    await expectError(shard.write({ op: 'update', id: 'a', body: {}, expectedVersions: [1] }), 'version_conflict', 409);
+    await expectError(shard.write({ op: 'delete', id: 'a', expectedVersions: [3] }), 'version_conflict', 409);
+    const created = await shard.write({ op: 'index', id: 'a', body: { v: 1 }, expectedVersions: [0] });
+    expect(created.version).toBe(1);
+    const e = await expectError(shard.write({ op: 'index', id: 'a', body: {}, expectedVersions: [0] }), 'version_conflict', 409);
+    expect(e.message).toBe('Version mismatch!');
+    await expectError(shard.write({ op: 'index', id: 'a', body: {}, expectedVersions: [1, 2] }), 'version_conflict', 409);
+    const second = await shard.write({ op: 'index', id: 'a', body: { v: 2 }, expectedVersions: [1, 1] });
+    expect(second.version).toBe(2);
+    await expectError(shard.write({ op: 'delete', id: 'a', expectedVersions: [1] }), 'version_conflict', 409);
+    await shard.write({ op: 'delete', id: 'a', expectedVersions: [2] });
+    expect(await shard.get('a')).toBeUndefined();
+    await expectError(shard.write({ op: 'index', id: 'a', body: {}, expectedVersions: [-1] }), 'invalid_write', 400);
+  });
+
+  it('two concurrent writes with the same expected version: exactly one wins, nothing else changes', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'doc', body: { n: 0 } });
+    const before = shard.stats();
+    const attempts: WriteRequest[] = [
+      { op: 'update', id: 'doc', body: { by: 'first' }, expectedVersions: [1] },
+      { op: 'update', id: 'doc', body: { by: 'second' }, expectedVersions: [1] },
+    ];
+    const outcomes = await Promise.allSettled(attempts.map((req) => shard.write(req)));
+    const won = outcomes.filter((o) => o.status === 'fulfilled');
+    const lost = outcomes.filter((o): o is PromiseRejectedResult => o.status === 'rejected');
+    expect(won).toHaveLength(1);
+    expect(lost).toHaveLength(1);
+    expect((lost[0].reason as TesseraError).code).toBe('version_conflict');
+    const doc = await shard.get('doc');
+    expect(doc).toMatchObject({ version: 2, body: { n: 0, by: 'first' } });
+    expect(shard.stats()).toEqual({ ...before, seq: before.seq + 1 });
+  });
+
+  it('mutate: a throwing decide writes nothing; concurrent mutations of one document are serialised', async () => {
+    const shard = await openShard();
+    await expectError(shard.mutate('m', () => {
+      throw new TesseraError('script_failed', 400, 'nope');
+    }), 'script_failed', 400);
+    expect(shard.stats().seq).toBe(0);
+    await expectError(shard.mutate('m', () => ({ kind: 'delete' })), 'document_not_found', 404);
+    // 100 concurrent read-modify-writes of one counter: none is lost.
+    const increments = Array.from({ length: 100 }, () => shard.mutate('m', (current) => ({
+      kind: 'put', body: { n: ((current?.body.n as number | undefined) ?? 0) + 1 },
+    })));
+    const results = await Promise.all(increments);
+    expect(results.map((r) => r.version)).toEqual(Array.from({ length: 100 }, (_, i) => i + 1));
+    expect((await shard.get('m'))?.body).toEqual({ n: 100 });
+  });
+
+  it('a failing patch leaves the document unchanged', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'p', body: { likes: 99, tags: ['a'] } });
+    const cachedBefore = await shard.get('p');
+    const e = await expectError(shard.write({
+      op: 'patch', id: 'p', patch: [{ op: 'add', path: '/tags/-', value: 'b' }, { op: 'incr', path: '/likes', value: 1, limit: 100 }],
+    }), 'patch_failed', 400);
+    expect(e.message).toContain('Patch operation 1 (incr)');
+    const after = await shard.get('p');
+    expect(after).toEqual({ id: 'p', docid: 1, version: 1, seq: 1, body: { likes: 99, tags: ['a'] } });
+    expect(cachedBefore?.body).toEqual({ likes: 99, tags: ['a'] });
+    await expectError(shard.write({ op: 'patch', id: 'p', patch: [{ op: 'replace', path: '', value: [1] }] }), 'patch_failed', 400);
+    expect(shard.stats().seq).toBe(1);
+  });
+
+  it('numeric and string IDs are different documents; numeric IDs raise maxNumericId', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 1, body: { kind: 'number' } });
+    await shard.write({ op: 'index', id: '1', body: { kind: 'string' } });
+    await shard.write({ op: 'index', id: 42.5, body: {} });
+    await shard.write({ op: 'index', id: 7, body: {} });
+    expect((await shard.get(1))?.body).toEqual({ kind: 'number' });
+    expect((await shard.get('1'))?.body).toEqual({ kind: 'string' });
+    expect(shard.stats()).toMatchObject({ documents: 4, maxNumericId: 42.5 });
+    await expectError(shard.write({ op: 'index', id: Number.NaN, body: {} }), 'invalid_document_id', 400);
+    await expectError(shard.get({} as unknown as string), 'invalid_document_id', 400);
+  });
+
+  it('refuses bodies that are not objects or cannot be stored', async () => {
+    const shard = await openShard();
+    await expectError(shard.write({ op: 'index', id: 'a', body: [] as unknown as Record<string, unknown> }), 'invalid_document', 400);
+    await expectError(shard.mutate('a', () => ({ kind: 'put', body: { f: () => 1 } })), 'invalid_document', 400);
+    await expectError(shard.write({ op: 'frob' as 'index', id: 'a' }), 'invalid_write', 400);
+    expect(shard.stats().seq).toBe(0);
+  });
+});
+
+describe('Shard: reads and the document cache', () => {
+  it('serves hot documents from the cache and by docid', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'hot', body: { a: 1 } });
+    const before = shard.metrics();
+    for (let i = 0; i < 10; i++) expect((await shard.get('hot'))?.version).toBe(1);
+    expect((await shard.getByDocid(1))?.id).toBe('hot');
+    const after = shard.metrics();
+    expect(after.documentCacheHits - before.documentCacheHits).toBe(11);
+    expect(after.documentCacheMisses).toBe(before.documentCacheMisses);
+  });
+
+  it('reads from LevelDB when the cache is off, and coalesces concurrent reads', async () => {
+    const shard = await openShard({ documentCacheBytesMax: 0 });
+    for (let i = 0; i < 20; i++) await shard.write({ op: 'index', id: i, body: { i } });
+    const docs = await Promise.all(Array.from({ length: 20 }, (_, i) => shard.get(i)));
+    expect(docs.map((d) => d?.body.i)).toEqual(Array.from({ length: 20 }, (_, i) => i));
+    expect((await shard.getByDocid(5))?.id).toBe(4);
+    expect(await shard.getByDocid(999)).toBeUndefined();
+    expect(shard.metrics().documentCacheEntries).toBe(0);
+  });
+
+  it('never returns a write before its batch is written', async () => {
+    // A 200 ms window holds the batch while GETs run against the acknowledged state.
+    const shard = await openShard({ groupCommitWindowMs: 200 });
+    await shard.write({ op: 'index', id: 'c', body: { v: 1 } });
+    let acknowledged = false;
+    const pending = Promise.all([
+      shard.write({ op: 'index', id: 'c', body: { v: 2 } }),
+      shard.write({ op: 'index', id: 'new', body: {} }),
+    ]).then(() => {
+      acknowledged = true;
+    });
+    while (shard.metrics().changesQueued < 2) await new Promise((resolve) => setImmediate(resolve));
+    expect((await shard.get('c'))?.body).toEqual({ v: 1 });
+    expect(await shard.get('new')).toBeUndefined();
+    expect(shard.stats().seq).toBe(1);
+    expect(acknowledged).toBe(false);
+    await pending;
+    expect((await shard.get('c'))?.body).toEqual({ v: 2 });
+    expect(await shard.get('new')).toBeDefined();
+  });
+
+  it('iterates every live document in ID order', async () => {
+    const shard = await openShard();
+    for (const id of ['b', 2, 'a', -1, 10]) await shard.write({ op: 'index', id, body: { id } });
+    await shard.write({ op: 'delete', id: 'b' });
+    const ids: unknown[] = [];
+    for await (const doc of shard.documents()) ids.push(doc.id);
+    expect(ids).toEqual([-1, 2, 10, 'a']);
+  });
+});
+
+describe('Shard: group commit', () => {
+  it('200 concurrent committed writes share a few sync batches', async () => {
+    const shard = await openShard();
+    const before = shard.metrics();
+    const results = await Promise.all(Array.from({ length: 200 }, (_, i) =>
+      shard.write({ op: 'index', id: `doc-${i}`, body: { i }, commit: true })));
+    const after = shard.metrics();
+    expect(new Set(results.map((r) => r.seq)).size).toBe(200);
+    expect(new Set(results.map((r) => r.docid)).size).toBe(200);
+    const synced = after.batchesSynced - before.batchesSynced;
+    expect(synced).toBeGreaterThanOrEqual(1);
+    expect(synced).toBeLessThanOrEqual(10);
+    expect(after.changesWritten - before.changesWritten).toBe(200);
+    expect(shard.stats()).toMatchObject({ documents: 200, seq: 200, lastDocid: 200 });
+  });
+
+  it('bounds a batch to batchEntriesMax changes', async () => {
+    const shard = await openShard({ batchEntriesMax: 10, oplogEntriesMax: 1000 });
+    await Promise.all(Array.from({ length: 100 }, (_, i) => shard.write({ op: 'index', id: i, body: {} })));
+    expect(shard.metrics().batchesWritten).toBeGreaterThanOrEqual(10);
+    expect(shard.stats().documents).toBe(100);
+  });
+
+  it('uncommitted writes are not synced; commit() syncs once for everything acknowledged', async () => {
+    const shard = await openShard();
+    await Promise.all(Array.from({ length: 50 }, (_, i) => shard.write({ op: 'index', id: i, body: {} })));
+    expect(shard.metrics().batchesSynced).toBe(0);
+    await shard.commit();
+    expect(shard.metrics().batchesSynced).toBe(1);
+    expect(shard.stats().seq).toBe(50);
+  });
+});
+
+describe('Shard: persistence', () => {
+  it('keeps every document, the counters and the operation log across close and reopen', async () => {
+    let shard = await openShard();
+    await shard.write({ op: 'index', id: 1, body: { a: 1 } });
+    await shard.write({ op: 'index', id: 'two', body: { b: [1, 2] } });
+    await shard.write({ op: 'update', id: 1, body: { c: { d: true } } });
+    await shard.write({ op: 'index', id: 'gone', body: {} });
+    await shard.write({ op: 'delete', id: 'gone' });
+    const stats = shard.stats();
+    const log = await shard.readOplog(0);
+    await shard.close();
+    await expectError(shard.get(1), 'shard_closed', 503);
+    await expectError(shard.write({ op: 'index', id: 1, body: {} }), 'shard_closed', 503);
+
+    shard = await openShard();
+    expect(shard.stats()).toEqual(stats);
+    expect(stats).toEqual({ documents: 2, lastDocid: 3, seq: 5, maxNumericId: 1 });
+    expect(await shard.get(1)).toEqual({ id: 1, docid: 1, version: 2, seq: 3, body: { a: 1, c: { d: true } } });
+    expect(await shard.get('two')).toEqual({ id: 'two', docid: 2, version: 1, seq: 2, body: { b: [1, 2] } });
+    expect(await shard.get('gone')).toBeUndefined();
+    expect(await shard.readOplog(0)).toEqual(log);
+    expect(log.map((e) => [e.seq, e.id, e.docid, e.version, e.op])).toEqual([
+      [1, 1, 1, 1, 'put'], [2, 'two', 2, 1, 'put'], [3, 1, 1, 2, 'put'], [4, 'gone', 3, 1, 'put'], [5, 'gone', 3, 2, 'delete'],
+    ]);
+    expect(log[2].body).toEqual({ a: 1, c: { d: true } });
+    // Counters continue where they were.
+    expect(await shard.write({ op: 'index', id: 'next', body: {} })).toMatchObject({ docid: 4, seq: 6, version: 1 });
+  });
+
+  it('trims the operation log to its bound in the background', async () => {
+    let shard = await openShard({ oplogEntriesMax: 10, batchEntriesMax: 10 });
+    for (let i = 1; i <= 50; i++) await shard.write({ op: 'index', id: i % 7, body: { i } });
+    await shard.close();
+    shard = await openShard({ oplogEntriesMax: 10, batchEntriesMax: 10 });
+    expect(shard.metrics().oplogFirstSeq).toBe(41);
+    const tail = await shard.readOplog(40);
+    expect(tail.map((e) => e.seq)).toEqual([41, 42, 43, 44, 45, 46, 47, 48, 49, 50]);
+    expect((await shard.readOplog(45, 2)).map((e) => e.seq)).toEqual([46, 47]);
+    await expectError(shard.readOplog(39), 'oplog_trimmed', 410);
+    expect(await shard.readOplog(50)).toEqual([]);
+    await expectError(shard.readOplog(-1), 'invalid_oplog_read', 400);
+    await expectError(shard.readOplog(40, 0), 'invalid_oplog_read', 400);
+  });
+
+  it('destroy() removes the directory', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'a', body: {} });
+    await shard.destroy();
+    const reopened = await openShard();
+    expect(reopened.stats().documents).toBe(0);
+  });
+
+  it('close() finishes the writes already accepted', async () => {
+    const shard = await openShard({ groupCommitWindowMs: 20 });
+    const writes = Array.from({ length: 20 }, (_, i) => shard.write({ op: 'index', id: i, body: {} }));
+    await shard.close();
+    expect((await Promise.all(writes)).map((r) => r.version)).toEqual(Array(20).fill(1));
+    const reopened = await openShard();
+    expect(reopened.stats().documents).toBe(20);
+  });
+
+  it('refuses invalid options', async () => {
+    await expectError(Shard.open({ path: join(dir, 'x'), batchEntriesMax: 0 }), 'invalid_option', 500);
+    await expectError(Shard.open({ path: join(dir, 'x'), oplogEntriesMax: 10 }), 'invalid_option', 500);
+    await expectError(Shard.open({ path: join(dir, 'x'), groupCommitWindowMs: -1 }), 'invalid_option', 500);
+    await expectError(Shard.open({ path: join(dir, 'x'), documentCacheBytesMax: 1.5 }), 'invalid_option', 500);
+  });
+
+  it('a second open of the same directory is storage_unavailable (LevelDB lock)', async () => {
+    await openShard();
+    await expectError(Shard.open({ path: join(dir, 'shard') }), 'storage_unavailable', 503);
+  });
+});
+
+describe('Shard: failed batches', () => {
+  it('a failing batch rejects its writes with 503, changes nothing, and the shard recovers', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'keep', body: { v: 1 } });
+    const stats = shard.stats();
+    const db = databaseOf(shard);
+    const fail = (): void => {
+      throw new Error('No space left on device (injected)');
+    };
+    db.hooks.prewrite.add(fail);
+    const outcomes = await Promise.allSettled([
+      shard.write({ op: 'index', id: 'keep', body: { v: 2 } }),
+      shard.write({ op: 'index', id: 'new', body: {} }),
+      shard.write({ op: 'delete', id: 'keep' }),
+    ]);
+    for (const outcome of outcomes) {
+      expect(outcome.status).toBe('rejected');
+      const err = (outcome as PromiseRejectedResult).reason as TesseraError;
+      expect(err.code).toBe('storage_unavailable');
+      expect(err.status).toBe(503);
+      expect(err.message).toContain('No space left on device (injected)');
+    }
+    expect(shard.stats()).toEqual(stats);
+    // Each batch failed, the retries after a reopen too (the fault is still there).
+    expect(shard.metrics().batchesFailed).toBeGreaterThanOrEqual(1);
+    expect(await shard.get('keep')).toMatchObject({ version: 1, body: { v: 1 } });
+    expect(await shard.get('new')).toBeUndefined();
+
+    db.hooks.prewrite.delete(fail);
+    expect(await shard.write({ op: 'index', id: 'new', body: {} })).toMatchObject({ docid: 2, seq: 2, version: 1 });
+    expect(await shard.write({ op: 'update', id: 'keep', body: { v: 3 } })).toMatchObject({ version: 2, seq: 3 });
+    expect(shard.metrics().recoveries).toBeGreaterThanOrEqual(1);
+    expect((await shard.readOplog(0)).map((e) => e.seq)).toEqual([1, 2, 3]);
+  });
+
+  it('survives the database being closed under it', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'a', body: { v: 1 } });
+    await databaseOf(shard).close();
+    await expectError(shard.write({ op: 'index', id: 'a', body: { v: 2 } }), 'storage_unavailable', 503);
+    expect((await shard.get('a'))?.version).toBe(1); // read after the reopen
+    expect(await shard.write({ op: 'index', id: 'a', body: { v: 3 } })).toMatchObject({ version: 2, seq: 2 });
+    expect((await shard.get('a'))?.body).toEqual({ v: 3 });
+  });
+
+  it('a read on a database closed under it reopens it', async () => {
+    const shard = await openShard({ documentCacheBytesMax: 0 });
+    await shard.write({ op: 'index', id: 'a', body: {} });
+    await databaseOf(shard).close();
+    await expectError(shard.get('a'), 'storage_unavailable', 503);
+    await shard.commit();
+    expect((await shard.get('a'))?.version).toBe(1);
+  });
+});

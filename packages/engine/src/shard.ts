@@ -1,0 +1,581 @@
+/**
+ * One shard copy: a classic-level database holding its documents, #docid map,
+ * counters and operation log (key spaces: store/keys.ts), with
+ *
+ * - per-document serialisation: `mutate` reads the current document, lets the
+ *   caller decide, and stores the result; writes to one document run one after
+ *   another (a Map of in-flight promise chains, an entry per document with work
+ *   in flight, removed when done);
+ * - group commit (store/group-commit.ts): every change goes into the next
+ *   LevelDB batch, together with its oplog entry and the counters, so a batch
+ *   is all-or-nothing and the counters are exact after any crash; concurrent
+ *   `commit` writes share one fsync;
+ * - a document cache (documents/document-cache.ts) updated only once a batch
+ *   is in LevelDB, so a GET never shows an unacknowledged write.
+ *
+ * A write's promise resolves once its batch is in LevelDB's log: without
+ * `commit` it survives a process kill, with `commit` (sync) a power loss.
+ *
+ * The search engine (schema, terms, postings, segments) will hang off the same
+ * change stream; it is not built yet.
+ */
+import assert from 'node:assert/strict';
+import { mkdir, rm } from 'node:fs/promises';
+import { ClassicLevel } from 'classic-level';
+import { TesseraError } from '@tessera/errors';
+import { DocumentCache, estimateDocumentBytes } from './documents/document-cache.js';
+import { documentIdKey, validateDocumentId } from './documents/document-id.js';
+import { isPlainObject } from './documents/plain-object.js';
+import type {
+  DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
+} from './documents/types.js';
+import { decideWrite, validateWriteRequest } from './documents/write.js';
+import { engineErrors } from './errors.js';
+import { GetCoalescer } from './store/get-coalescer.js';
+import { GroupCommit, type BatchOutcome } from './store/group-commit.js';
+import {
+  decodeIdTag, docidKey, DOCID_MAX, documentKey, encodeIdTag, META_COUNTERS, META_FORMAT, oplogKey, PREFIX_DOCUMENTS, spaceRange,
+} from './store/keys.js';
+import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
+import {
+  decodeCounters, decodeDocumentRecord, decodeFormat, encodeBody, encodeCounters, encodeDocumentRecord, encodeFormat,
+  encodeOplogEntry, SHARD_FORMAT, type ShardCounters,
+} from './store/records.js';
+
+export interface ShardOptions {
+  /** Directory of the shard copy's LevelDB database (created if missing). */
+  path: string;
+  /** Budget of the decoded-document cache, estimated bytes. Default 64 MiB; 0 disables it. */
+  documentCacheBytesMax?: number | undefined;
+  /** How long the first write of an idle shard waits for others to share its batch, ms. Default 0 (next event-loop turn). */
+  groupCommitWindowMs?: number | undefined;
+  /** Document changes per LevelDB batch at most; writers beyond wait for the next batch. Default 1,000. */
+  batchEntriesMax?: number | undefined;
+  /** Operation-log entries kept (older ones are trimmed in the background). Default 100,000; at least `batchEntriesMax`. */
+  oplogEntriesMax?: number | undefined;
+}
+
+/** ShardOptions with every default applied and checked. */
+interface ShardSettings {
+  documentCacheBytesMax: number;
+  groupCommitWindowMs: number;
+  batchEntriesMax: number;
+  oplogEntriesMax: number;
+}
+
+export const SHARD_DEFAULTS = {
+  documentCacheBytesMax: 64 * 1024 * 1024,
+  groupCommitWindowMs: 0,
+  batchEntriesMax: 1_000,
+  oplogEntriesMax: 100_000,
+} as const;
+
+/** A group-commit window beyond this is a configuration mistake, not a tuning. */
+const GROUP_COMMIT_WINDOW_MS_MAX = 1_000;
+/** A LevelDB batch is built and held in memory whole: bound it. */
+const BATCH_ENTRIES_MAX_LIMIT = 100_000;
+
+export interface MutateOptions {
+  /** Resolve only once the change is durable (its batch is a sync write). */
+  commit?: boolean | undefined;
+}
+
+/** What one write hands to the batch writer; `barrier` carries no change (commit(), recovery). */
+interface Change {
+  readonly kind: 'put' | 'delete' | 'barrier';
+  /** In-memory ID key (documents/document-id.ts). */
+  readonly key: string;
+  readonly id: DocumentId;
+  readonly documentKey: Buffer;
+  /** The new version (a delete's too: replicas apply only newer versions). */
+  readonly version: number;
+  /** The document's #docid; 0 for a put that creates it (assigned in the batch). */
+  readonly docid: number;
+  readonly body: DocumentBody | undefined;
+  readonly bodyBytes: Uint8Array | undefined;
+  /** `stateEpoch` when the current document was read (see `recover`). */
+  readonly epoch: number;
+}
+
+interface ReadFlight {
+  /** A write to this document completed after the read began: don't cache what it returns. */
+  stale: boolean;
+  promise: Promise<StoredDocument | undefined>;
+}
+
+const BARRIER: Change = {
+  kind: 'barrier', key: '', id: '', documentKey: Buffer.alloc(0), version: 0, docid: 0, body: undefined, bodyBytes: undefined, epoch: -1,
+};
+
+const noop = (): void => {};
+
+export class Shard {
+  private counters: ShardCounters;
+  private readonly cache: DocumentCache;
+  private readonly writer: GroupCommit<Change, WriteResult | null>;
+  private readonly oplog: Oplog;
+  private readonly reader: GetCoalescer;
+  /** Per-document write chains: the tail of each chain (never rejects). */
+  private readonly locks = new Map<string, Promise<void>>();
+  /** Document reads in flight, one per ID (concurrent misses share one LevelDB get). */
+  private readonly reads = new Map<string, ReadFlight>();
+  /** Bumped when a reopen finds that a failed batch did reach the disk: decisions made before are void. */
+  private stateEpoch = 0;
+  private recoveryNeeded = false;
+  /** A barrier is queued to run the recovery (at most one at a time). */
+  private recoveryRequested = false;
+  /** The reopen in progress: reads that hit the closing database wait for it and retry once. */
+  private recovering: Promise<void> | undefined;
+  private closing = false;
+  private closed: Promise<void> | undefined;
+  private readonly counts = { batchesWritten: 0, batchesSynced: 0, batchesFailed: 0, changesWritten: 0, recoveries: 0 };
+
+  private constructor(
+    private readonly db: ShardDatabase,
+    readonly path: string,
+    settings: ShardSettings,
+    counters: ShardCounters,
+    oplogFirstSeq: number,
+  ) {
+    this.counters = counters;
+    this.cache = new DocumentCache(settings.documentCacheBytesMax);
+    this.oplog = new Oplog(db, settings.oplogEntriesMax, oplogFirstSeq);
+    this.reader = new GetCoalescer(db);
+    this.writer = new GroupCommit((changes, sync) => this.commitBatch(changes, sync), {
+      windowMs: settings.groupCommitWindowMs,
+      entriesMax: settings.batchEntriesMax,
+    });
+  }
+
+  /** Open (creating if missing) the shard copy in `options.path`. */
+  static async open(options: ShardOptions): Promise<Shard> {
+    const resolved = resolveOptions(options);
+    const path = options.path;
+    try {
+      await mkdir(path, { recursive: true });
+    } catch (err) {
+      throw engineErrors.storageUnavailable(err);
+    }
+    const db: ShardDatabase = new ClassicLevel<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer' });
+    try {
+      await db.open();
+    } catch (err) {
+      throw engineErrors.storageUnavailable(err);
+    }
+    try {
+      const counters = await loadCounters(db, path);
+      const firstSeq = await Oplog.bounds(db, counters.seq);
+      return new Shard(db, path, resolved, counters, firstSeq);
+    } catch (err) {
+      await db.close().catch(noop);
+      throw err instanceof TesseraError || err instanceof assert.AssertionError ? err : engineErrors.storageUnavailable(err);
+    }
+  }
+
+  /**
+   * The current document, or undefined. Served from the cache when hot.
+   * The returned object is shared (cache): never mutate it.
+   */
+  async get(id: DocumentId): Promise<StoredDocument | undefined> {
+    validateDocumentId(id);
+    if (this.closing) throw engineErrors.shardClosed();
+    const key = documentIdKey(id);
+    return this.cache.get(key) ?? this.readDocument(id, key);
+  }
+
+  /** The current document with this #docid, or undefined. Shared object: never mutate it. */
+  async getByDocid(docid: number): Promise<StoredDocument | undefined> {
+    if (this.closing) throw engineErrors.shardClosed();
+    if (!Number.isSafeInteger(docid) || docid < 1 || docid > DOCID_MAX) return undefined;
+    const cached = this.cache.getByDocid(docid);
+    if (cached !== undefined) return cached;
+    const tag = await this.readKey(docidKey(docid));
+    if (tag === undefined) return undefined;
+    const doc = await this.get(decodeIdTag(tag));
+    return doc?.docid === docid ? doc : undefined;
+  }
+
+  /**
+   * Read-modify-write of one document, serialised with every other write to
+   * it. `decide` sees the current document (undefined when absent) and returns
+   * the Mutation to store, or throws (a TesseraError: nothing is written and
+   * the error propagates). The store assigns the version (current + 1, or 1),
+   * the #docid (kept across updates, the next one for a new document) and the
+   * seq. Resolves once the change is in LevelDB (durable with `commit`).
+   *
+   * A put's body becomes the stored document: the caller must not modify it
+   * afterwards.
+   */
+  mutate(id: DocumentId, decide: (current: StoredDocument | undefined) => Mutation, options: MutateOptions = {}): Promise<WriteResult> {
+    try {
+      validateDocumentId(id);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    if (this.closing) return Promise.reject(engineErrors.shardClosed());
+    const key = documentIdKey(id);
+    const commit = options.commit === true;
+    const previous = this.locks.get(key);
+    const run = previous === undefined
+      ? this.mutateLocked(id, key, decide, commit)
+      : previous.then(() => this.mutateLocked(id, key, decide, commit));
+    const tail = run.then(noop, noop);
+    this.locks.set(key, tail);
+    void tail.then(() => {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    });
+    return run;
+  }
+
+  /** A document write with API.md §5 semantics (index, update, patch, delete; expected versions; upsert). */
+  write(req: WriteRequest): Promise<WriteResult> {
+    try {
+      validateWriteRequest(req);
+    } catch (err) {
+      return Promise.reject(err);
+    }
+    return this.mutate(req.id, (current) => decideWrite(req, current), { commit: req.commit });
+  }
+
+  /** Resolves once everything acknowledged so far is durable (one sync batch, shared with concurrent writers). */
+  async commit(): Promise<void> {
+    if (this.closing) throw engineErrors.shardClosed();
+    await this.writer.submit(BARRIER, true);
+  }
+
+  /** Operation-log entries with seq > afterSeq (at most `limit`), for replica catch-up; 410 `oplog_trimmed` if they are gone. */
+  async readOplog(afterSeq: number, limit: number = OPLOG_READ_ENTRIES_MAX): Promise<OplogEntry[]> {
+    if (this.closing) throw engineErrors.shardClosed();
+    try {
+      return await this.oplog.read(afterSeq, limit);
+    } catch (err) {
+      throw err instanceof TesseraError || err instanceof assert.AssertionError ? err : this.readFailed(err);
+    }
+  }
+
+  /** Every live document in ID order (numbers first), read from a LevelDB snapshot; not cached. */
+  async *documents(): AsyncGenerator<StoredDocument> {
+    if (this.closing) throw engineErrors.shardClosed();
+    const iterator = this.db.values(spaceRange(PREFIX_DOCUMENTS));
+    try {
+      for await (const value of iterator) yield decodeDocumentRecord(value);
+    } finally {
+      await iterator.close();
+    }
+  }
+
+  /** Document counters as of the last acknowledged write (kept in memory, persisted with every batch). */
+  stats(): ShardStats {
+    const c = this.counters;
+    return { documents: c.documents, lastDocid: c.lastDocid, seq: c.seq, maxNumericId: c.maxNumericId };
+  }
+
+  metrics(): ShardMetrics {
+    return {
+      ...this.counts,
+      changesQueued: this.writer.queued,
+      documentCacheEntries: this.cache.size,
+      documentCacheBytes: this.cache.bytes,
+      documentCacheHits: this.cache.hits,
+      documentCacheMisses: this.cache.misses,
+      oplogFirstSeq: this.oplog.firstSeq,
+      oplogTrims: this.oplog.trims,
+    };
+  }
+
+  /** Stop accepting calls, finish the writes already accepted, close the database. Idempotent. */
+  close(): Promise<void> {
+    this.closed ??= this.closeNow();
+    return this.closed;
+  }
+
+  /** Close and delete the shard copy's directory. */
+  async destroy(): Promise<void> {
+    await this.close();
+    await rm(this.path, { recursive: true, force: true });
+  }
+
+  private async closeNow(): Promise<void> {
+    this.closing = true;
+    while (this.locks.size > 0) await Promise.all(this.locks.values());
+    await this.writer.idle();
+    while (this.reads.size > 0) await Promise.allSettled([...this.reads.values()].map((flight) => flight.promise));
+    await this.oplog.settled();
+    this.cache.clear();
+    if (this.db.status !== 'closed') await this.db.close();
+  }
+
+  private async mutateLocked(id: DocumentId, key: string, decide: (current: StoredDocument | undefined) => Mutation,
+    commit: boolean): Promise<WriteResult> {
+    const epoch = this.stateEpoch;
+    const current = this.cache.get(key) ?? await this.readDocument(id, key);
+    const change = prepareChange(id, key, current, decide(current), epoch);
+    const result = await this.writer.submit(change, commit);
+    assert.ok(result !== null, 'a document change has a result');
+    return result;
+  }
+
+  /** A document from LevelDB; concurrent misses of one ID share the get unless a write made it stale. */
+  private readDocument(id: DocumentId, key: string): Promise<StoredDocument | undefined> {
+    const existing = this.reads.get(key);
+    if (existing !== undefined && !existing.stale) return existing.promise;
+    const flight: ReadFlight = { stale: false, promise: Promise.resolve(undefined) };
+    this.reads.set(key, flight);
+    flight.promise = this.readFromDisk(id, key, flight);
+    return flight.promise;
+  }
+
+  private async readFromDisk(id: DocumentId, key: string, flight: ReadFlight): Promise<StoredDocument | undefined> {
+    try {
+      const bytes = await this.readKey(documentKey(id));
+      if (bytes === undefined) return undefined;
+      const doc = decodeDocumentRecord(bytes);
+      assert.equal(documentIdKey(doc.id), key, 'the document record holds another ID');
+      if (!flight.stale) this.cache.set(key, doc, estimateDocumentBytes(bytes.length));
+      return doc;
+    } finally {
+      if (this.reads.get(key) === flight) this.reads.delete(key);
+    }
+  }
+
+  /**
+   * One LevelDB value (coalesced with the other reads of this tick). A read
+   * that met the database closed by a reopen waits for the reopen and retries
+   * once; other LevelDB errors become 503s.
+   */
+  private async readKey(key: Buffer): Promise<Buffer | undefined> {
+    try {
+      return await this.reader.get(key);
+    } catch (err) {
+      const recovering = this.recovering;
+      if (recovering !== undefined) await recovering.catch(noop);
+      else if (this.db.status !== 'open') throw this.readFailed(err);
+    }
+    try {
+      return await this.reader.get(key);
+    } catch (err) {
+      throw this.readFailed(err);
+    }
+  }
+
+  /** A read hit a LevelDB error; if the database was closed under us, reopen it. */
+  private readFailed(err: unknown): TesseraError {
+    if (this.db.status === 'closed') this.requestRecovery();
+    return engineErrors.storageUnavailable(err);
+  }
+
+  /**
+   * Reopen the database soon, through the writer (so no batch runs meanwhile):
+   * queue a barrier whose batch starts with `recover`. One at a time, and
+   * only on demand (a failed batch, a read on a closed database), so a broken
+   * disk is retried by the next request, never in a loop.
+   */
+  private requestRecovery(): void {
+    this.recoveryNeeded = true;
+    if (this.recoveryRequested || this.closing) return;
+    this.recoveryRequested = true;
+    this.writer.submit(BARRIER, false).catch(noop);
+  }
+
+  private markStale(key: string): void {
+    const flight = this.reads.get(key);
+    if (flight !== undefined) flight.stale = true;
+  }
+
+  /**
+   * Writes one batch: every change with its document record, #docid map entry
+   * and oplog entry, then the counters. Counters, cache and metrics change only
+   * once LevelDB has the batch; if it fails, nothing in memory changes and the
+   * next batch first reopens the database (`recover`).
+   */
+  private async commitBatch(changes: Change[], sync: boolean): Promise<BatchOutcome<WriteResult | null>[]> {
+    if (this.recoveryNeeded) {
+      this.recoveryRequested = false;
+      try {
+        await this.recover();
+      } catch (err) {
+        this.counts.batchesFailed++;
+        throw engineErrors.storageUnavailable(err);
+      }
+    }
+    const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
+    const applied: { change: Change; doc: StoredDocument | undefined; bytes: number }[] = [];
+    const counters = { ...this.counters };
+    const seen = new Set<string>();
+    let batch: ReturnType<ShardDatabase['batch']> | undefined;
+    let writing = false;
+    try {
+      batch = this.db.batch();
+      for (let i = 0; i < changes.length; i++) {
+        const change = changes[i];
+        if (change.kind === 'barrier') {
+          outcomes[i] = { ok: true, value: null };
+          continue;
+        }
+        if (change.epoch !== this.stateEpoch) {
+          outcomes[i] = { ok: false, error: engineErrors.storageUnavailable('a failed batch reached the disk after this write read the document; retry') };
+          continue;
+        }
+        assert.ok(!seen.has(change.key), 'one change per document per batch (per-document lock)');
+        seen.add(change.key);
+        const { id, version } = change;
+        if (change.kind === 'put') {
+          let docid = change.docid;
+          if (docid === 0) {
+            if (counters.lastDocid >= DOCID_MAX) {
+              outcomes[i] = { ok: false, error: engineErrors.docidsExhausted() };
+              continue;
+            }
+            docid = ++counters.lastDocid;
+            counters.documents++;
+            batch.put(docidKey(docid), encodeIdTag(id));
+          }
+          const seq = ++counters.seq;
+          const bodyBytes = change.bodyBytes;
+          const body = change.body;
+          assert.ok(bodyBytes !== undefined && body !== undefined);
+          const record = encodeDocumentRecord({ id, docid, version, seq }, bodyBytes);
+          batch.put(change.documentKey, record);
+          batch.put(oplogKey(seq), encodeOplogEntry({ seq, id, docid, version, op: 'put' }, bodyBytes));
+          applied.push({ change, doc: { id, docid, version, seq, body }, bytes: estimateDocumentBytes(record.length) });
+          outcomes[i] = { ok: true, value: { id, docid, version, seq, body, deleted: false } };
+        } else {
+          const seq = ++counters.seq;
+          const docid = change.docid;
+          batch.del(change.documentKey);
+          batch.del(docidKey(docid));
+          counters.documents--;
+          assert.ok(counters.documents >= 0, 'document count must not go negative');
+          batch.put(oplogKey(seq), encodeOplogEntry({ seq, id, docid, version, op: 'delete' }, undefined));
+          applied.push({ change, doc: undefined, bytes: 0 });
+          outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
+        }
+        if (typeof id === 'number' && id > counters.maxNumericId) counters.maxNumericId = id;
+      }
+      batch.put(META_COUNTERS, encodeCounters(counters));
+      writing = true;
+      await batch.write({ sync });
+    } catch (err) {
+      if (batch !== undefined) await batch.close().catch(noop);
+      this.counts.batchesFailed++;
+      // The outcome on disk is unknown until the reopen: make readers go to LevelDB for these documents.
+      for (const change of changes) {
+        if (change.kind === 'barrier') continue;
+        this.markStale(change.key);
+        this.cache.delete(change.key);
+      }
+      if (err instanceof assert.AssertionError && !writing) throw err;
+      this.requestRecovery();
+      throw engineErrors.storageUnavailable(err);
+    }
+    this.counters = counters;
+    this.counts.batchesWritten++;
+    if (sync) this.counts.batchesSynced++;
+    this.counts.changesWritten += applied.length;
+    for (const { change, doc, bytes } of applied) {
+      this.markStale(change.key);
+      if (doc === undefined) this.cache.delete(change.key);
+      else this.cache.set(change.key, doc, bytes);
+    }
+    this.oplog.afterAppend(counters.seq);
+    return outcomes;
+  }
+
+  /**
+   * After a failed batch: reopen the database (LevelDB refuses every write
+   * after a log write error until reopened) and take the counters from disk.
+   * If they moved, the failed batch did reach the log after all ("may or may
+   * not show up when reopened", LevelDB's log writer): clear the cache and void
+   * every write decided before, since it may have read an older document.
+   */
+  private async recover(): Promise<void> {
+    this.recovering = this.reopen();
+    try {
+      await this.recovering;
+    } finally {
+      this.recovering = undefined;
+    }
+  }
+
+  private async reopen(): Promise<void> {
+    await this.oplog.settled();
+    if (this.db.status !== 'closed') await this.db.close();
+    await this.db.open();
+    const counters = await loadCounters(this.db, this.path);
+    const before = this.counters;
+    if (counters.seq !== before.seq || counters.lastDocid !== before.lastDocid || counters.documents !== before.documents) {
+      this.stateEpoch++;
+      this.cache.clear();
+      for (const flight of this.reads.values()) flight.stale = true;
+      this.counters = counters;
+    }
+    this.oplog.reset(await Oplog.bounds(this.db, this.counters.seq), this.counters.seq);
+    this.recoveryNeeded = false;
+    this.counts.recoveries++;
+  }
+}
+
+function prepareChange(id: DocumentId, key: string, current: StoredDocument | undefined, mutation: Mutation, epoch: number): Change {
+  if (mutation.kind === 'delete') {
+    if (current === undefined) throw engineErrors.documentNotFound();
+    return {
+      kind: 'delete', key, id: current.id, documentKey: documentKey(current.id), version: current.version + 1, docid: current.docid,
+      body: undefined, bodyBytes: undefined, epoch,
+    };
+  }
+  if (mutation.kind !== 'put') throw engineErrors.invalidWrite(`unknown mutation '${String((mutation as { kind: unknown }).kind)}'`);
+  if (!isPlainObject(mutation.body)) throw engineErrors.invalidDocument('A document must be an object');
+  let bodyBytes: Uint8Array;
+  try {
+    bodyBytes = encodeBody(mutation.body);
+  } catch (err) {
+    throw engineErrors.invalidDocument(`Document cannot be stored: ${err instanceof Error ? err.message : String(err)}`, err);
+  }
+  // -0 and 0 are one document (one key); store the canonical one.
+  const storedId = current?.id ?? (id === 0 ? 0 : id);
+  const version = (current?.version ?? 0) + 1;
+  return {
+    kind: 'put', key, id: storedId, documentKey: documentKey(storedId), version, docid: current?.docid ?? 0,
+    body: mutation.body, bodyBytes, epoch,
+  };
+}
+
+function resolveOptions(options: ShardOptions): ShardSettings {
+  if (typeof options.path !== 'string' || options.path.length === 0) throw engineErrors.invalidOption('path', 'must be a directory');
+  const documentCacheBytesMax = options.documentCacheBytesMax ?? SHARD_DEFAULTS.documentCacheBytesMax;
+  const groupCommitWindowMs = options.groupCommitWindowMs ?? SHARD_DEFAULTS.groupCommitWindowMs;
+  const batchEntriesMax = options.batchEntriesMax ?? SHARD_DEFAULTS.batchEntriesMax;
+  const oplogEntriesMax = options.oplogEntriesMax ?? SHARD_DEFAULTS.oplogEntriesMax;
+  if (!Number.isSafeInteger(documentCacheBytesMax) || documentCacheBytesMax < 0) {
+    throw engineErrors.invalidOption('documentCacheBytesMax', 'must be a non-negative integer');
+  }
+  if (!Number.isFinite(groupCommitWindowMs) || groupCommitWindowMs < 0 || groupCommitWindowMs > GROUP_COMMIT_WINDOW_MS_MAX) {
+    throw engineErrors.invalidOption('groupCommitWindowMs', `must be between 0 and ${GROUP_COMMIT_WINDOW_MS_MAX}`);
+  }
+  if (!Number.isInteger(batchEntriesMax) || batchEntriesMax < 1 || batchEntriesMax > BATCH_ENTRIES_MAX_LIMIT) {
+    throw engineErrors.invalidOption('batchEntriesMax', `must be an integer between 1 and ${BATCH_ENTRIES_MAX_LIMIT}`);
+  }
+  // A replica one batch behind must still find its entries in the log.
+  if (!Number.isSafeInteger(oplogEntriesMax) || oplogEntriesMax < batchEntriesMax) {
+    throw engineErrors.invalidOption('oplogEntriesMax', `must be an integer of at least batchEntriesMax (${batchEntriesMax})`);
+  }
+  return { documentCacheBytesMax, groupCommitWindowMs, batchEntriesMax, oplogEntriesMax };
+}
+
+/** The counters of an existing shard, or those of a new one (written, with the format, before first use). */
+async function loadCounters(db: ShardDatabase, path: string): Promise<ShardCounters> {
+  const [format, counters] = await db.getMany([META_FORMAT, META_COUNTERS]);
+  if (format === undefined) {
+    assert.equal(counters, undefined, 'shard counters without a format marker');
+    const fresh: ShardCounters = { lastDocid: 0, seq: 0, documents: 0, maxNumericId: 0 };
+    await db.batch([
+      { type: 'put', key: META_FORMAT, value: encodeFormat() },
+      { type: 'put', key: META_COUNTERS, value: encodeCounters(fresh) },
+    ], { sync: true });
+    return fresh;
+  }
+  const version = decodeFormat(format);
+  if (version !== SHARD_FORMAT) throw engineErrors.formatUnsupported(path, version);
+  assert.ok(counters !== undefined, 'shard format marker without counters');
+  return decodeCounters(counters);
+}

@@ -1,0 +1,135 @@
+/**
+ * msgpack values stored in LevelDB: document records, oplog entries and the
+ * shard counters. Asserted before writing and after reading (a malformed
+ * record is a bug or a corruption, never user input).
+ *
+ * A change stores its body twice — in the document record and in its oplog
+ * entry — so the body is encoded once, when the write is decided
+ * (`encodeBody`), and spliced into both records: each record is its small
+ * fixed fields encoded as a msgpack map with one entry less, then the map
+ * header is bumped by one and `body` appended. Same bytes as encoding the
+ * whole object, one body encoding instead of two.
+ */
+import assert from 'node:assert/strict';
+import { Decoder, Encoder } from '@msgpack/msgpack';
+import { isPlainObject } from '../documents/plain-object.js';
+import type { DocumentBody, DocumentId, OplogEntry, StoredDocument } from '../documents/types.js';
+
+/**
+ * The HTTP decoders bound nesting (API.md §13: 128 by default, configurable),
+ * so the store must not refuse what they accepted; this only stops runaway
+ * recursion on something that is not a decoded document.
+ */
+const ENCODE_DEPTH_MAX = 1024;
+
+/** `undefined` fields are dropped, as JSON does, rather than stored as nil. */
+const encoder = new Encoder({ ignoreUndefined: true, maxDepth: ENCODE_DEPTH_MAX });
+const decoder = new Decoder();
+
+const KEY_BODY = encoder.encode('body');
+/** msgpack fixmap header bytes: 0x80 | entries, for 0–15 entries. */
+const FIXMAP = 0x80;
+const FIXMAP_LAST = 0x8f;
+
+export interface ShardCounters {
+  /** Highest #docid ever assigned. */
+  lastDocid: number;
+  /** Last sequence number assigned. */
+  seq: number;
+  /** Live documents. */
+  documents: number;
+  /** Largest numeric document ID ever written (0 when none). */
+  maxNumericId: number;
+}
+
+/** Current on-disk format; checked at open. */
+export const SHARD_FORMAT = 1;
+
+export function encodeBody(body: DocumentBody): Uint8Array {
+  return encoder.encode(body);
+}
+
+export function encodeDocumentRecord(doc: { id: DocumentId; docid: number; version: number; seq: number }, body: Uint8Array): Buffer {
+  assertPositive(doc.docid, 'docid');
+  assertPositive(doc.version, 'version');
+  assertPositive(doc.seq, 'seq');
+  return withBody(encoder.encodeSharedRef({ id: doc.id, docid: doc.docid, version: doc.version, seq: doc.seq }), body);
+}
+
+export function decodeDocumentRecord(bytes: Uint8Array): StoredDocument {
+  const value: unknown = decoder.decode(bytes);
+  assert.ok(isPlainObject(value), 'document record must be a map');
+  const { id, docid, version, seq, body } = value;
+  assert.ok(typeof id === 'string' || typeof id === 'number', 'document record id');
+  assertPositive(docid, 'docid');
+  assertPositive(version, 'version');
+  assertPositive(seq, 'seq');
+  assert.ok(isPlainObject(body), 'document record body must be a map');
+  return { id, docid, version, seq, body };
+}
+
+export function encodeOplogEntry(entry: Omit<OplogEntry, 'body'>, body: Uint8Array | undefined): Buffer {
+  assertPositive(entry.seq, 'seq');
+  assertPositive(entry.docid, 'docid');
+  assertPositive(entry.version, 'version');
+  assert.equal(entry.op === 'put', body !== undefined, 'an oplog put carries a body, a delete none');
+  const head = { seq: entry.seq, id: entry.id, docid: entry.docid, version: entry.version, op: entry.op };
+  if (body === undefined) return Buffer.from(encoder.encode(head));
+  return withBody(encoder.encodeSharedRef(head), body);
+}
+
+export function decodeOplogEntry(bytes: Uint8Array): OplogEntry {
+  const value: unknown = decoder.decode(bytes);
+  assert.ok(isPlainObject(value), 'oplog entry must be a map');
+  const { seq, id, docid, version, op, body } = value;
+  assertPositive(seq, 'seq');
+  assert.ok(typeof id === 'string' || typeof id === 'number', 'oplog entry id');
+  assertPositive(docid, 'docid');
+  assertPositive(version, 'version');
+  if (op === 'put') {
+    assert.ok(isPlainObject(body), 'oplog put body must be a map');
+    return { seq, id, docid, version, op, body };
+  }
+  assert.equal(op, 'delete', 'oplog entry op');
+  return { seq, id, docid, version, op };
+}
+
+export function encodeCounters(counters: ShardCounters): Buffer {
+  return Buffer.from(encoder.encode({
+    lastDocid: counters.lastDocid, seq: counters.seq, documents: counters.documents, maxNumericId: counters.maxNumericId,
+  }));
+}
+
+export function decodeCounters(bytes: Uint8Array): ShardCounters {
+  const value: unknown = decoder.decode(bytes);
+  assert.ok(isPlainObject(value), 'counters must be a map');
+  const { lastDocid, seq, documents, maxNumericId } = value;
+  for (const [name, n] of [['lastDocid', lastDocid], ['seq', seq], ['documents', documents]] as const) {
+    assert.ok(Number.isSafeInteger(n) && (n as number) >= 0, `counter ${name}`);
+  }
+  assert.ok(typeof maxNumericId === 'number' && Number.isFinite(maxNumericId), 'counter maxNumericId');
+  return { lastDocid: lastDocid as number, seq: seq as number, documents: documents as number, maxNumericId };
+}
+
+export function encodeFormat(): Buffer {
+  return Buffer.from(encoder.encode(SHARD_FORMAT));
+}
+
+export function decodeFormat(bytes: Uint8Array): unknown {
+  return decoder.decode(bytes);
+}
+
+/** `head` is a fixmap of n entries (in the encoder's shared buffer): copy it as a map of n + 1 with `body` last. */
+function withBody(head: Uint8Array, body: Uint8Array): Buffer {
+  assert.ok(head[0] >= FIXMAP && head[0] < FIXMAP_LAST, 'record head must be a fixmap with room for one more entry');
+  const out = Buffer.allocUnsafe(head.length + KEY_BODY.length + body.length);
+  out.set(head, 0);
+  out[0] = head[0] + 1;
+  out.set(KEY_BODY, head.length);
+  out.set(body, head.length + KEY_BODY.length);
+  return out;
+}
+
+function assertPositive(n: unknown, name: string): asserts n is number {
+  assert.ok(Number.isSafeInteger(n) && (n as number) >= 1, `${name} must be a positive integer`);
+}

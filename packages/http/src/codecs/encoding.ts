@@ -1,0 +1,57 @@
+/**
+ * Content-coding negotiation and compression of responses (API.md §2.3):
+ * gzip, deflate, identity and `*`, taken in the client's q order (ties in the
+ * client's order); q=0 excludes a coding; a list naming only unknown codings
+ * is not acceptable (406).
+ */
+import { deflateSync, gzipSync } from 'node:zlib';
+import { parseHeaderList, qualityOf } from './header-list.js';
+import type { ContentCoding } from './types.js';
+
+const CODINGS: ReadonlyMap<string, ContentCoding> = new Map<string, ContentCoding>([
+  ['gzip', 'gzip'],
+  ['x-gzip', 'gzip'], // RFC 9110 §8.4.1.3: equivalent to gzip
+  ['deflate', 'deflate'],
+  ['identity', 'identity'],
+]);
+
+/** What `*` stands for, in the server's order: no work first. */
+const WILDCARD_ORDER: readonly ContentCoding[] = ['identity', 'gzip', 'deflate'];
+
+/** The coding for a response, or null when none is acceptable (406). Absent or empty header → identity. */
+export function negotiateEncoding(acceptEncoding?: string): ContentCoding | null {
+  if (acceptEncoding === undefined) return 'identity';
+  const entries: { name: string; q: number }[] = [];
+  for (const element of parseHeaderList(acceptEncoding)) {
+    const q = qualityOf(element.params);
+    if (q !== undefined) entries.push({ name: element.value, q });
+  }
+  if (entries.length === 0) return 'identity';
+  // `*` stands for the codings the list does not name (RFC 9110 §12.5.3).
+  const named = new Set<string>();
+  for (const entry of entries) named.add(CODINGS.get(entry.name) ?? entry.name);
+  entries.sort((a, b) => b.q - a.q);
+  for (const { name, q } of entries) {
+    if (q === 0) break;
+    if (name === '*') {
+      const coding = WILDCARD_ORDER.find((c) => !named.has(c));
+      if (coding !== undefined) return coding;
+      continue;
+    }
+    const coding = CODINGS.get(name);
+    if (coding !== undefined) return coding;
+  }
+  return null;
+}
+
+/** The body in `coding` (HTTP `deflate` is the zlib format, RFC 9110 §8.4.1.2). Identity returns the same Buffer. */
+export function encodeContent(body: Buffer, coding: ContentCoding): Buffer {
+  switch (coding) {
+    case 'gzip':
+      return gzipSync(body);
+    case 'deflate':
+      return deflateSync(body);
+    case 'identity':
+      return body;
+  }
+}

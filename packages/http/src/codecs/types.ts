@@ -1,0 +1,34 @@
+/** Public shapes of the body codecs (API.md §2.2, §2.3). */
+
+export interface DecodeLimits {
+  /** Maximum nesting depth of objects/arrays (API.md §13: 128); deeper → 400. */
+  depthMax: number;
+  /** Maximum number of object keys in one decoded value (API.md §13: 10,000 fields per document); beyond → 400. */
+  fieldsMax: number;
+  /** YAML alias expansions allowed (alias bombs). */
+  yamlAliasesMax: number;
+}
+
+/** A decoded request body: a structured value, or opaque bytes (stored content, §6). */
+export type DecodedBody =
+  | { kind: 'value'; value: unknown; mediaType: string }
+  | { kind: 'opaque'; bytes: Buffer; mediaType: string };
+
+/** A response serializer (JSON, YAML, MessagePack). */
+export interface Serializer {
+  /** Canonical media type, e.g. `application/json`. */
+  mediaType: string;
+  /** Full Content-Type header value, e.g. `application/json; charset=utf-8`. */
+  contentType: string;
+  encode(value: unknown, indent: number): Buffer;
+}
+
+/** One media range of an Accept header. */
+export interface MediaRange {
+  type: string;       // '*' allowed
+  subtype: string;    // '*' allowed
+  q: number;
+  params: Record<string, string>;
+}
+
+export type ContentCoding = 'gzip' | 'deflate' | 'identity';

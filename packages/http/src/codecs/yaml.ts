@@ -1,0 +1,84 @@
+/**
+ * YAML request bodies (API.md §2.2): YAML 1.2 core schema, exactly one
+ * document. yaml's composer and toJS recurse once per nesting level, so the
+ * lexer and CST parser (both iterative) are driven here token by token and
+ * the parse stops as soon as the parser's stack of open nodes is deeper than
+ * the limit allows — a 100,000-deep `[[[[…` or `- - - …` is refused after a
+ * few hundred tokens. Aliases are bounded by yaml's maxAliasCount, and the
+ * value walk bounds what they expand to (shared subtrees, cycles).
+ */
+import { Composer, Lexer, LineCounter, Parser, type CST, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
+import { TesseraError } from '@tessera/errors';
+import { bodyMalformed, bodyTooDeep } from './errors.js';
+import type { DecodeLimits } from './types.js';
+import { checkDecodedValue } from './value-check.js';
+
+const WHAT = 'YAML';
+
+// The parser's stack holds the document and may hold an unfinished scalar or
+// key besides the open collections; this slack keeps a document exactly
+// depthMax deep acceptable. The exact depth is checked on the value.
+const PARSER_STACK_SLACK = 8;
+
+// Aliases let a few bytes name a large subtree. Past this many values per
+// body byte the expansion is refused whatever yaml's alias count says.
+const VALUES_PER_BODY_BYTE_MAX = 4;
+const VALUES_MIN = 4096;
+
+const COMPOSE_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
+  version: '1.2',
+  schema: 'core',
+  merge: false,
+  uniqueKeys: true,
+  strict: true,
+  intAsBigInt: false,
+  // `!!set`, `!!omap`, `!!timestamp`, `!!binary` would build Set, Map, Date
+  // and Buffer values that JSON has no form for: keep them as plain YAML
+  // (a tag yaml does not resolve is a warning, not an error).
+  resolveKnownTags: false,
+  // Warnings (such as a collection used as a key) would go to process.emitWarning
+  // on every request that provokes them; they are not errors of the body.
+  logLevel: 'error',
+};
+
+export function parseYamlText(text: string, limits: DecodeLimits): unknown {
+  try {
+    return parseYaml(text, limits);
+  } catch (err) {
+    if (err instanceof TesseraError) throw err;
+    // Last resort: a RangeError from recursion the checks above did not
+    // foresee, or anything else yaml throws, is the body's fault.
+    throw bodyMalformed(WHAT, err instanceof Error ? err.message : String(err), err);
+  }
+}
+
+function parseYaml(text: string, limits: DecodeLimits): unknown {
+  const lineCounter = new LineCounter();
+  const parser = new Parser(lineCounter.addNewLine);
+  const stackMax = limits.depthMax + PARSER_STACK_SLACK;
+  const tokens: CST.Token[] = [];
+  for (const lexeme of new Lexer().lex(text)) {
+    for (const token of parser.next(lexeme)) tokens.push(token);
+    if (parser.stack.length > stackMax) throw bodyTooDeep(limits.depthMax);
+  }
+  for (const token of parser.end()) tokens.push(token);
+
+  const composer = new Composer(COMPOSE_OPTIONS);
+  let doc: Document.Parsed | undefined;
+  let count = 0;
+  for (const composed of composer.compose(tokens, true, text.length)) {
+    // Stop at the second document rather than compose a stream of thousands.
+    if (++count > 1) throw bodyMalformed(WHAT, 'expected one document, found more');
+    doc = composed;
+  }
+  // compose(…, forceDoc = true) yields a document even for an empty stream.
+  if (doc === undefined) throw bodyMalformed(WHAT, 'expected one document, found none');
+  const error = doc.errors[0];
+  if (error !== undefined) {
+    const { line, col } = lineCounter.linePos(error.pos[0]);
+    throw bodyMalformed(WHAT, `${error.message} at line ${line}, column ${col}`, error);
+  }
+  const value: unknown = doc.toJS({ maxAliasCount: limits.yamlAliasesMax, mapAsMap: false });
+  checkDecodedValue(value, limits, text.length * VALUES_PER_BODY_BYTE_MAX + VALUES_MIN, WHAT);
+  return value;
+}

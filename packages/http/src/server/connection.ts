@@ -1,0 +1,542 @@
+/**
+ * One client connection: feeds the socket to a RequestParser, queues parsed
+ * requests (pipelining, bounded by pipelineDepthMax), runs the handler for
+ * one request at a time so that pipelined writes and reads of the same
+ * document keep their order, and writes the responses in order, each with a
+ * single socket write.
+ *
+ * Reading pauses while the queue is full or the socket's write buffer is
+ * (backpressure both ways). Deadlines are plain numbers checked by the
+ * server's one coarse clock tick; no timer is armed per request.
+ */
+import type { Socket } from 'node:net';
+import { errorBody, toTesseraError, type TesseraError } from '@tessera/errors';
+import {
+  RequestParser, type ParsedRequestHead, type RequestParserEvents, type RequestParserOptions,
+} from '../parser/request-parser.js';
+import { resolveMethod } from './method.js';
+import { serverErrors } from './errors.js';
+import { serializeHeaders, type ResponseHead } from './response-head.js';
+import type { HttpRequest, HttpResponse, HttpServerOptions, RequestHandler, RequestHead } from './types.js';
+
+/** What a connection needs from its server. */
+export interface ConnectionHost {
+  readonly options: HttpServerOptions;
+  readonly parserOptions: RequestParserOptions;
+  readonly handler: RequestHandler;
+  readonly responseHead: ResponseHead;
+  connectionClosed(connection: Connection): void;
+}
+
+/** The request object handed to the handler. */
+export class IncomingRequest implements HttpRequest {
+  readonly method: string;
+  readonly originalMethod: string;
+  readonly target: string;
+  readonly path: string;
+  readonly query: string;
+  readonly httpVersion: 10 | 11;
+  readonly headers: Record<string, string>;
+  readonly body: Buffer;
+  readonly remoteAddress: string;
+  readonly startedAt: bigint;
+  /** False when the connection closes after this response (`Connection: close`, HTTP/1.0). */
+  readonly keepAlive: boolean;
+
+  constructor(head: ParsedRequestHead, body: Buffer, remoteAddress: string, startedAt: bigint) {
+    this.method = head.method;
+    this.originalMethod = head.originalMethod;
+    this.target = head.target;
+    this.path = head.path;
+    this.query = head.query;
+    this.httpVersion = head.httpVersion;
+    this.headers = head.headers;
+    this.body = body;
+    this.remoteAddress = remoteAddress;
+    this.startedAt = startedAt;
+    this.keepAlive = head.keepAlive;
+  }
+}
+
+/** A request answered by the server itself with an error, in its place in the queue. */
+class ProtocolFailure {
+  constructor(
+    readonly error: TesseraError,
+    /** What onResponse reports: the request (method errors), the head (limit errors after the head) or null. */
+    readonly subject: HttpRequest | RequestHead | null,
+    /** Framing can no longer be trusted: answer, then close. */
+    readonly fatal: boolean,
+    readonly startedAt: bigint,
+  ) {}
+}
+
+/** `HEAD` responses carry Content-Length but no body; decided by the method on the request line. */
+function isHeadMethod(originalMethod: string): boolean {
+  return originalMethod === 'HEAD' || (originalMethod.length === 4 && originalMethod.toUpperCase() === 'HEAD');
+}
+
+// Deadline kinds.
+const NONE = 0;
+const HEADERS = 1;
+const BODY = 2;
+const IDLE = 3;
+const LINGER = 4;
+
+/**
+ * Parsing ahead stops once the bodies of queued (not yet running) requests
+ * reach this many bytes, whatever pipelineDepthMax allows: 64 pipelined
+ * 64 MiB uploads must not sit in memory at once.
+ */
+export const PIPELINE_BODY_BYTES_MAX = 4 * 1024 * 1024;
+
+/**
+ * After answering with `Connection: close`, input is still read (and
+ * dropped) this long so the client sees the response rather than a reset.
+ */
+export const LINGER_MS = 2_000;
+
+const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
+const ERROR_CONTENT_TYPE = 'Content-Type: application/json; charset=utf-8\r\n';
+const NON_ASCII = /[^\x00-\x7f]/;
+
+/** Socket errors that are ordinary client behaviour, not worth reporting. */
+const ROUTINE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED']);
+
+function uncorkConnection(connection: Connection): void {
+  connection.uncork();
+}
+
+export class Connection implements RequestParserEvents {
+  /** ms timestamp when the current deadline passes; 0 = none. */
+  private deadline = 0;
+  private deadlineKind = NONE;
+  /** ms timestamp by which a full write buffer must have drained; 0 = none. */
+  private drainDeadline = 0;
+
+  private readonly host: ConnectionHost;
+  private readonly options: HttpServerOptions;
+  private readonly socket: Socket;
+  private readonly parser: RequestParser;
+  private readonly remoteAddress: string;
+  /** Parsed requests not yet answered (bounded by pipelineDepthMax, plus one failure). */
+  private readonly queue: (IncomingRequest | ProtocolFailure)[] = [];
+  /** Body bytes of the requests in the queue. */
+  private queuedBodyBytes = 0;
+  /** The request whose handler is running. */
+  private current: IncomingRequest | null = null;
+
+  private startedAt = 0n;
+  private methodError: TesseraError | null = null;
+  /** A `100 Continue` to send once the responses before it are written. */
+  private continueOwed = false;
+  /** No further request will be parsed on this connection (the parser is destroyed). */
+  private stopReading = false;
+  /** close() was called while a request was partly received: stop after it. */
+  private draining = false;
+  private readPaused = false;
+  private writeBlocked = false;
+  private peerEnded = false;
+  /** end() or destroy() was called on the socket. */
+  private ended = false;
+  private inParser = false;
+  /** The socket is corked until the next tick. */
+  private corked = false;
+
+  constructor(host: ConnectionHost, socket: Socket) {
+    this.host = host;
+    this.options = host.options;
+    this.socket = socket;
+    this.remoteAddress = socket.remoteAddress ?? '';
+    this.parser = new RequestParser(host.parserOptions, this);
+    socket.on('data', this.onData);
+    socket.on('drain', this.onDrain);
+    socket.on('end', this.onEnd);
+    socket.on('error', this.onSocketError);
+    socket.on('close', this.onClose);
+    this.setDeadline(IDLE, this.options.idleTimeoutMs);
+  }
+
+  // ── Socket events (bound once per connection) ─────────────────────────
+
+  private readonly onData = (chunk: Buffer): void => {
+    if (this.deadlineKind === BODY) this.deadline = Date.now() + this.options.bodyTimeoutMs;
+    this.inParser = true;
+    try {
+      this.parser.push(chunk);
+    } catch (err) {
+      // A bug in the parser or a listener: never let it take the process down.
+      this.report(err);
+      this.destroy();
+      return;
+    } finally {
+      this.inParser = false;
+    }
+    this.resumeReading();
+  };
+
+  private readonly onDrain = (): void => {
+    this.writeBlocked = false;
+    this.drainDeadline = 0;
+    this.drive();
+  };
+
+  private readonly onEnd = (): void => {
+    this.peerEnded = true;
+    if (this.current === null && this.queue.length === 0) this.afterQueueDrained();
+  };
+
+  private readonly onSocketError = (err: Error): void => {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === undefined || !ROUTINE_SOCKET_ERRORS.has(code)) this.report(err);
+    // The socket is destroyed by Node after 'error'; 'close' follows.
+  };
+
+  private readonly onClose = (): void => {
+    this.ended = true;
+    this.stopReading = true;
+    this.parser.destroy();
+    this.queue.length = 0;
+    this.queuedBodyBytes = 0;
+    this.deadline = 0;
+    this.drainDeadline = 0;
+    this.host.connectionClosed(this);
+  };
+
+  // ── Parser events ─────────────────────────────────────────────────────
+
+  onMessageBegin(): void {
+    this.startedAt = process.hrtime.bigint();
+    this.setDeadline(HEADERS, this.options.headersTimeoutMs);
+  }
+
+  onHead(head: ParsedRequestHead): void {
+    try {
+      const resolved = resolveMethod(head.originalMethod, head.path, head.headers);
+      head.method = resolved.method;
+      head.path = resolved.path;
+    } catch (err) {
+      this.methodError = toTesseraError(err);
+    }
+    if (head.contentLength !== 0) this.setDeadline(BODY, this.options.bodyTimeoutMs);
+  }
+
+  onContinue(): void {
+    if (this.current === null && this.queue.length === 0) this.writeRaw(CONTINUE);
+    else this.continueOwed = true;
+  }
+
+  onRequest(head: ParsedRequestHead, body: Buffer): void {
+    const request = new IncomingRequest(head, body, this.remoteAddress, this.startedAt);
+    this.queuedBodyBytes += body.length;
+    if (this.methodError !== null) {
+      this.queue.push(new ProtocolFailure(this.methodError, request, false, this.startedAt));
+      this.methodError = null;
+    } else {
+      this.queue.push(request);
+    }
+    this.setDeadline(NONE, 0);
+    if (!head.keepAlive || this.draining) {
+      // Nothing after this request will be answered.
+      this.stopParsing();
+    } else if (!this.queueHasRoom()) {
+      this.parser.pause();
+      this.pauseReading();
+    }
+    this.drive();
+  }
+
+  onError(error: TesseraError, head: ParsedRequestHead | null): void {
+    this.methodError = null;
+    this.stopReading = true;
+    this.setDeadline(NONE, 0);
+    // Keep reading (and dropping) input: a client still sending its body must be able to read our answer.
+    this.resumeSocket();
+    this.queue.push(new ProtocolFailure(error, head, true, this.startedAt === 0n ? process.hrtime.bigint() : this.startedAt));
+    this.drive();
+  }
+
+  // ── Request processing ────────────────────────────────────────────────
+
+  /** Answer queued requests in order while nothing is running and the socket accepts writes. */
+  private drive(): void {
+    while (this.current === null && !this.writeBlocked && !this.ended && this.queue.length > 0) {
+      const item = this.queue.shift()!;
+      if (item instanceof ProtocolFailure) {
+        if (item.subject instanceof IncomingRequest) this.queuedBodyBytes -= item.subject.body.length;
+        this.writeError(item.error, item.subject, item.fatal, item.startedAt);
+        continue;
+      }
+      this.queuedBodyBytes -= item.body.length;
+      this.current = item;
+      let result: Promise<HttpResponse> | HttpResponse;
+      try {
+        result = this.host.handler(item);
+      } catch (err) {
+        this.current = null;
+        this.handlerFailed(item, err);
+        continue;
+      }
+      if (result !== null && typeof result === 'object' && typeof (result as Promise<HttpResponse>).then === 'function') {
+        (result as Promise<HttpResponse>).then(this.onHandlerResolved, this.onHandlerRejected);
+        return;
+      }
+      this.current = null;
+      this.respond(item, result as HttpResponse);
+    }
+    if (this.current === null && this.queue.length === 0) this.afterQueueDrained();
+    this.resumeReading();
+  }
+
+  private readonly onHandlerResolved = (response: HttpResponse): void => {
+    const request = this.current;
+    if (request === null) return;
+    this.current = null;
+    if (!this.ended) this.respond(request, response);
+    this.drive();
+  };
+
+  private readonly onHandlerRejected = (err: unknown): void => {
+    const request = this.current;
+    if (request === null) return;
+    this.current = null;
+    if (!this.ended) this.handlerFailed(request, err);
+    this.drive();
+  };
+
+  private handlerFailed(request: IncomingRequest, err: unknown): void {
+    this.report(err);
+    this.writeError(toTesseraError(err), request, false, request.startedAt);
+  }
+
+  /** Nothing is queued or running: close if asked to, else owe a 100 Continue or wait idle. */
+  private afterQueueDrained(): void {
+    if (this.ended) return;
+    // The client has closed its side and everything it sent is parsed: what is left can never complete.
+    if (this.peerEnded && !this.inParser && !this.parser.isPaused) this.stopParsing();
+    if (this.stopReading) {
+      this.endSocket();
+      return;
+    }
+    if (this.continueOwed) {
+      this.continueOwed = false;
+      this.writeRaw(CONTINUE);
+    }
+    if (this.parser.idle) this.setDeadline(IDLE, this.options.idleTimeoutMs);
+  }
+
+  private respond(request: IncomingRequest, response: HttpResponse): void {
+    if (response === null || typeof response !== 'object') {
+      return this.handlerFailed(request, serverErrors.invalidResponse('not an object'));
+    }
+    const status = response.status;
+    if (!Number.isInteger(status) || status < 200 || status > 599) {
+      return this.handlerFailed(request, serverErrors.invalidResponse(`status ${String(status)}`));
+    }
+    const body = response.body;
+    if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
+      return this.handlerFailed(request, serverErrors.invalidResponse('body must be a Buffer, a string or null'));
+    }
+    let extra = '';
+    if (response.headers !== undefined && response.headers !== null) {
+      const serialized = serializeHeaders(response.headers);
+      if (serialized === null) return this.handlerFailed(request, serverErrors.invalidResponse('invalid header name or value'));
+      extra = serialized;
+    }
+    this.write(status, extra, body ?? null, isHeadMethod(request.originalMethod), request.httpVersion, !request.keepAlive);
+    this.reportResponse(request, status, request.startedAt);
+  }
+
+  private writeError(error: TesseraError, subject: HttpRequest | RequestHead | null, fatal: boolean, startedAt: bigint): void {
+    const noBody = subject !== null && isHeadMethod(subject.originalMethod);
+    const keepAlive = !fatal && (subject === null || !(subject instanceof IncomingRequest) || subject.keepAlive);
+    this.write(error.status, ERROR_CONTENT_TYPE, JSON.stringify(errorBody(error)), noBody,
+      subject?.httpVersion ?? 11, !keepAlive);
+    this.reportResponse(subject, error.status, startedAt);
+  }
+
+  /** Serialize and send one response with a single socket write (or one corked writev). */
+  private write(status: number, extra: string, body: Buffer | Uint8Array | string | null, noBody: boolean,
+    httpVersion: 10 | 11, mustClose: boolean): void {
+    const close = mustClose || (this.stopReading && this.queue.length === 0 && this.current === null);
+    const responseHead = this.host.responseHead;
+    let head = responseHead.statusLine(status) + responseHead.dateLine + extra;
+    const bodyBytes = body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
+    if (status !== 204 && status !== 304) head += `Content-Length: ${bodyBytes}\r\n`;
+    if (close) head += 'Connection: close\r\n\r\n';
+    else if (httpVersion === 10) head += 'Connection: keep-alive\r\n\r\n';
+    else head += '\r\n';
+
+    const socket = this.socket;
+    if (!this.corked) {
+      // As Node's http: hold writes until the next tick, so that the responses to pipelined
+      // requests answered in one pass leave in one writev (3x the req/s of a write each).
+      this.corked = true;
+      socket.cork();
+      process.nextTick(uncorkConnection, this);
+    }
+    let flushed: boolean;
+    if (bodyBytes === 0 || noBody || status === 204 || status === 304) {
+      flushed = socket.write(head, 'latin1');
+    } else if (typeof body === 'string' && (extra === '' || !NON_ASCII.test(extra))) {
+      // An ASCII head and a UTF-8 body encode together in one string write.
+      flushed = socket.write(head + body, 'utf8');
+    } else {
+      socket.cork();
+      socket.write(head, 'latin1');
+      flushed = socket.write(typeof body === 'string' ? Buffer.from(body, 'utf8') : body!);
+      socket.uncork();
+    }
+    if (close) this.endSocket();
+    else if (!flushed) this.blockWrites();
+  }
+
+  /** Flush the writes held since the first response of this tick. */
+  uncork(): void {
+    this.corked = false;
+    this.socket.uncork();
+  }
+
+  private writeRaw(text: string): void {
+    if (!this.ended && !this.socket.write(text, 'latin1')) this.blockWrites();
+  }
+
+  private reportResponse(subject: HttpRequest | RequestHead | null, status: number, startedAt: bigint): void {
+    const onResponse = this.options.onResponse;
+    if (onResponse === undefined) return;
+    try {
+      onResponse(subject, status, process.hrtime.bigint() - startedAt);
+    } catch (err) {
+      this.report(err);
+    }
+  }
+
+  private report(err: unknown): void {
+    const onError = this.options.onError;
+    if (onError === undefined) return;
+    try {
+      onError(err);
+    } catch {
+      // A failing error reporter has nowhere left to report to.
+    }
+  }
+
+  // ── Flow control ──────────────────────────────────────────────────────
+
+  private blockWrites(): void {
+    this.writeBlocked = true;
+    this.drainDeadline = Date.now() + this.options.idleTimeoutMs;
+    this.pauseReading();
+  }
+
+  private pauseReading(): void {
+    if (this.readPaused || this.ended) return;
+    this.readPaused = true;
+    this.socket.pause();
+  }
+
+  private resumeSocket(): void {
+    if (!this.readPaused) return;
+    this.readPaused = false;
+    this.socket.resume();
+  }
+
+  /** Resume parsing held input and reading the socket once the queue has room and writes flow. */
+  private resumeReading(): void {
+    if (this.ended || this.writeBlocked || this.inParser) return;
+    while (this.parser.isPaused && !this.stopReading && this.queueHasRoom()) {
+      this.inParser = true;
+      try {
+        this.parser.resume();
+      } catch (err) {
+        this.report(err);
+        this.destroy();
+        return;
+      } finally {
+        this.inParser = false;
+      }
+    }
+    if (this.peerEnded && this.current === null && this.queue.length === 0) this.afterQueueDrained();
+    if (this.readPaused && !this.parser.isPaused && !this.writeBlocked && !this.ended) {
+      this.resumeSocket();
+      // Time spent paused by us does not count against the client.
+      if (this.deadlineKind === HEADERS) this.setDeadline(HEADERS, this.options.headersTimeoutMs);
+      else if (this.deadlineKind === BODY) this.setDeadline(BODY, this.options.bodyTimeoutMs);
+    }
+  }
+
+  /** Whether parsing may run ahead: the queue is within pipelineDepthMax and PIPELINE_BODY_BYTES_MAX. */
+  private queueHasRoom(): boolean {
+    return this.queue.length < this.options.pipelineDepthMax
+      && (this.queue.length === 0 || this.queuedBodyBytes < PIPELINE_BODY_BYTES_MAX);
+  }
+
+  private stopParsing(): void {
+    this.stopReading = true;
+    this.parser.destroy();
+  }
+
+  // ── Closing ───────────────────────────────────────────────────────────
+
+  /** Half-close after the last response; keep dropping input for LINGER_MS, then destroy. */
+  private endSocket(): void {
+    if (this.ended) return;
+    this.ended = true;
+    this.stopParsing();
+    this.socket.end();
+    this.setDeadline(LINGER, LINGER_MS);
+    this.resumeSocket();
+  }
+
+  destroy(): void {
+    this.ended = true;
+    this.stopParsing();
+    this.socket.destroy();
+  }
+
+  /** Graceful close: no new requests; answer what is received, then close. */
+  beginDrain(): void {
+    if (this.ended || this.stopReading) return;
+    if (this.parser.idle) {
+      this.stopParsing();
+      if (this.current === null && this.queue.length === 0) this.destroy();
+    } else {
+      this.draining = true;
+    }
+  }
+
+  // ── Deadlines ─────────────────────────────────────────────────────────
+
+  private setDeadline(kind: number, ms: number): void {
+    this.deadlineKind = kind;
+    this.deadline = kind === NONE ? 0 : Date.now() + ms;
+  }
+
+  /** Called by the server's clock tick. */
+  checkDeadlines(now: number): void {
+    if (this.drainDeadline !== 0 && now >= this.drainDeadline) {
+      // The client stopped reading its responses.
+      this.destroy();
+      return;
+    }
+    if (this.deadline === 0 || now < this.deadline) return;
+    switch (this.deadlineKind) {
+      case HEADERS:
+      case BODY: {
+        if (this.readPaused) return; // Paused by us (backpressure): re-armed on resume.
+        const error = this.deadlineKind === HEADERS
+          ? serverErrors.headersTimeout(this.options.headersTimeoutMs)
+          : serverErrors.bodyTimeout(this.options.bodyTimeoutMs);
+        const head = this.parser.currentHead;
+        this.parser.destroy();
+        this.onError(error, head);
+        return;
+      }
+      case IDLE:
+      case LINGER:
+        this.destroy();
+        return;
+      default:
+        this.deadline = 0;
+    }
+  }
+}

@@ -1,0 +1,22 @@
+/**
+ * Error catalogue of the HTTP server: timeouts, method override and mapping
+ * misuse (API.md §3.2), broken handler responses and bad options. Framing
+ * and limit errors of the parser are in `../parser/errors.ts`.
+ */
+import { TesseraError } from '@tessera/errors';
+
+const e = (code: string, status: number, message: string) => new TesseraError(code, status, message);
+
+export const serverErrors = {
+  headersTimeout: (headersTimeoutMs: number) =>
+    e('http_headers_timeout', 408, `Request head not received within ${headersTimeoutMs} ms`),
+  bodyTimeout: (bodyTimeoutMs: number) =>
+    e('http_body_timeout', 408, `No request body bytes received for ${bodyTimeoutMs} ms`),
+  overrideNeedsPost: () =>
+    e('http_method_override_misuse', 400, "'x-http-method-override' header must use the POST method"),
+  mappingNeedsGetOrPost: () =>
+    e('http_method_mapping_misuse', 400, 'HTTP Mappings must use GET or POST method'),
+  unknownMethod: (method: string) => e('http_unknown_method', 405, `Unknown method '${method}'`),
+  invalidResponse: (why: string) => e('http_invalid_response', 500, `Handler returned an invalid response: ${why}`),
+  invalidOption: (name: string, why: string) => e('http_invalid_option', 500, `Invalid HTTP server option '${name}': ${why}`),
+};

@@ -1,0 +1,76 @@
+/**
+ * Public shapes of the HTTP layer. The server parses HTTP/1.1 itself (Node's
+ * `http` rejects UPDATE, INFO…) and hands each complete request to one handler.
+ */
+
+/** The request line and header section, known before the body is read. */
+export interface RequestHead {
+  /** Effective method after `X-HTTP-Method-Override` / `:method` mapping (upper case). */
+  method: string;
+  /** Method as sent on the request line (case preserved). */
+  originalMethod: string;
+  /** Raw request-target as sent. */
+  target: string;
+  /** Raw (not percent-decoded) path, without the query and without a `:method` mapping suffix. */
+  path: string;
+  /** Raw query string after `?` ('' when absent). */
+  query: string;
+  /** 10 for HTTP/1.0, 11 for HTTP/1.1. */
+  httpVersion: 10 | 11;
+  /** Lower-cased header names → values (null prototype); repeated headers joined with ", ". */
+  headers: Record<string, string>;
+}
+
+export interface HttpRequest extends RequestHead {
+  /** The whole body (empty Buffer when none). */
+  body: Buffer;
+  remoteAddress: string;
+  /** process.hrtime.bigint() when the first byte of the request arrived. */
+  startedAt: bigint;
+}
+
+export interface HttpResponse {
+  status: number;
+  headers?: Record<string, string | number>;
+  /** Omitted/null = no body. On HEAD the server sends the headers only. */
+  body?: Buffer | string | null;
+}
+
+export type RequestHandler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse;
+
+export interface HttpServerOptions {
+  /** Request line + header section, bytes; beyond → 431. */
+  headerBytesMax: number;
+  /** Request-target bytes; beyond → 414. */
+  urlBytesMax: number;
+  /** Body bytes; a function may choose by request head (e.g. content type). Beyond → 413 before reading. */
+  bodyBytesMax: number | ((head: RequestHead) => number);
+  /** Time allowed to receive the whole request head, from its first byte. */
+  headersTimeoutMs: number;
+  /** Time allowed without receiving any byte while a body is being read. */
+  bodyTimeoutMs: number;
+  /** Idle keep-alive connection lifetime. */
+  idleTimeoutMs: number;
+  /** Requests parsed ahead of the one being answered on one connection (pipelining bound). */
+  pipelineDepthMax: number;
+  /** `Server:` header value. */
+  serverName: string;
+  /** Called after each response is written (logging, metrics). */
+  onResponse?: (req: HttpRequest | RequestHead | null, status: number, durationNs: bigint) => void;
+  /** Called when a handler throws or a connection fails unexpectedly. */
+  onError?: (err: unknown) => void;
+}
+
+/** A running HTTP/1.1 server (see `createHttpServer`). */
+export interface HttpServer {
+  /** Start listening (port 0 = any free port); resolves with the bound address. */
+  listen(port: number, host: string): Promise<{ port: number; host: string }>;
+  /**
+   * Stop accepting, close idle keep-alive connections at once, let requests
+   * already received finish (their responses carry `Connection: close`),
+   * and destroy whatever is left after `graceMs`.
+   */
+  close(graceMs?: number): Promise<void>;
+  /** Open client connections. */
+  readonly connections: number;
+}

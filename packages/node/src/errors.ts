@@ -1,0 +1,9 @@
+/** Error catalogue of the shard-node package. */
+import { TesseraError } from '@tessera/errors';
+
+export const nodeErrors = {
+  badCall: (method: string, why: string) => new TesseraError('rpc_bad_params', 500, `Bad parameters for '${method}': ${why}`),
+  shardNotHosted: (index: string, shard: number) =>
+    new TesseraError('shard_not_hosted', 503, `Shard ${shard} of ${index} is not open on this node`),
+  closing: () => new TesseraError('node_closing', 503, 'Shard node is shutting down'),
+};

@@ -1,0 +1,140 @@
+/**
+ * A shard node: hosts shard copies (one engine `Shard` each) and answers the
+ * coordinator's calls (rpc `ShardCalls`). In the embedded server it is reached
+ * through the in-process transport; as `tessera node` over WebSocket.
+ */
+import { Shard } from '@tessera/engine';
+import type { DocumentReply, NodeInfoReply, ShardRef, ShardStatsReply, WriteCall, WriteReply } from '@tessera/rpc';
+import { nodeErrors } from './errors.js';
+import { shardDirectory } from './shard-paths.js';
+
+export interface ShardNodeOptions {
+  name: string;
+  dataDir: string;
+  /** Document cache bytes per shard copy. */
+  documentCacheBytesMax?: number;
+}
+
+export class ShardNode {
+  private readonly shards = new Map<string, Promise<Shard>>();
+  private closing = false;
+
+  constructor(private readonly options: ShardNodeOptions) {}
+
+  get name(): string {
+    return this.options.name;
+  }
+
+  /** The RPC handler: validates the call's shape, then dispatches. */
+  readonly handle = async (method: string, params: unknown): Promise<unknown> => {
+    if (this.closing) throw nodeErrors.closing();
+    const p = params as Record<string, unknown>;
+    switch (method) {
+      case 'doc.get': {
+        const shard = await this.open(ref(method, p));
+        const doc = await shard.get(docId(method, p.id));
+        if (doc === undefined) return null;
+        const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
+        return reply;
+      }
+      case 'doc.write': {
+        const call = p as unknown as WriteCall;
+        const shard = await this.open(ref(method, p));
+        const result = await shard.write({
+          op: call.op,
+          id: docId(method, call.id),
+          body: call.body,
+          patch: call.patch,
+          expectedVersions: call.expectedVersions,
+          upsert: call.upsert,
+          commit: call.commit,
+        });
+        const reply: WriteReply = result;
+        return reply;
+      }
+      case 'shard.open': {
+        const shard = await this.open(ref(method, p));
+        return shard.stats() satisfies ShardStatsReply;
+      }
+      case 'shard.stats':
+        return (await this.open(ref(method, p))).stats() satisfies ShardStatsReply;
+      case 'shard.commit':
+        await (await this.open(ref(method, p))).commit();
+        return null;
+      case 'shard.drop':
+        await this.drop(ref(method, p));
+        return null;
+      case 'node.info':
+        return this.info();
+      default:
+        throw nodeErrors.badCall(method, 'unknown method');
+    }
+  };
+
+  /** Open (creating if needed) a shard copy; concurrent opens share one. */
+  open(where: ShardRef): Promise<Shard> {
+    const key = shardKey(where);
+    let opening = this.shards.get(key);
+    if (!opening) {
+      opening = Shard.open({
+        path: shardDirectory(this.options.dataDir, where.index, where.shard),
+        documentCacheBytesMax: this.options.documentCacheBytesMax,
+      });
+      this.shards.set(key, opening);
+      opening.catch(() => this.shards.delete(key));
+    }
+    return opening;
+  }
+
+  async drop(where: ShardRef): Promise<void> {
+    const key = shardKey(where);
+    const shard = await (this.shards.get(key) ?? this.open(where));
+    this.shards.delete(key);
+    await shard.destroy();
+  }
+
+  async info(): Promise<NodeInfoReply> {
+    const shards: NodeInfoReply['shards'] = [];
+    for (const [key, opening] of this.shards) {
+      const shard = await opening.catch(() => undefined);
+      if (!shard) continue;
+      const stats = shard.stats();
+      const [index, number] = splitKey(key);
+      shards.push({ index, shard: number, seq: stats.seq, documents: stats.documents });
+    }
+    return { name: this.options.name, shards };
+  }
+
+  /** Stop answering and close every shard copy (flushing pending batches). */
+  async close(): Promise<void> {
+    this.closing = true;
+    const all = [...this.shards.values()];
+    this.shards.clear();
+    await Promise.all(all.map(async (opening) => (await opening.catch(() => undefined))?.close()));
+  }
+
+}
+
+function shardKey(where: ShardRef): string {
+  return `${where.shard}${where.index}`;
+}
+
+function splitKey(key: string): [string, number] {
+  const slash = key.indexOf('/');
+  return [key.slice(slash), Number(key.slice(0, slash))];
+}
+
+function ref(method: string, p: Record<string, unknown> | null | undefined): ShardRef {
+  if (!p || typeof p.index !== 'string' || !p.index.startsWith('/') || !p.index.endsWith('/')) {
+    throw nodeErrors.badCall(method, 'index must be an index path');
+  }
+  if (typeof p.shard !== 'number' || !Number.isInteger(p.shard) || p.shard < 1) {
+    throw nodeErrors.badCall(method, 'shard must be a positive integer');
+  }
+  return { index: p.index, shard: p.shard };
+}
+
+function docId(method: string, id: unknown): string | number {
+  if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return id;
+  throw nodeErrors.badCall(method, 'id must be a string or a number');
+}
