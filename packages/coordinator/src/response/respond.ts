@@ -25,9 +25,10 @@ export function render(head: RequestHead, reply: Reply, pretty: boolean | undefi
   if (coding === null) return { status: 406, headers: reply.headers ?? {} };
   const indent = negotiated.indent ?? (pretty ? 2 : 0);
   let body = negotiated.serializer.encode(reply.value, indent);
-  const headers: Record<string, string | number> = { ...reply.headers, 'Content-Type': negotiated.serializer.contentType };
+  const headers: Record<string, string | number> = Object.assign({}, reply.headers);
+  headers['Content-Type'] = negotiated.serializer.contentType;
   if (coding !== 'identity' && body.length >= COMPRESS_BYTES_MIN) {
-    body = encodeContent(body, coding);
+    body = encodeContent(typeof body === 'string' ? Buffer.from(body, 'utf8') : body, coding);
     headers['Content-Encoding'] = coding;
     headers.Vary = 'Accept, Accept-Encoding';
   }

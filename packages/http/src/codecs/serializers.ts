@@ -19,9 +19,11 @@ const YAML_INDENT_DEFAULT = 2;
 
 const msgpackEncoder = new Encoder({ ignoreUndefined: true, maxDepth: MSGPACK_DEPTH_MAX });
 
-function encodeJson(value: unknown, indent: number): Buffer {
+function encodeJson(value: unknown, indent: number): string {
   // JSON.stringify(undefined) is undefined: answer `null` rather than no body.
-  return Buffer.from(JSON.stringify(value, null, indent) ?? 'null', 'utf8');
+  // A string, not a Buffer: the server writes head and body in one string
+  // write, which saves a copy and a writev per response.
+  return JSON.stringify(value, null, indent) ?? 'null';
 }
 
 const YAML_OPTIONS = {
@@ -72,7 +74,7 @@ function encodeMsgpack(value: unknown): Buffer {
   return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
 }
 
-const ENCODERS: Record<SerializerFormat, { charset: boolean; encode(value: unknown, indent: number): Buffer }> = {
+const ENCODERS: Record<SerializerFormat, { charset: boolean; encode(value: unknown, indent: number): Buffer | string }> = {
   json: { charset: true, encode: encodeJson },
   yaml: { charset: true, encode: encodeYaml },
   msgpack: { charset: false, encode: encodeMsgpack },

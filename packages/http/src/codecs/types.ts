@@ -20,7 +20,8 @@ export interface Serializer {
   mediaType: string;
   /** Full Content-Type header value, e.g. `application/json; charset=utf-8`. */
   contentType: string;
-  encode(value: unknown, indent: number): Buffer;
+  /** Text formats may answer a string (UTF-8 on the wire). */
+  encode(value: unknown, indent: number): Buffer | string;
 }
 
 /** One media range of an Accept header. */
