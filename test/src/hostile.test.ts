@@ -1,0 +1,99 @@
+/**
+ * Hostile clients against the real server process: each gets a clear error or
+ * a closed connection, nothing is written, and the server keeps serving.
+ */
+import { connect, type Socket } from 'node:net';
+import { call, removeDir, startServer, type Server } from './harness.js';
+
+let server: Server;
+
+beforeAll(async () => {
+  server = await startServer({ args: ['--port', '0', '--data', (await import('./harness.js')).tempDataDir(), '--headers-timeout-ms', '1500'] });
+});
+
+afterAll(async () => {
+  expect(await server.stop()).toBe(0);
+  removeDir(server.dataDir);
+});
+
+/** Send raw bytes; resolve with everything received until the server closes (or `waitMs`). */
+function raw(pieces: Array<string | Buffer>, options: { gapMs?: number; waitMs?: number } = {}): Promise<{ text: string; closed: boolean; ms: number }> {
+  return new Promise((resolve) => {
+    const started = Date.now();
+    const socket: Socket = connect(server.port, '127.0.0.1');
+    let text = '';
+    let closed = false;
+    let timer: NodeJS.Timeout | undefined;
+    const finish = () => {
+      if (timer) clearTimeout(timer);
+      socket.destroy();
+      resolve({ text, closed, ms: Date.now() - started });
+    };
+    socket.on('data', (d) => { text += d.toString('latin1'); });
+    socket.on('error', () => undefined);
+    socket.on('close', () => { closed = true; finish(); });
+    socket.on('connect', async () => {
+      for (const piece of pieces) {
+        if (socket.destroyed) return;
+        socket.write(piece);
+        if (options.gapMs) await new Promise((r) => setTimeout(r, options.gapMs));
+      }
+    });
+    timer = setTimeout(finish, options.waitMs ?? 5000);
+  });
+}
+
+it('a client sending one byte per second is cut off by the header timeout', async () => {
+  const request = 'PUT /hostile/slow HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\n\r\n{}';
+  const r = await raw(request.split(''), { gapMs: 1000, waitMs: 6000 });
+  expect(r.closed).toBe(true);
+  expect(r.ms).toBeLessThan(4000);
+  expect(r.text).toMatch(/^HTTP\/1\.1 408 /);
+  expect((await call(server, 'GET', '/hostile/slow')).status).toBe(404);
+}, 15_000);
+
+it('Content-Length with Transfer-Encoding is refused and the connection closed', async () => {
+  const r = await raw(['POST /hostile/ HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /hostile/1 HTTP/1.1\r\nHost: x\r\n\r\n']);
+  expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+  expect(r.text.match(/HTTP\/1\.1/g)).toHaveLength(1);
+  expect(r.closed).toBe(true);
+});
+
+it('two different Content-Lengths are refused', async () => {
+  const r = await raw(['PUT /hostile/two HTTP/1.1\r\nHost: x\r\nContent-Length: 2\r\nContent-Length: 3\r\n\r\n{}x']);
+  expect(r.text).toMatch(/^HTTP\/1\.1 400 /);
+  expect(r.closed).toBe(true);
+  expect((await call(server, 'GET', '/hostile/two')).status).toBe(404);
+});
+
+it('a header section over 16 KiB is a 431, a URL over 8 KiB a 414', async () => {
+  const big = await raw([`GET / HTTP/1.1\r\nHost: x\r\nX-Big: ${'a'.repeat(17 * 1024)}\r\n\r\n`]);
+  expect(big.text).toMatch(/^HTTP\/1\.1 431 /);
+  const long = await raw([`GET /${'a'.repeat(9 * 1024)} HTTP/1.1\r\nHost: x\r\n\r\n`]);
+  expect(long.text).toMatch(/^HTTP\/1\.1 414 /);
+});
+
+it('a declared body over the limit is refused before it is sent', async () => {
+  const r = await raw(['PUT /hostile/huge HTTP/1.1\r\nHost: x\r\nContent-Length: 4294967296\r\nExpect: 100-continue\r\n\r\n']);
+  expect(r.text).toMatch(/^HTTP\/1\.1 413 /);
+  expect(r.text).not.toMatch(/100 Continue/);
+});
+
+it('garbage gets a 4xx or a closed connection and the server keeps serving', async () => {
+  for (const junk of ['\x00\x01\x02\r\n\r\n', 'GET\r\n\r\n', 'HELLO WORLD\r\n\r\n', 'GET / HTTP/9.9\r\nHost: x\r\n\r\n', '\r\n\r\n\r\n']) {
+    const r = await raw([junk], { waitMs: 2000 });
+    if (r.text.length > 0) expect(r.text).toMatch(/^HTTP\/1\.1 (4|5)\d\d /);
+    else expect(r.closed).toBe(true);
+  }
+  expect((await call(server, 'PUT', '/hostile/ok', { fine: true })).status).toBe(200);
+});
+
+it('a 4 GB declared MessagePack string, a YAML alias bomb and bad UTF-8 are 400s', async () => {
+  const str32 = Buffer.from([0x81, 0xa1, 0x61, 0xdb, 0xff, 0xff, 0xff, 0xff, 0x61]);
+  expect((await call(server, 'PUT', '/hostile/m', str32, { 'content-type': 'application/x-msgpack' })).status).toBe(400);
+  const bomb = ['a: &a ["x","x","x","x","x","x","x","x","x"]'];
+  for (let i = 0; i < 9; i++) bomb.push(`${String.fromCharCode(98 + i)}: &${String.fromCharCode(98 + i)} [${Array(9).fill(`*${String.fromCharCode(97 + i)}`).join(',')}]`);
+  expect((await call(server, 'PUT', '/hostile/y', bomb.join('\n'), { 'content-type': 'application/x-yaml' })).status).toBe(400);
+  expect((await call(server, 'PUT', '/hostile/u', Buffer.from([0x7b, 0x22, 0x61, 0x22, 0x3a, 0x22, 0xff, 0xfe, 0x22, 0x7d]))).status).toBe(400);
+  for (const id of ['m', 'y', 'u']) expect((await call(server, 'GET', `/hostile/${id}`)).status).toBe(404);
+});
