@@ -384,3 +384,34 @@ describe('persistence', () => {
     }
   });
 });
+
+describe('observability', () => {
+  it('GET /:metrics serves Prometheus text with request latencies, documents per index and process metrics', async () => {
+    await call(server, 'PUT', '/metered/1', { a: 1 });
+    const r = await call(server, 'GET', '/:metrics');
+    expect(r.status).toBe(200);
+    expect(r.headers['content-type']).toMatch(/^text\/plain; version=0\.0\.4/);
+    expect(r.text).toMatch(/tessera_http_requests_seconds_count\{method="PUT",status="200"\} \d+/);
+    expect(r.text).toMatch(/tessera_operations_seconds_count\{operation="document.put"\} \d+/);
+    expect(r.text).toContain('tessera_documents{index="/metered/"} 1');
+    expect(r.text).toMatch(/tessera_uptime_seconds \d/);
+    expect(r.text).toMatch(/tessera_http_current_connections \d/);
+    expect(r.text).toContain('nodejs_eventloop_lag_seconds');
+    expect((await call(server, 'PUT', '/:metrics', { a: 1 })).status).toBe(405);
+  });
+
+  it('echoes X-Request-Id or generates one', async () => {
+    const given = await call(server, 'GET', '/', undefined, { 'x-request-id': 'abc-123' });
+    expect(given.headers['x-request-id']).toBe('abc-123');
+    const made = await call(server, 'GET', '/blog/404');
+    expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(server.logs.some((l) => l.msg === 'request' && l.requestId === 'abc-123' && l.status === 200)).toBe(true);
+  });
+
+  it('/healthz and /readyz answer', async () => {
+    expect((await call(server, 'GET', '/healthz')).json).toEqual({ status: 'ok' });
+    const ready = await call(server, 'GET', '/readyz');
+    expect(ready.status).toBe(200);
+    expect(ready.json).toEqual({ status: 'ready' });
+  });
+});

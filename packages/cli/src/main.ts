@@ -39,6 +39,7 @@ const LIMIT_FLAGS: Array<[string, keyof ServeOptions, number, number, string]> =
   ['fields-max', 'fieldsMax', 1, 10_000_000, 'most object keys in one body (400 beyond)'],
   ['document-cache-bytes-max', 'documentCacheBytesMax', 0, 2 ** 40, 'decoded-document cache per shard, bytes'],
   ['shutdown-grace-ms', 'shutdownGraceMs', 0, 2 ** 31, 'time in-flight requests get on SIGTERM'],
+  ['slow-request-ms', 'slowRequestMs', 0, 2 ** 31, 'requests slower than this are logged at warn'],
 ];
 
 function envName(flag: string): string {

@@ -29,6 +29,7 @@ export interface ServeOptions {
   fieldsMax: number;
   documentCacheBytesMax: number;
   shutdownGraceMs: number;
+  slowRequestMs: number;
 }
 
 export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
@@ -48,6 +49,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   fieldsMax: 10_000,
   documentCacheBytesMax: 64 * 1024 * 1024,
   shutdownGraceMs: 10_000,
+  slowRequestMs: 1000,
 };
 
 export interface RunningServer {
@@ -85,6 +87,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
     log,
+    slowRequestMs: options.slowRequestMs,
   });
   const http: HttpServer = createHttpServer({
     bodyBytesMax: options.bodyBytesMax,
@@ -96,6 +99,10 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     serverName: `Tessera/${TESSERA_VERSION}`,
     onError: (err) => log.error({ err }, 'request failed'),
   }, coordinator.handle);
+  coordinator.metrics.attach({
+    documentsByIndex: () => coordinator.documentsByIndex(),
+    connections: () => http.connections,
+  });
   const address = await http.listen(options.port, options.host);
   log.info({ host: address.host, port: address.port, dataDir, node: options.nodeName }, 'listening');
   return {

@@ -3,8 +3,9 @@
  * routing table), reaches shard copies only through RPC clients, and renders
  * every result and every failure in the negotiated format.
  */
+import { randomUUID } from 'node:crypto';
 import { toTesseraError, type TesseraError } from '@tessera/errors';
-import type { DecodeLimits, HttpRequest, HttpResponse } from '@tessera/http';
+import { KNOWN_METHODS, type DecodeLimits, type HttpRequest, type HttpResponse } from '@tessera/http';
 import type { Logger } from 'pino';
 import { ClusterInfo, type ClusterIdentity } from './cluster/info.js';
 import type { NodeDirectory } from './cluster/nodes.js';
@@ -20,6 +21,7 @@ import { render, renderError, type Reply } from './response/respond.js';
 import { applySelector } from './response/selector.js';
 import { ShardRouter } from './routing.js';
 import { LocalStateStore } from './state/local-store.js';
+import { Metrics } from './observability/metrics.js';
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
@@ -29,15 +31,26 @@ export interface CoordinatorOptions {
   indexDefaults: IndexSettings;
   decodeLimits: DecodeLimits;
   log: Logger;
+  /** Requests slower than this are logged at warn. */
+  slowRequestMs: number;
 }
 
 const ALLOW = 'GET, HEAD, PUT, POST, UPDATE, UPSERT, PATCH, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS';
 
 type Resource = 'root' | 'index' | 'document';
 
+/** Method label of the request metrics: known methods, else OTHER (client input must not grow label sets). */
+const METHOD_LABELS = new Set(KNOWN_METHODS);
+
+/** A client's X-Request-Id is echoed when it is a sane token; else one is generated. */
+const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
+
 export class Coordinator {
+  readonly metrics = new Metrics();
+
   private constructor(
     private readonly options: CoordinatorOptions,
+    private readonly registry: IndexRegistry,
     private readonly documents: DocumentHandlers,
     private readonly indexes: IndexHandlers,
     private readonly cluster: ClusterInfo,
@@ -49,6 +62,7 @@ export class Coordinator {
     const router = await ShardRouter.create();
     return new Coordinator(
       options,
+      registry,
       new DocumentHandlers(registry, router),
       new IndexHandlers(registry),
       new ClusterInfo(options.identity, options.nodes, registry, options.indexDefaults),
@@ -57,20 +71,79 @@ export class Coordinator {
 
   /** The HTTP handler. Never throws: every failure becomes an error response. */
   readonly handle = async (req: HttpRequest): Promise<HttpResponse> => {
+    const given = req.headers['x-request-id'];
+    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+    let operation: string | undefined;
+    let response: HttpResponse;
     let pretty: boolean | undefined;
     try {
-      const path = parsePath(req.path);
-      const ctx = new RequestContext(req, path, this.options.decodeLimits);
-      pretty = ctx.options.pretty;
-      const reply = await this.dispatch(ctx, resourceOf(path));
-      return render(req, reply, pretty);
+      const special = await this.special(req);
+      if (special) {
+        response = special;
+      } else {
+        const path = parsePath(req.path);
+        const ctx = new RequestContext(req, path, this.options.decodeLimits);
+        pretty = ctx.options.pretty;
+        const resource = resourceOf(path);
+        operation = `${resource}.${req.method.toLowerCase()}`;
+        response = render(req, await this.dispatch(ctx, resource), pretty);
+      }
     } catch (err) {
       const error = toTesseraError(err);
-      if (error.status >= 500) this.options.log.error({ err, method: req.method, path: req.path }, error.message);
+      if (error.status >= 500) this.options.log.error({ err, requestId, method: req.method, path: req.path }, error.message);
       if (pretty === undefined) pretty = prettyOf(req.query);
-      return renderError(req, error as TesseraError, pretty);
+      response = renderError(req, error as TesseraError, pretty);
     }
+    const headers = response.headers ?? (response.headers = {});
+    headers['X-Request-Id'] = requestId;
+    this.observe(req, response.status, requestId, METHOD_LABELS.has(req.method) ? operation : undefined);
+    return response;
   };
+
+  /** Endpoints outside the index/document grammar: metrics and health. */
+  private async special(req: HttpRequest): Promise<HttpResponse | undefined> {
+    switch (req.path) {
+      case '/:metrics':
+      case '/metrics': {
+        if (req.method !== 'GET' && req.method !== 'HEAD') throw apiErrors.methodNotAllowed(req.method, 'the metrics endpoint');
+        const { contentType, body } = await this.metrics.text();
+        return { status: 200, headers: { 'Content-Type': contentType }, body };
+      }
+      case '/healthz':
+        return { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{"status":"ok"}' };
+      case '/readyz': {
+        const inactive = (await this.cluster.nodeList()).filter((n) => n.active !== true).map((n) => n.name);
+        const ready = inactive.length === 0;
+        const body = JSON.stringify(ready ? { status: 'ready' } : { status: 'not ready', reason: `nodes not active: ${inactive.join(', ')}` });
+        return { status: ready ? 200 : 503, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body };
+      }
+      default:
+        return undefined;
+    }
+  }
+
+  private observe(req: HttpRequest, status: number, requestId: string, operation: string | undefined): void {
+    const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
+    const method = METHOD_LABELS.has(req.method) ? req.method : 'OTHER';
+    this.metrics.observeRequest(method, status, seconds, operation);
+    const log = this.options.log;
+    const ms = Math.round(seconds * 1e6) / 1e3;
+    if (ms >= this.options.slowRequestMs) {
+      log.warn({ requestId, method: req.method, path: req.path, status, ms }, 'slow request');
+    } else if (log.isLevelEnabled('info')) {
+      log.info({ requestId, method: req.method, path: req.path, status, ms }, 'request');
+    }
+  }
+
+  /** Live documents per index, for the metrics scrape. */
+  async documentsByIndex(): Promise<Map<string, number>> {
+    const out = new Map<string, number>();
+    for (const meta of this.registry.list()) {
+      const stats = await this.registry.shardStats(meta);
+      out.set(meta.path, stats.reduce((sum, s) => sum + s.documents, 0));
+    }
+    return out;
+  }
 
   private async dispatch(ctx: RequestContext, resource: Resource): Promise<Reply> {
     const method = ctx.method;

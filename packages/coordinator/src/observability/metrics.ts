@@ -1,0 +1,89 @@
+/**
+ * Prometheus metrics (API.md §12.3) from prom-client, one registry per
+ * server: request and operation latencies as summaries, uptime, documents per
+ * index (gathered from the shards at scrape time), open connections, and
+ * prom-client's default process metrics (event-loop lag, heap, GC).
+ */
+import { collectDefaultMetrics, Gauge, Registry, Summary } from 'prom-client';
+
+export interface MetricsSources {
+  /** Live documents per index path. */
+  documentsByIndex(): Promise<Map<string, number>>;
+  /** Open HTTP connections. */
+  connections(): number;
+}
+
+const PERCENTILES = [0.5, 0.9, 0.99];
+/** Summaries forget old observations so a scrape shows recent latency. */
+const SUMMARY_WINDOW = { maxAgeSeconds: 600, ageBuckets: 5 };
+
+export class Metrics {
+  readonly registry = new Registry();
+  private readonly requests: Summary<'method' | 'status'>;
+  private readonly operations: Summary<'operation'>;
+  private readonly startedAt = process.hrtime.bigint();
+  private sources: MetricsSources | undefined;
+
+  constructor() {
+    collectDefaultMetrics({ register: this.registry });
+    this.requests = new Summary({
+      name: 'tessera_http_requests_seconds',
+      help: 'HTTP requests answered by the coordinator, by method and status',
+      labelNames: ['method', 'status'],
+      percentiles: PERCENTILES,
+      ...SUMMARY_WINDOW,
+      registers: [this.registry],
+    });
+    this.operations = new Summary({
+      name: 'tessera_operations_seconds',
+      help: 'API operations (document.get, index.put, …) by operation',
+      labelNames: ['operation'],
+      percentiles: PERCENTILES,
+      ...SUMMARY_WINDOW,
+      registers: [this.registry],
+    });
+    const startedAt = this.startedAt;
+    new Gauge({
+      name: 'tessera_uptime_seconds',
+      help: 'Seconds since the server started',
+      registers: [this.registry],
+      collect() {
+        this.set(Number(process.hrtime.bigint() - startedAt) / 1e9);
+      },
+    });
+    const metrics = this;
+    new Gauge({
+      name: 'tessera_documents',
+      help: 'Live documents per index',
+      labelNames: ['index'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const byIndex = await metrics.sources?.documentsByIndex().catch(() => undefined);
+        if (byIndex) for (const [index, n] of byIndex) this.set({ index }, n);
+      },
+    });
+    new Gauge({
+      name: 'tessera_http_current_connections',
+      help: 'Open HTTP connections',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.sources?.connections() ?? 0);
+      },
+    });
+  }
+
+  /** Where scrape-time figures come from (set once the server is up). */
+  attach(sources: MetricsSources): void {
+    this.sources = sources;
+  }
+
+  observeRequest(method: string, status: number, seconds: number, operation: string | undefined): void {
+    this.requests.observe({ method, status: String(status) }, seconds);
+    if (operation !== undefined && status < 500) this.operations.observe({ operation }, seconds);
+  }
+
+  async text(): Promise<{ contentType: string; body: string }> {
+    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  }
+}
