@@ -1,1 +1,33 @@
-export {};
+/**
+ * @tessera/schema: the index schema as pure, synchronous functions (API.md
+ * §5.7, §5.8, §7.1, §7.2, §8). The coordinator folds documents into the
+ * schema before routing a write; each shard's engine resolves field specs and
+ * term names to index and query.
+ */
+export { schemaErrors } from './errors.js';
+export { xxh32 } from './xxh32.js';
+export {
+  type BaseType, DATE_UNIT_SECONDS, DATE_UNITS, type DateUnit, DEFAULT_DATE_ACCURACY, DEFAULT_INDEX,
+  DEFAULT_NUMERIC_ACCURACY, type FieldType, type IndexMode, indexName, isDateType, isDateUnit, isNumericType,
+  parseIndex, parseType, type ScalarType, TYPE_CHARS, typeName,
+} from './types.js';
+export { DATE_VALUE_KEYS, FIELD_OPTION_KEYS, isPlainObject, ROOT_CONTROL_KEYS, VALUE_KEYS } from './keys.js';
+export { LANGUAGE_NAMES, normaliseLanguage } from './languages.js';
+export { checkOptionsForType, IMMUTABLE_OPTIONS, normaliseOption, SLOT_MAX, SLOT_MIN } from './options.js';
+export {
+  DEFAULT_DETECTION, type Detected, type DetectionFlags, describeType, detectType, STRING_DETECTORS,
+  type StringDetector,
+} from './detect.js';
+export {
+  type DateParseOptions, dateUnitStart, formatDate, isDateOnlyString, isDateString, parseDate, YEAR_MAX, YEAR_MIN,
+} from './dates.js';
+export { type Converted, type ConvertOptions, convertValue, type IndexValue, KEYWORD_BYTES_MAX } from './convert.js';
+export { defaultSlot, type FieldSpec, type StemStrategy, type StopStrategy } from './spec.js';
+export {
+  createSchema, describeSchema, fieldSpec, mergeSchema, type Schema, type SchemaNode,
+} from './schema.js';
+export { foldDocument, type FoldOptions, type FoldResult, type IndexedValue, type NormalisedDocument } from './fold.js';
+export {
+  accuracyBucket, accuracyPrefix, accuracyTerms, fieldTerm, globalTerm, sortableNumber, sortableToken, stemTerm,
+  type TermSpec, textTerm, valueToken,
+} from './terms.js';

@@ -1,0 +1,381 @@
+/**
+ * Folding a document body into the schema (API.md §5.7, §8.1, §8.7, §8.8):
+ * one walk that detects the types of new fields, converts every value to its
+ * field's type, and yields the stored form and the list of values to index.
+ *
+ * All or nothing: the input schema is never mutated. The first new field
+ * clones it (`define`), and a 400 anywhere in the walk throws before the
+ * clone is returned, so a rejected document changes no schema.
+ *
+ * Inline options (`{"_type": "text", "_value": …}`) are recorded when they
+ * create a field; on an existing field, immutable ones must equal the
+ * field's, and changeable ones (`_index`, `_store`, `_weight`, …) apply to
+ * this document only.
+ */
+import { convertValue, type IndexValue } from './convert.js';
+import { describeType, detectType } from './detect.js';
+import { schemaErrors } from './errors.js';
+import {
+  DATE_VALUE_KEYS, FIELD_OPTION_KEYS, hasOwn, isCommentKey, isPlainObject, ROOT_CONTROL_KEYS, VALUE_KEYS,
+} from './keys.js';
+import { checkOptionsForType, IMMUTABLE_OPTIONS, normaliseOption } from './options.js';
+import { checkFieldName, nodeOptions, type Schema, type SchemaNode } from './schema.js';
+import { effectiveImmutable, type FieldSpec, type Inherited, inheritChild, resolveSpec, rootInherited } from './spec.js';
+import { type FieldType, parseType } from './types.js';
+
+/** One value to index: arrays are flattened, the value converted to the field's type. */
+export interface IndexedValue {
+  readonly path: string;
+  readonly spec: FieldSpec;
+  readonly value: IndexValue;
+}
+
+export interface NormalisedDocument {
+  /** Stored form of API.md §5.7. */
+  readonly stored: Record<string, unknown>;
+  /** Values of fields whose `_index` is not `none`, in document order. */
+  readonly values: readonly IndexedValue[];
+}
+
+export interface FoldOptions {
+  /** The `--strict` server option: every new field needs `_type` (412). */
+  strict?: boolean;
+  /** Epoch seconds of `now` in date math; the clock when absent. */
+  now?: number;
+}
+
+export interface FoldResult {
+  readonly schema: Schema;
+  /** Whether the schema grew (then `schema` is a new tree, else the one passed in). */
+  readonly changed: boolean;
+  readonly document: NormalisedDocument;
+}
+
+export function foldDocument(schema: Schema, body: unknown, options: FoldOptions = {}): FoldResult {
+  if (!isPlainObject(body)) throw schemaErrors.badDocument('Document body must be an object');
+  const folder = new Folder(schema, options);
+  const stored = folder.root(body);
+  return { schema: folder.schema, changed: folder.changed, document: { stored, values: folder.values } };
+}
+
+/** Marks a value left out of the stored form (`_store: false`). */
+const DROP: unique symbol = Symbol('drop');
+type Stored = unknown;
+
+/** A field's object split into its parts. */
+interface Split {
+  options: Record<string, unknown>;
+  children: Array<[string, unknown]>;
+  hasValue: boolean;
+  /** The `{"_date"|"_datetime": …}` part of a date given as components. */
+  dateValue: Record<string, unknown> | undefined;
+}
+
+class Folder {
+  schema: Schema;
+  changed = false;
+  readonly values: IndexedValue[] = [];
+  private readonly options: FoldOptions;
+
+  constructor(schema: Schema, options: FoldOptions) {
+    this.schema = schema;
+    this.options = options;
+  }
+
+  root(body: Record<string, unknown>): Record<string, unknown> {
+    if (hasOwn(body, '_value')) throw schemaErrors.unknownReservedKey('_value');
+    const split = splitObject(body, '', true);
+    if (split.dateValue !== undefined) throw schemaErrors.badDocument('A document body cannot be a value');
+    const opts = { ...nodeOptions(this.schema), ...split.options };
+    if (opts._type !== undefined && parseType(opts._type, '_schema').base !== 'object') {
+      throw schemaErrors.typeMismatch(String(opts._type), 'object');
+    }
+    checkOptionsForType(split.options, { base: 'object', array: false }, '_schema');
+    const inh = rootInherited(opts, this.options.strict === true);
+    if (opts._recurse === false) return inh.store ? withoutKeys(body, FIELD_OPTION_KEYS, ROOT_CONTROL_KEYS) : {};
+    const out = this.objectBody([], split.children, inh, ignoreSet(opts));
+    return inh.store ? out : {};
+  }
+
+  private objectBody(segs: readonly string[], children: Array<[string, unknown]>, inh: Inherited, ignore: ReadonlySet<string>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of children) {
+      const r = ignore.has(key) ? plainStored(child, inh.store) : this.field([...segs, key], child, inh);
+      if (r !== DROP) out[key] = r;
+    }
+    return out;
+  }
+
+  private lookup(segs: readonly string[]): SchemaNode | undefined {
+    let node: unknown = this.schema;
+    for (const s of segs) {
+      if (!isPlainObject(node) || !hasOwn(node, s)) return undefined;
+      node = node[s];
+    }
+    return isPlainObject(node) ? node : undefined;
+  }
+
+  /** Record options on the node at `segs` (creating it), cloning the schema on its first change. */
+  private define(segs: readonly string[], options: Record<string, unknown>): void {
+    if (!this.changed) {
+      this.schema = structuredClone(this.schema);
+      this.changed = true;
+    }
+    let node: SchemaNode = this.schema;
+    for (const s of segs) {
+      let next = node[s];
+      if (!isPlainObject(next)) {
+        next = {};
+        node[s] = next;
+      }
+      node = next as SchemaNode;
+    }
+    Object.assign(node, options);
+  }
+
+  private field(segs: readonly string[], raw: unknown, parent: Inherited): Stored | typeof DROP {
+    const path = segs.join('.');
+    const name = segs[segs.length - 1]!;
+    checkFieldName(name, path);
+    if (isPlainObject(raw) && isOpaque(raw)) return opaque(raw, parent.store);
+    const node = this.lookup(segs);
+    let inline: Record<string, unknown> = {};
+    let value: unknown = raw;
+    let body: Array<[string, unknown]> | undefined;
+    if (isPlainObject(raw)) {
+      const split = splitObject(raw, path, false);
+      inline = split.options;
+      if (split.hasValue) {
+        if (split.children.length > 0) throw schemaErrors.badDocument(`Field '${path}' has both '_value' and fields`);
+        value = raw._value;
+      } else if (split.dateValue !== undefined) {
+        if (split.children.length > 0) throw schemaErrors.badDocument(`Field '${path}' has both a date value and fields`);
+        value = split.dateValue;
+      } else {
+        body = split.children;
+      }
+    }
+    if (Array.isArray(value)) inline = gatherElementOptions(value, inline, path);
+    const nodeOpts = node === undefined ? {} : nodeOptions(node);
+    const nodeType = nodeOpts._type === undefined ? undefined : parseType(nodeOpts._type, path);
+    if (nodeType !== undefined) checkInline(nodeOpts, nodeType, inline, path, `${parent.prefix}${name}.`);
+    const opts = { ...nodeOpts, ...inline };
+    const inh = inheritChild(parent, name, opts);
+    const isNew = nodeType === undefined;
+
+    if (opts._recurse === false) {
+      if (isNew && parent.dynamic && Object.keys(inline).length > 0) this.define(segs, inline);
+      return inh.store ? verbatim(raw) : DROP;
+    }
+    if (node === undefined && !parent.dynamic) return plainStored(raw, inh.store);
+    if (body !== undefined) return this.objectField(segs, path, body, inline, opts, inh, isNew, parent);
+    return this.valueField(segs, path, value, inline, opts, inh, isNew, parent);
+  }
+
+  private objectField(
+    segs: readonly string[], path: string, body: Array<[string, unknown]>, inline: Record<string, unknown>,
+    opts: Record<string, unknown>, inh: Inherited, isNew: boolean, parent: Inherited,
+  ): Stored | typeof DROP {
+    let typeStr = opts._type as string | undefined;
+    if (typeStr === undefined) {
+      // Strictness is the parent's: an object's own `_strict` governs its children.
+      if (parent.strict) throw schemaErrors.strictMissingType(path);
+      typeStr = 'object';
+    }
+    const t = parseType(typeStr, path);
+    if (t.base !== 'object') throw schemaErrors.typeMismatch(typeStr, 'object');
+    checkOptionsForType(opts, t, path);
+    if (isNew) this.define(segs, { ...inline, _type: typeStr });
+    const stored = this.objectBody(segs, body, inh, ignoreSet(opts));
+    return inh.store ? stored : DROP;
+  }
+
+  private valueField(
+    segs: readonly string[], path: string, value: unknown, inline: Record<string, unknown>,
+    opts: Record<string, unknown>, inh: Inherited, isNew: boolean, parent: Inherited,
+  ): Stored | typeof DROP {
+    let typeStr = opts._type as string | undefined;
+    if (typeStr === undefined) {
+      const detected = detectType(value, inh.detection);
+      if (detected === null) return plainStored(value, inh.store); // null, [] and later types fix nothing
+      if (parent.strict) throw schemaErrors.strictMissingType(path);
+      if (typeof detected !== 'string') throw schemaErrors.typeUndetectable(path, detected.undetectable);
+      typeStr = detected;
+    }
+    const t = parseType(typeStr, path);
+    checkOptionsForType(opts, t, path);
+    if (isNew) this.define(segs, { ...inline, _type: typeStr });
+    const spec = t.base === 'object' ? undefined : resolveSpec(path, t.base, t.array, opts, inh);
+    const indexed = spec !== undefined && (spec.index.fieldTerms || spec.index.fieldValues || spec.index.globalTerms || spec.index.globalValues);
+    const stored = this.convertTree(segs, path, value, t, spec, indexed, parent);
+    return inh.store ? stored : DROP;
+  }
+
+  /** Convert a value (array structure kept, option objects unwrapped) and collect its indexable leaves. */
+  private convertTree(
+    segs: readonly string[], path: string, value: unknown, t: FieldType, spec: FieldSpec | undefined,
+    indexed: boolean, parent: Inherited,
+  ): Stored {
+    if (value === null || value === undefined) return null;
+    if (Array.isArray(value)) {
+      const out: unknown[] = [];
+      for (const item of value) {
+        const r = this.convertTree(segs, path, item, t, spec, indexed, parent);
+        if (r !== DROP) out.push(r);
+      }
+      return out;
+    }
+    if (isPlainObject(value)) {
+      if (hasOwn(value, '_value')) return this.convertTree(segs, path, value._value, t, spec, indexed, parent);
+      if (isOpaque(value)) return opaque(value, true);
+      const dateValue = splitObject(value, path, false).dateValue;
+      if (dateValue !== undefined) value = dateValue;
+      else if (t.base === 'object') return this.field(segs, value, parent); // an element of array/object
+    }
+    if (spec === undefined) throw schemaErrors.typeMismatch(t.base, describeType(value));
+    const converted = convertValue(spec.type, value, path, this.options.now === undefined ? {} : { now: this.options.now });
+    if (indexed) this.values.push({ path, spec, value: converted.index });
+    return converted.stored;
+  }
+}
+
+/** Split an object's keys: options (normalised), children, `_value`, date value keys; unknown `_` keys → 400. */
+function splitObject(obj: Record<string, unknown>, path: string, isRoot: boolean): Split {
+  const split: Split = { options: {}, children: [], hasValue: false, dateValue: undefined };
+  for (const key of Object.keys(obj)) {
+    if (isCommentKey(key)) continue;
+    if (key.charCodeAt(0) !== 0x5f) {
+      split.children.push([key, obj[key]]);
+      continue;
+    }
+    if (key === '_value' && !isRoot) {
+      split.hasValue = true;
+    } else if (isRoot && ROOT_CONTROL_KEYS.has(key)) {
+      continue;
+    } else if (FIELD_OPTION_KEYS.has(key)) {
+      const v = normaliseOption(key, obj[key], path, isRoot ? 'root' : 'field');
+      if (v !== undefined) split.options[key] = v;
+    } else if (DATE_VALUE_KEYS.has(key) && !isRoot) {
+      if (split.dateValue !== undefined) throw schemaErrors.badDocument(`Field '${path}' has two date values`);
+      split.dateValue = { [key]: obj[key] };
+    } else {
+      throw schemaErrors.unknownReservedKey(key);
+    }
+  }
+  if (split.hasValue && split.dateValue !== undefined) throw schemaErrors.unknownReservedKey(Object.keys(split.dateValue)[0]!);
+  return split;
+}
+
+/** An object keyed by a value key of a later type (`_point`, `_uuid`, …), without `_value`: kept as sent, not indexed. */
+function isOpaque(obj: Record<string, unknown>): boolean {
+  if (hasOwn(obj, '_value')) return false;
+  for (const key of Object.keys(obj)) if (VALUE_KEYS.has(key) && !DATE_VALUE_KEYS.has(key)) return true;
+  return false;
+}
+
+function opaque(obj: Record<string, unknown>, store: boolean): Stored | typeof DROP {
+  for (const key of Object.keys(obj)) {
+    if (key.charCodeAt(0) === 0x5f && !FIELD_OPTION_KEYS.has(key) && !VALUE_KEYS.has(key)) throw schemaErrors.unknownReservedKey(key);
+  }
+  return store ? withoutKeys(obj, FIELD_OPTION_KEYS) : DROP;
+}
+
+/** Options carried by option objects inside an array value, merged into the field's inline options. */
+function gatherElementOptions(list: readonly unknown[], inline: Record<string, unknown>, path: string): Record<string, unknown> {
+  let out = inline;
+  for (const item of list) {
+    if (Array.isArray(item)) {
+      out = gatherElementOptions(item, out, path);
+    } else if (isPlainObject(item) && !isOpaque(item)) {
+      const split = splitObject(item, path, false);
+      if (!split.hasValue && split.dateValue === undefined) continue; // an object element carries its own options
+      for (const [key, v] of Object.entries(split.options)) {
+        if (hasOwn(out, key) && !isDeepEqualJson(out[key], v)) throw schemaErrors.conflictingOption(path, key);
+        if (out === inline) out = { ...inline };
+        out[key] = v;
+      }
+      if (split.hasValue && Array.isArray(item._value)) out = gatherElementOptions(item._value, out, path);
+    }
+  }
+  return out;
+}
+
+function isDeepEqualJson(a: unknown, b: unknown): boolean {
+  return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** Inline options on an existing typed field: its type and immutable options cannot differ. */
+function checkInline(
+  nodeOpts: Record<string, unknown>, nodeType: FieldType, inline: Record<string, unknown>, path: string, prefix: string,
+): void {
+  for (const [key, value] of Object.entries(inline)) {
+    if (key === '_type') {
+      if (parseType(value, path).base !== nodeType.base) throw schemaErrors.typeMismatch(String(nodeOpts._type), String(value));
+    } else if (IMMUTABLE_OPTIONS.has(key)) {
+      const effective = effectiveImmutable(nodeOpts, key, nodeType, path, prefix);
+      if (!isDeepEqualJson(effective, value)) throw schemaErrors.schemaImmutable(path, key);
+    }
+  }
+}
+
+function ignoreSet(opts: Record<string, unknown>): ReadonlySet<string> {
+  return new Set(Array.isArray(opts._ignore) ? (opts._ignore as string[]) : []);
+}
+
+function withoutKeys(obj: Record<string, unknown>, ...sets: ReadonlyArray<ReadonlySet<string>>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (isCommentKey(k) || sets.some((s) => s.has(k))) continue;
+    out[k] = v;
+  }
+  return out;
+}
+
+/** `_recurse: false`: kept as sent, options and comments of the top object removed. */
+function verbatim(raw: unknown): Stored {
+  if (!isPlainObject(raw)) return raw;
+  if (hasOwn(raw, '_value')) return raw._value;
+  return withoutKeys(raw, FIELD_OPTION_KEYS);
+}
+
+/**
+ * Stored form of a value that is neither typed nor indexed (under `_ignore`,
+ * unknown under `_dynamic: false`, or fixing no type): option objects
+ * unwrapped, options and comments removed, `_store: false` dropped.
+ */
+function plainStored(value: unknown, store: boolean): Stored | typeof DROP {
+  if (!store) return DROP;
+  if (Array.isArray(value)) {
+    const out: unknown[] = [];
+    for (const item of value) {
+      const r = plainStored(item, true);
+      if (r !== DROP) out.push(r);
+    }
+    return out;
+  }
+  if (!isPlainObject(value)) return value;
+  if (value._store === false) return DROP;
+  if (isOpaque(value)) return opaque(value, true);
+  if (value._recurse === false) return verbatim(value);
+  if (hasOwn(value, '_value')) {
+    for (const key of Object.keys(value)) {
+      if (key !== '_value' && key.charCodeAt(0) === 0x5f && !FIELD_OPTION_KEYS.has(key)) throw schemaErrors.unknownReservedKey(key);
+    }
+    return plainStored(value._value, true);
+  }
+  const out: Record<string, unknown> = {};
+  for (const [key, child] of Object.entries(value)) {
+    if (isCommentKey(key)) continue;
+    if (key.charCodeAt(0) === 0x5f) {
+      if (FIELD_OPTION_KEYS.has(key)) continue;
+      if (DATE_VALUE_KEYS.has(key)) {
+        out[key] = child;
+        continue;
+      }
+      throw schemaErrors.unknownReservedKey(key);
+    }
+    const r = plainStored(child, true);
+    if (r !== DROP) out[key] = r;
+  }
+  return out;
+}
