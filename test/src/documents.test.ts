@@ -47,11 +47,11 @@ describe('index and get', () => {
 
   it('POST generates numeric IDs after the largest used, with Location', async () => {
     await call(server, 'PUT', '/numbers/41', { n: 41 });
-    const r = await call(server, 'POST', '/numbers/', { n: 'next' });
+    const r = await call(server, 'POST', '/numbers/', { n: 42 });
     expect(r.status).toBe(200);
     expect(r.json._id).toBe(42);
     expect(r.headers.location).toBe('/numbers/42');
-    const quiet = await call(server, 'POST', '/numbers/?echo=false', { n: 'quiet' });
+    const quiet = await call(server, 'POST', '/numbers/?echo=false', { n: 43 });
     expect(quiet.status).toBe(201);
     expect(quiet.headers.location).toBe('/numbers/43');
     expect(quiet.text).toBe('');
@@ -112,6 +112,55 @@ describe('index and get', () => {
     expect((await call(server, 'GET', '/sel/1?selector=n')).json).toBe(1);
     expect((await call(server, 'GET', '/sel/1?selector={n,user.name}')).json).toEqual({ n: 1, user: { name: 'A' } });
     expect((await call(server, 'GET', '/sel/1.user.nothing')).status).toBe(404);
+  });
+});
+
+describe('schema', () => {
+  it('types new fields from their first value and shows them in the index schema', async () => {
+    await call(server, 'PUT', '/typed/1', { name: 'Kronuz', age: 40, ok: true, born: '1980-05-24', score: 1.5, tags: ['a'], user: { city: 'x' } });
+    const schema = (await call(server, 'GET', '/typed/')).json._schema;
+    expect(schema).toMatchObject({
+      _type: 'object',
+      _id: { _type: 'integer' },
+      name: { _type: 'text' },
+      age: { _type: 'integer', _accuracy: [100, 1000, 10000, 100000, 1000000, 100000000] },
+      ok: { _type: 'boolean' },
+      born: { _type: 'date' },
+      score: { _type: 'floating' },
+      tags: { _type: 'array/text' },
+      user: { city: { _type: 'text' } },
+    });
+  });
+
+  it('a value of the wrong type is a 400 and nothing is written', async () => {
+    await call(server, 'PUT', '/typed/2', { age: 41 });
+    const bad = await call(server, 'PUT', '/typed/3', { name: 'ok', age: 'forty' });
+    expect(bad.status).toBe(400);
+    expect(bad.json.message).toMatch(/integer/);
+    expect((await call(server, 'GET', '/typed/3')).status).toBe(404);
+    const badUpdate = await call(server, 'UPDATE', '/typed/2', { age: 'old', other: 1 });
+    expect(badUpdate.status).toBe(400);
+    expect((await call(server, 'GET', '/typed/2')).json).toEqual(expect.objectContaining({ age: 41, _version: 1 }));
+    expect((await call(server, 'GET', '/typed/')).json._schema.other).toBeUndefined();
+  });
+
+  it('convertible values are converted; dates are stored in UTC ISO form', async () => {
+    const r = await call(server, 'PUT', '/typed/4', { age: '42', born: '2015/01/01 12:10:30' });
+    expect(r.status).toBe(200);
+    expect(r.json).toMatchObject({ born: '2015-01-01T12:10:30' });
+  });
+
+  it('concurrent writes adding different new fields both land in the schema; a conflicting type loses', async () => {
+    const writes = await Promise.all([
+      call(server, 'PUT', '/race-schema/1', { a: 1 }),
+      call(server, 'PUT', '/race-schema/2', { b: 'x' }),
+      call(server, 'PUT', '/race-schema/3', { c: true }),
+    ]);
+    expect(writes.map((w) => w.status)).toEqual([200, 200, 200]);
+    const schema = (await call(server, 'GET', '/race-schema/')).json._schema;
+    expect(schema).toMatchObject({ a: { _type: 'integer' }, b: { _type: 'text' }, c: { _type: 'boolean' } });
+    const both = await Promise.all([call(server, 'PUT', '/race-schema/4', { d: { x: 1 } }), call(server, 'PUT', '/race-schema/5', { d: 5 })]);
+    expect(both.map((w) => w.status).sort()).toEqual([200, 400]);
   });
 });
 
@@ -297,7 +346,7 @@ describe('indexes and cluster', () => {
       .toBe("Bad Request: It is not allowed to change 'number_of_shards' setting");
     expect((await call(server, 'PUT', '/schemas/', { _schema: { name: { _type: 'keyword' } } })).status).toBe(400);
     expect((await call(server, 'PUT', '/schemas/', { _settings: { shards: 1 } })).status).toBe(400);
-    expect((await call(server, 'GET', '/schemas/._schema.name')).json).toEqual({ _type: 'text' });
+    expect((await call(server, 'GET', '/schemas/._schema.name')).json).toMatchObject({ _type: 'text', _prefix: 'name.', _slot: 864931271 });
     expect((await call(server, 'HEAD', '/schemas/')).status).toBe(200);
     expect((await call(server, 'HEAD', '/nothing-here/')).status).toBe(404);
   });

@@ -15,7 +15,7 @@ import type { Reply } from '../response/respond.js';
 import { applySelector } from '../response/selector.js';
 import type { ShardRouter } from '../routing.js';
 import { convertId, detectIdType, generateId, idTypeFromName, type DocumentId, type IdType } from './ids.js';
-import { isPlainObject, storedForm } from './stored-form.js';
+import { foldDocument, isPlainObject, type FoldResult } from '@tessera/schema';
 
 interface Target {
   meta: IndexMeta;
@@ -139,7 +139,6 @@ export class DocumentHandlers {
     }
     const settings = parseSettings(raw._settings);
     const { idType: declaredIdType, value: bodyId } = idFromBody(raw._id);
-    const body = storedForm(raw);
 
     const text = idText ?? (bodyId === undefined ? undefined : String(bodyId));
     const idType: IdType | undefined = declaredIdType ?? (text !== undefined ? detectIdType(text) : undefined);
@@ -148,6 +147,7 @@ export class DocumentHandlers {
       schema: raw._schema,
       idType: idType ?? 'uuid',
     });
+    const body = await this.fold(index, meta.schema, raw);
     const type = meta.idType as IdType;
     let id: DocumentId;
     if (text === undefined) {
@@ -159,6 +159,21 @@ export class DocumentHandlers {
       if (typeof id === 'number') await this.registry.noteNumericId(meta, id);
     }
     return { target: this.target(meta, id), body, expected: expected.length > 0 ? expected : undefined };
+  }
+
+  /**
+   * Type the document against the index schema (API.md §8): its stored form,
+   * with new fields folded into the schema before the write is routed, so
+   * shards never disagree on a field's type. A value of the wrong type is a
+   * 400 and nothing is written.
+   */
+  private async fold(index: string, schema: FoldResult['schema'], raw: Record<string, unknown>): Promise<Record<string, unknown>> {
+    const first = foldDocument(schema, raw);
+    if (!first.changed) return first.document.stored;
+    return this.registry.updateSchema(index, (current) => {
+      const folded = current === schema ? first : foldDocument(current, raw);
+      return { schema: folded.schema, changed: folded.changed, result: folded.document.stored };
+    });
   }
 
   private async send(target: Target, ctx: RequestContext, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {

@@ -3,6 +3,7 @@
  * commit. Index lists apply in order and stop at the first failure.
  */
 import { TesseraError } from '@tessera/errors';
+import { describeSchema } from '@tessera/schema';
 import { apiErrors } from '../errors.js';
 import type { RequestContext } from '../request/context.js';
 import { isInternalIndex } from '../request/path.js';
@@ -110,9 +111,10 @@ export class IndexHandlers {
 
 /** §7.2: settings (with the nodes of each shard) and the schema with `_id`'s type. */
 export function describe(meta: IndexMeta): Record<string, unknown> {
-  const schema: Record<string, unknown> = { _type: 'object' };
+  const described = describeSchema(meta.schema);
+  const schema: Record<string, unknown> = { _type: described._type ?? 'object' };
   if (meta.idType) schema._id = { _type: meta.idType === 'float' ? 'floating' : meta.idType };
-  Object.assign(schema, meta.schema);
+  Object.assign(schema, described);
   return {
     _settings: { ...meta.settings, shards: meta.allocation },
     _schema: schema,

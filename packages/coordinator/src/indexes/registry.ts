@@ -9,7 +9,7 @@ import { allocateShards, type NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IdType } from '../documents/ids.js';
 import type { StateStore } from '../state/local-store.js';
-import { mergeSchema, type Schema } from './schema-merge.js';
+import { createSchema, mergeSchema, type Schema } from '@tessera/schema';
 import type { IndexSettings } from './settings.js';
 
 export interface IndexMeta {
@@ -74,7 +74,7 @@ export class IndexRegistry {
           uuid: randomUUID(),
           createdAt: new Date().toISOString(),
           settings,
-          schema: change.schema === undefined ? {} : mergeSchema({}, change.schema),
+          schema: createSchema(change.schema),
           allocation: allocateShards(this.nodes.names(), settings.number_of_shards, settings.number_of_replicas,
             Object.keys(state.indexes).length),
         };
@@ -96,6 +96,27 @@ export class IndexRegistry {
       const ok = await this.store.compareAndSet(state, { ...state, indexes: { ...state.indexes, [path]: next } });
       if (!ok) throw new Error('cluster state changed outside the registry queue');
       return next;
+    });
+  }
+
+  /**
+   * Grow an index's schema with the fields a document brings. `fold` runs on
+   * the schema current inside the queue, so two writes adding fields at once
+   * both land, and a second write giving the same new field another type
+   * fails (400) instead of overwriting the first.
+   */
+  updateSchema<T>(path: string, fold: (schema: Schema) => { schema: Schema; changed: boolean; result: T }): Promise<T> {
+    return this.serialised(async () => {
+      const state = this.store.get();
+      const current = state.indexes[path];
+      if (!current) throw apiErrors.indexNotFound(path);
+      const folded = fold(current.schema);
+      if (folded.changed) {
+        const next: IndexMeta = { ...current, schema: folded.schema };
+        const ok = await this.store.compareAndSet(state, { ...state, indexes: { ...state.indexes, [path]: next } });
+        if (!ok) throw new Error('cluster state changed outside the registry queue');
+      }
+      return folded.result;
     });
   }
 

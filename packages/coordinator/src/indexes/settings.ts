@@ -1,6 +1,6 @@
 /** Index settings (API.md §7.1). */
 import { apiErrors } from '../errors.js';
-import { isPlainObject } from '../documents/stored-form.js';
+import { isPlainObject } from '@tessera/schema';
 
 export interface IndexSettings {
   number_of_shards: number;

@@ -1,7 +1,7 @@
 /** Everything a handler needs to know about one request, parsed once. */
 import { decodeBody, expandDottedFields, type DecodeLimits, type HttpRequest } from '@tessera/http';
 import { apiErrors } from '../errors.js';
-import { isPlainObject } from '../documents/stored-form.js';
+import { isPlainObject } from '@tessera/schema';
 import { commonOptions, QueryParams, type CommonOptions } from './params.js';
 import type { ParsedPath } from './path.js';
 

@@ -3,7 +3,7 @@
  * those keys (nested paths allowed).
  */
 import { apiErrors } from '../errors.js';
-import { isPlainObject } from '../documents/stored-form.js';
+import { isPlainObject } from '@tessera/schema';
 
 const MISSING = Symbol('missing');
 
