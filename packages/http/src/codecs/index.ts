@@ -11,3 +11,4 @@ export { DEFAULT_VERBATIM_KEYS, expandDottedFields, type ExpandOptions } from '.
 export { INDENT_MAX, jsonSerializer, msgpackSerializer, serializerFor, yamlSerializer } from './serializers.js';
 export { negotiateSerializer, parseAccept, type SerializerChoice } from './accept.js';
 export { encodeContent, negotiateEncoding } from './encoding.js';
+export { decodeSequence, msgpackValueLength, sequenceFormatOf, type SequenceFormat, type SequenceItem } from './sequence.js';
