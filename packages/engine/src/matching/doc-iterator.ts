@@ -1,13 +1,13 @@
 /**
  * The iterator every matching structure speaks (Tantivy's DocSet): a current
  * `docid`, `next()`, `advance(target)` to the first docid ≥ target, and one
- * numeric sentinel at the end. Docids are shard-local positive integers.
- *
- * NO_MORE_DOCS is the largest positive int32 so that comparisons stay in V8's
- * small-integer range (no heap numbers in inner loops) and every real docid,
- * which the store bounds below 2^31 - 1, compares smaller.
+ * numeric sentinel at the end, NO_MORE_DOCS (postings/constants.ts: the
+ * postings iterators end on the same value). Docids are shard-local positive
+ * integers.
  */
-export const NO_MORE_DOCS = 0x7fffffff;
+import { NO_MORE_DOCS } from '../postings/constants.js';
+
+export { NO_MORE_DOCS };
 
 export interface DocIterator {
   /** Current docid: 0 before the first `next()`/`advance()`, NO_MORE_DOCS when exhausted. */

@@ -1,0 +1,251 @@
+/**
+ * Doc-at-a-time iterator over one encoded postings list (layout:
+ * postings-writer.ts). Blocks are decoded into the iterator's own reused
+ * Uint32Arrays; `advance(target)` first skips whole blocks by reading their
+ * last ordinal from the skip table, without decoding them. Nothing is
+ * allocated per posting; reuse an iterator for many terms with `reset()`.
+ *
+ * States: before the first `next()`/`advance()` `docid` is −1; after the last
+ * posting it is NO_MORE_DOCS.
+ */
+import assert from 'node:assert/strict';
+import { unpackBlock } from './bitpack.js';
+import { BLOCK_SIZE, NO_MORE_DOCS } from './constants.js';
+import { SKIP_ENTRY_BYTES, type TermPostingsInfo } from './postings-writer.js';
+
+/** The bytes a postings list lives in, and the ordinal → docid map of its segment. */
+export interface PostingsSource {
+  readonly postings: Uint8Array;
+  readonly positions: Uint8Array;
+  /** Segment ordinal → docid; null when the encoded ordinals are the docids. */
+  readonly docidOf: Uint32Array | null;
+}
+
+export class PostingsIterator {
+  /** Current docid: −1 before the start, NO_MORE_DOCS at the end. */
+  docid = -1;
+  /** Segment ordinal of `docid` (index into norms, values, live bits). */
+  ordinal = -1;
+  /** Frequency of the term in the current document. */
+  freq = 0;
+
+  private postings: Uint8Array = new Uint8Array(0);
+  private positionsBytes: Uint8Array = new Uint8Array(0);
+  private docidOf: Uint32Array | null = null;
+  private df = 0;
+  private maxFreq = 0;
+  private base = 0;
+  private positionsBase = 0;
+  private hasPositions = false;
+  private blockCount = 0;
+  /** Index of the decoded block (−1: none yet). */
+  private block = -1;
+  private blockLength = 0;
+  private index = 0;
+  private readonly ordinals = new Uint32Array(BLOCK_SIZE);
+  private readonly docids = new Uint32Array(BLOCK_SIZE);
+  private readonly freqs = new Uint32Array(BLOCK_SIZE);
+  /** Position-stream cursor: at the positions of doc `positionsDoc` of the decoded block. */
+  private positionsPointer = 0;
+  private positionsDoc = 0;
+  private positionsBuffer = new Int32Array(64);
+
+  /** Point the iterator at another term's postings. */
+  reset(source: PostingsSource, info: TermPostingsInfo): this {
+    this.postings = source.postings;
+    this.positionsBytes = source.positions;
+    this.docidOf = source.docidOf;
+    this.df = info.df;
+    this.maxFreq = info.maxFreq;
+    this.base = info.postingsOffset;
+    this.positionsBase = info.positionsOffset;
+    this.hasPositions = info.hasPositions;
+    this.blockCount = Math.ceil(info.df / BLOCK_SIZE);
+    this.block = -1;
+    this.blockLength = 0;
+    this.index = 0;
+    this.docid = info.df === 0 ? NO_MORE_DOCS : -1;
+    this.ordinal = -1;
+    this.freq = 0;
+    return this;
+  }
+
+  /** Whether positions() has data (terms indexed without positions only have frequencies). */
+  get withPositions(): boolean {
+    return this.hasPositions;
+  }
+
+  /** Documents in the list (an upper bound on what is left). */
+  cost(): number {
+    return this.df;
+  }
+
+  next(): number {
+    const i = this.index + 1;
+    if (i < this.blockLength) {
+      this.index = i;
+      this.ordinal = this.ordinals[i]!;
+      this.freq = this.freqs[i]!;
+      return (this.docid = this.docids[i]!);
+    }
+    if (this.docid === NO_MORE_DOCS) return NO_MORE_DOCS;
+    if (this.block + 1 >= this.blockCount) return this.exhaust();
+    this.decodeBlock(this.block + 1);
+    return this.setIndex(0);
+  }
+
+  /** First docid ≥ target (the current one if it already is). */
+  advance(target: number): number {
+    if (this.docid >= target) return this.docid;
+    let b = this.block;
+    if (b < 0 || this.docids[this.blockLength - 1]! < target) {
+      b++;
+      if (b >= this.blockCount) return this.exhaust();
+      // Skip whole blocks whose last docid is below target (the last block needs no check).
+      const last = this.blockCount - 1;
+      while (b < last && this.skipLastDocid(b) < target) b++;
+      this.decodeBlock(b);
+      this.index = -1;
+    }
+    const docids = this.docids;
+    let i = this.index + 1;
+    const n = this.blockLength;
+    while (i < n && docids[i]! < target) i++;
+    if (i === n) return this.exhaust();
+    return this.setIndex(i);
+  }
+
+  /**
+   * Positions of the term in the current document, ascending, in
+   * `[0, freq)` of the returned (reused) array. Meaningless for terms
+   * without positions (check `withPositions`).
+   */
+  positions(): Int32Array {
+    if (!this.hasPositions) return this.positionsBuffer;
+    const b = this.positionsBytes;
+    let p = this.positionsPointer;
+    // Skip the positions of the block's documents passed over since the last call.
+    for (let d = this.positionsDoc; d < this.index; d++) {
+      for (let k = this.freqs[d]!; k > 0; k--) while (b[p++]! >= 0x80);
+    }
+    // Stay at the current document's start, so a second call decodes the same positions.
+    this.positionsPointer = p;
+    this.positionsDoc = this.index;
+    const n = this.freq;
+    if (this.positionsBuffer.length < n) this.positionsBuffer = new Int32Array(Math.max(n, this.positionsBuffer.length * 2));
+    const out = this.positionsBuffer;
+    let position = 0;
+    for (let k = 0; k < n; k++) {
+      let byte = b[p++]!;
+      let delta = byte & 0x7f;
+      let shift = 7;
+      while (byte >= 0x80) {
+        byte = b[p++]!;
+        delta |= (byte & 0x7f) << shift;
+        shift += 7;
+      }
+      position += delta;
+      out[k] = position;
+    }
+    return out;
+  }
+
+  /** Largest frequency in the current block (block-max WAND). */
+  blockMaxFreq(): number {
+    if (this.blockCount <= 1) return this.maxFreq;
+    return readU32(this.postings, this.base + this.block * SKIP_ENTRY_BYTES + 4);
+  }
+
+  /** Last docid of the current block: the block-max bound holds up to here. */
+  blockLastDocid(): number {
+    return this.block < 0 ? -1 : this.docids[this.blockLength - 1]!;
+  }
+
+  private exhaust(): number {
+    this.index = this.blockLength;
+    this.ordinal = -1;
+    this.freq = 0;
+    return (this.docid = NO_MORE_DOCS);
+  }
+
+  private setIndex(i: number): number {
+    this.index = i;
+    this.ordinal = this.ordinals[i]!;
+    this.freq = this.freqs[i]!;
+    return (this.docid = this.docids[i]!);
+  }
+
+  private skipLastDocid(b: number): number {
+    const ordinal = readU32(this.postings, this.base + b * SKIP_ENTRY_BYTES);
+    return this.docidOf === null ? ordinal : this.docidOf[ordinal]!;
+  }
+
+  private decodeBlock(b: number): void {
+    const bytes = this.postings;
+    let p: number;
+    let previous: number;
+    if (this.blockCount === 1) {
+      p = this.base;
+      previous = -1;
+      this.positionsPointer = this.positionsBase;
+    } else {
+      const entry = this.base + b * SKIP_ENTRY_BYTES;
+      p = this.base + readU32(bytes, entry + 8);
+      previous = b === 0 ? -1 : readU32(bytes, entry - SKIP_ENTRY_BYTES);
+      this.positionsPointer = this.positionsBase + readU32(bytes, entry + 12);
+    }
+    this.positionsDoc = 0;
+    const ordinals = this.ordinals;
+    const freqs = this.freqs;
+    const tail = b === this.blockCount - 1 ? this.df - b * BLOCK_SIZE : BLOCK_SIZE;
+    if (tail === BLOCK_SIZE) {
+      p = unpackBlock(bytes, p + 1, bytes[p]!, ordinals, 1);
+      unpackBlock(bytes, p + 1, bytes[p]!, freqs, 1);
+      for (let i = 0; i < BLOCK_SIZE; i++) {
+        previous += ordinals[i]!;
+        ordinals[i] = previous;
+      }
+    } else {
+      for (let i = 0; i < tail; i++) {
+        let byte = bytes[p++]!;
+        let v = byte & 0x7f;
+        let shift = 7;
+        while (byte >= 0x80) {
+          byte = bytes[p++]!;
+          v += (byte & 0x7f) * 2 ** shift;
+          shift += 7;
+        }
+        const odd = v & 1;
+        previous += (v - odd) / 2 + 1;
+        ordinals[i] = previous;
+        if (odd === 1) {
+          freqs[i] = 1;
+        } else {
+          byte = bytes[p++]!;
+          let f = byte & 0x7f;
+          shift = 7;
+          while (byte >= 0x80) {
+            byte = bytes[p++]!;
+            f |= (byte & 0x7f) << shift;
+            shift += 7;
+          }
+          freqs[i] = f + 2;
+        }
+      }
+    }
+    this.blockLength = tail;
+    this.block = b;
+    const docids = this.docids;
+    const map = this.docidOf;
+    if (map === null) {
+      for (let i = 0; i < tail; i++) docids[i] = ordinals[i]!;
+    } else {
+      for (let i = 0; i < tail; i++) docids[i] = map[ordinals[i]!]!;
+    }
+    assert.ok(tail > 0 && docids[tail - 1]! < NO_MORE_DOCS, 'decoded postings block is empty or out of range');
+  }
+}
+
+function readU32(b: Uint8Array, p: number): number {
+  return (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+}

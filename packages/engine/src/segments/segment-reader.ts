@@ -1,0 +1,177 @@
+/**
+ * An open immutable segment: typed-array views over its bytes (no copy), the
+ * term dictionary, and the segment's deletions (owned in memory here,
+ * persisted in the manifest: segment-store.ts).
+ */
+import assert from 'node:assert/strict';
+import { decode } from '@msgpack/msgpack';
+import { PostingsIterator, type PostingsSource } from '../postings/postings-iterator.js';
+import type { TermPostingsInfo } from '../postings/postings-writer.js';
+import { Bitset } from '../values/bitset.js';
+import { NumericColumn } from '../values/numeric-column.js';
+import { StringColumn } from '../values/string-column.js';
+import { StringDictionary } from '../values/string-dictionary.js';
+import { SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats, type Section, type SegmentHeader } from './segment-format.js';
+import { align8 } from './segment-writer.js';
+import { TermDictionary, TermsIterator } from './term-dictionary.js';
+
+export class SegmentReader implements PostingsSource {
+  readonly header: SegmentHeader;
+  readonly docCount: number;
+  /** Ordinal → docid, ascending. */
+  readonly docids: Uint32Array;
+  readonly docidOf: Uint32Array;
+  readonly postings: Uint8Array;
+  readonly positions: Uint8Array;
+  readonly dictionary: TermDictionary;
+  /** Deleted ordinals (set by deletes and updates of the segment's docs). */
+  readonly deleted: Bitset;
+  private deletedCount = 0;
+  private readonly lookupCursor: TermsIterator;
+  private readonly numbers = new Map<number, NumericColumn>();
+  private readonly strings = new Map<number, StringColumn>();
+  private readonly norms = new Map<string, { stats: FieldStats; norms: Uint16Array }>();
+
+  /**
+   * Open a segment over `bytes` (kept, not copied). `bytes.byteOffset` must be
+   * a multiple of 8 for the typed views; `deleted`, when given, is the
+   * manifest's deletion bitset.
+   */
+  constructor(readonly id: number, readonly bytes: Uint8Array, deleted?: Bitset) {
+    assert.equal(bytes.byteOffset % 8, 0, 'segment bytes must be 8-byte aligned');
+    const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+    assert.equal(view.getUint32(0, true), SEGMENT_MAGIC, 'not a segment (bad magic)');
+    const headerLength = view.getUint32(4, true);
+    const header = decode(bytes.subarray(8, 8 + headerLength)) as SegmentHeader;
+    assert.equal(header.format, SEGMENT_FORMAT, 'unsupported segment format');
+    this.header = header;
+    const base = align8(8 + headerLength);
+    const u8 = (s: Section): Uint8Array => bytes.subarray(base + s[0], base + s[0] + s[1]);
+    const u32 = (s: Section): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset + base + s[0], s[1] / 4);
+    const i32 = (s: Section): Int32Array => new Int32Array(bytes.buffer, bytes.byteOffset + base + s[0], s[1] / 4);
+    const f64 = (s: Section): Float64Array => new Float64Array(bytes.buffer, bytes.byteOffset + base + s[0], s[1] / 8);
+    this.docCount = header.docCount;
+    this.docids = u32(header.docids);
+    this.docidOf = this.docids;
+    assert.equal(this.docids.length, this.docCount, 'segment docids section has the wrong size');
+    // The padding after postings/positions is part of the view (unpackBlock over-reads).
+    this.postings = bytes.subarray(base + header.postings[0], base + header.postings[0] + header.postings[1] + SEGMENT_TAIL_PAD_BYTES);
+    this.positions = u8(header.positions);
+    this.dictionary = new TermDictionary(u8(header.dictionary), u32(header.dictionaryBlocks), header.termCount);
+    this.lookupCursor = new TermsIterator(this.dictionary);
+    for (const f of header.fields) {
+      this.norms.set(f.field, {
+        stats: { docCount: f.docCount, sumLength: f.sumLength },
+        norms: new Uint16Array(bytes.buffer, bytes.byteOffset + base + f.norms[0], f.norms[1] / 2),
+      });
+    }
+    for (const h of header.numbers) {
+      const min = f64(h.min);
+      this.numbers.set(h.slot, h.offsets === undefined
+        ? new NumericColumn(this.docCount, min, min, null, min)
+        : new NumericColumn(this.docCount, min, f64(h.max!), u32(h.offsets), f64(h.values!)));
+    }
+    for (const h of header.strings) {
+      const dictionary = new StringDictionary(u8(h.dictionaryBytes), u32(h.dictionaryOffsets));
+      const min = i32(h.min);
+      this.strings.set(h.slot, h.offsets === undefined
+        ? new StringColumn(this.docCount, dictionary, min, min, null, min)
+        : new StringColumn(this.docCount, dictionary, min, i32(h.max!), u32(h.offsets), i32(h.ords!)));
+    }
+    this.deleted = deleted ?? new Bitset(this.docCount);
+    assert.equal(this.deleted.size, this.docCount, 'deletion bitset size differs from the segment');
+    this.deletedCount = this.deleted.count();
+  }
+
+  get liveCount(): number {
+    return this.docCount - this.deletedCount;
+  }
+
+  get deletedDocs(): number {
+    return this.deletedCount;
+  }
+
+  get byteLength(): number {
+    return this.bytes.byteLength;
+  }
+
+  /** The term's dictionary entry (a shared object: copy what you keep), or null. */
+  termInfo(term: string): TermPostingsInfo | null {
+    return this.dictionary.lookup(term, this.lookupCursor);
+  }
+
+  /** An iterator over the term's postings (reusing `reuse` when given), or null when absent. */
+  postingsIterator(term: string, reuse?: PostingsIterator): PostingsIterator | null {
+    const info = this.termInfo(term);
+    if (info === null) return null;
+    return (reuse ?? new PostingsIterator()).reset(this, info);
+  }
+
+  /** Terms starting with `prefix`, in byte order. */
+  terms(prefix = ''): TermsIterator {
+    return this.dictionary.terms(prefix);
+  }
+
+  numericColumn(slot: number): NumericColumn | null {
+    return this.numbers.get(slot) ?? null;
+  }
+
+  stringColumn(slot: number): StringColumn | null {
+    return this.strings.get(slot) ?? null;
+  }
+
+  numericSlots(): number[] {
+    return [...this.numbers.keys()];
+  }
+
+  stringSlots(): number[] {
+    return [...this.strings.keys()];
+  }
+
+  fieldNames(): string[] {
+    return [...this.norms.keys()];
+  }
+
+  /** Field lengths by ordinal (saturated at NORM_MAX), or null when no doc has the field. */
+  fieldNorms(field: string): Uint16Array | null {
+    return this.norms.get(field)?.norms ?? null;
+  }
+
+  /** The field's doc count and length sum over all docs of the segment (deleted ones included, as in Lucene). */
+  fieldStats(field: string): FieldStats | null {
+    return this.norms.get(field)?.stats ?? null;
+  }
+
+  /** The ordinal of `docid`, or −1 (binary search). */
+  ordinalOf(docid: number): number {
+    const docids = this.docids;
+    let lo = 0;
+    let hi = docids.length - 1;
+    while (lo <= hi) {
+      const mid = (lo + hi) >>> 1;
+      const d = docids[mid]!;
+      if (d < docid) lo = mid + 1;
+      else if (d > docid) hi = mid - 1;
+      else return mid;
+    }
+    return -1;
+  }
+
+  isLive(docid: number): boolean {
+    const ordinal = this.ordinalOf(docid);
+    return ordinal >= 0 && !this.deleted.has(ordinal);
+  }
+
+  isLiveOrdinal(ordinal: number): boolean {
+    return !this.deleted.has(ordinal);
+  }
+
+  /** Mark `docid` deleted; false when the segment lacks it or it already was. */
+  delete(docid: number): boolean {
+    const ordinal = this.ordinalOf(docid);
+    if (ordinal < 0 || this.deleted.has(ordinal)) return false;
+    this.deleted.add(ordinal);
+    this.deletedCount++;
+    return true;
+  }
+}

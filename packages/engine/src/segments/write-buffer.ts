@@ -1,0 +1,268 @@
+/**
+ * The write buffer: the mutable, immediately searchable segment. Documents
+ * get buffer ordinals in add order; per term it keeps growable typed arrays
+ * (postings/term-postings.ts), per field a Uint16Array of lengths, per slot a
+ * doc-values builder. An update (add of a docid already here) deletes the old
+ * ordinal and adds a new one; a delete marks the ordinal. Queries see it as
+ * one more segment (same method names as SegmentReader); flush.ts turns it
+ * into an immutable segment once it passes its byte budget.
+ */
+import assert from 'node:assert/strict';
+import { MemoryPostingsIterator } from '../postings/memory-postings-iterator.js';
+import { TermPostings } from '../postings/term-postings.js';
+import { NumericColumnBuilder, StringColumnBuilder } from '../values/column-builder.js';
+import type { NumericColumn } from '../values/numeric-column.js';
+import type { StringColumn } from '../values/string-column.js';
+import { NORM_MAX, type FieldStats } from './segment-format.js';
+
+/** One term of a document: its positions (ascending) or, for terms without positions, just a frequency. */
+export interface IndexableTerm {
+  readonly term: string;
+  /** Ascending token positions; null for terms indexed without positions (keywords). */
+  readonly positions: ArrayLike<number> | null;
+  /** Occurrences; defaults to positions.length, or 1 without positions. */
+  readonly freq?: number;
+}
+
+/** What the analysis layer hands to the engine for one document. */
+export interface IndexableDocument {
+  readonly terms: readonly IndexableTerm[];
+  /** Token count per field (BM25 length normalisation). */
+  readonly fieldLengths?: readonly { readonly field: string; readonly length: number }[];
+  readonly numbers?: readonly { readonly slot: number; readonly values: readonly number[] }[];
+  readonly strings?: readonly { readonly slot: number; readonly values: readonly string[] }[];
+}
+
+/**
+ * Estimated V8 bytes per term entry beyond its arrays: the Map entry, the
+ * TermPostings object, three typed-array headers and the key string
+ * (calibrated against heap growth in segments.bench.ts).
+ */
+const TERM_OVERHEAD_BYTES = 96;
+/** Per-document overhead: the docid map entry and per-doc arrays. */
+const DOC_OVERHEAD_BYTES = 40;
+
+export class WriteBuffer {
+  /** Ordinal → docid. */
+  docidOf: Uint32Array = new Uint32Array(1024);
+  /** Ordinal → 1 when deleted or replaced. */
+  deleted: Uint8Array = new Uint8Array(1024);
+  /** Ordinals assigned so far (deleted ones included). */
+  docCount = 0;
+  liveCount = 0;
+  /** Whether docids were added in ascending order (ordinal order is then docid order). */
+  inDocidOrder = true;
+  /** Highest op-log seq applied (set by the caller; recorded in the manifest at flush). */
+  seq = 0;
+  readonly terms = new Map<string, TermPostings>();
+  private readonly ordinals = new Map<number, number>();
+  private readonly fields = new Map<string, { lengths: Uint16Array; docCount: number; sumLength: number; full: Uint32Array | null }>();
+  private readonly numbers = new Map<number, NumericColumnBuilder>();
+  private readonly strings = new Map<number, StringColumnBuilder>();
+  private termBytes = 0;
+  /** Sum of the TermPostings arrays' bytes, kept up to date on add (memoryBytes() is called per write). */
+  private postingsBytes = 0;
+  private frozen = false;
+
+  /** Index a document (replacing the buffer's copy of the same docid). */
+  add(docid: number, doc: IndexableDocument): void {
+    assert.ok(!this.frozen, 'the write buffer is frozen for flushing');
+    assert.ok(Number.isInteger(docid) && docid >= 1 && docid < 0x7fffffff, 'docid out of range');
+    this.delete(docid);
+    const ordinal = this.docCount;
+    if (ordinal === this.docidOf.length) {
+      const docidOf = new Uint32Array(ordinal * 2);
+      docidOf.set(this.docidOf);
+      this.docidOf = docidOf;
+      const deleted = new Uint8Array(ordinal * 2);
+      deleted.set(this.deleted);
+      this.deleted = deleted;
+    }
+    if (ordinal > 0 && docid < this.docidOf[ordinal - 1]!) this.inDocidOrder = false;
+    if (ordinal > 0 && docid === this.docidOf[ordinal - 1]!) this.inDocidOrder = false;
+    this.docidOf[ordinal] = docid;
+    this.ordinals.set(docid, ordinal);
+    this.docCount = ordinal + 1;
+    this.liveCount++;
+    for (const t of doc.terms) {
+      const freq = t.freq ?? (t.positions === null ? 1 : t.positions.length);
+      assert.ok(t.positions === null || t.positions.length === freq, 'a term needs one position per occurrence');
+      let postings = this.terms.get(t.term);
+      if (postings === undefined) {
+        postings = new TermPostings(t.positions !== null);
+        this.terms.set(t.term, postings);
+        this.termBytes += TERM_OVERHEAD_BYTES + 2 * t.term.length;
+        this.postingsBytes += postings.bytes();
+      }
+      this.postingsBytes += postings.add(ordinal, freq, t.positions, 0);
+    }
+    if (doc.fieldLengths !== undefined) {
+      for (const { field, length } of doc.fieldLengths) {
+        let f = this.fields.get(field);
+        if (f === undefined) {
+          f = { lengths: new Uint16Array(this.docidOf.length), docCount: 0, sumLength: 0, full: null };
+          this.fields.set(field, f);
+        }
+        if (f.lengths.length < this.docidOf.length) {
+          const grown = new Uint16Array(this.docidOf.length);
+          grown.set(f.lengths);
+          f.lengths = grown;
+        }
+        f.lengths[ordinal] = Math.min(length, NORM_MAX);
+        if (length > NORM_MAX) {
+          // Keep the exact length of the rare huge field for the statistics.
+          f.full ??= new Uint32Array(0);
+          const grown = new Uint32Array(f.full.length + 2);
+          grown.set(f.full);
+          grown[f.full.length] = ordinal;
+          grown[f.full.length + 1] = length;
+          f.full = grown;
+        }
+        if (length > 0) {
+          f.docCount++;
+          f.sumLength += length;
+        }
+      }
+    }
+    if (doc.numbers !== undefined) {
+      for (const { slot, values } of doc.numbers) {
+        let builder = this.numbers.get(slot);
+        if (builder === undefined) this.numbers.set(slot, (builder = new NumericColumnBuilder()));
+        builder.add(ordinal, values);
+      }
+    }
+    if (doc.strings !== undefined) {
+      for (const { slot, values } of doc.strings) {
+        let builder = this.strings.get(slot);
+        if (builder === undefined) this.strings.set(slot, (builder = new StringColumnBuilder()));
+        builder.add(ordinal, values);
+      }
+    }
+  }
+
+  /** Delete the buffer's copy of `docid`; false when it has none. */
+  delete(docid: number): boolean {
+    const ordinal = this.ordinals.get(docid);
+    if (ordinal === undefined) return false;
+    this.ordinals.delete(docid);
+    this.deleted[ordinal] = 1;
+    this.liveCount--;
+    for (const f of this.fields.values()) {
+      if (ordinal >= f.lengths.length) continue;
+      const length = this.exactLength(f, ordinal);
+      if (length > 0) {
+        f.docCount--;
+        f.sumLength -= length;
+      }
+    }
+    return true;
+  }
+
+  /** Stop accepting adds (deletes still apply): the buffer is being flushed. */
+  freeze(): void {
+    this.frozen = true;
+  }
+
+  get isFrozen(): boolean {
+    return this.frozen;
+  }
+
+  isLive(docid: number): boolean {
+    return this.ordinals.has(docid);
+  }
+
+  /** The buffer ordinal of `docid`'s live copy, or −1. */
+  ordinalOf(docid: number): number {
+    return this.ordinals.get(docid) ?? -1;
+  }
+
+  isLiveOrdinal(ordinal: number): boolean {
+    return this.deleted[ordinal] === 0;
+  }
+
+  /** Postings of `term` in docid order over live docs, or null. */
+  postingsIterator(term: string, reuse?: MemoryPostingsIterator): MemoryPostingsIterator | null {
+    const postings = this.terms.get(term);
+    if (postings === undefined) return null;
+    return (reuse ?? new MemoryPostingsIterator()).reset(postings, this.docidOf, this.deleted, this.inDocidOrder);
+  }
+
+  /** The term's document frequency (deleted docs included, as in segments), or 0. */
+  docFreq(term: string): number {
+    return this.terms.get(term)?.count ?? 0;
+  }
+
+  /** Terms starting with `prefix`, sorted by code point (allocates: the buffer is small and short-lived). */
+  termsWithPrefix(prefix: string): string[] {
+    const out: string[] = [];
+    for (const term of this.terms.keys()) if (term.startsWith(prefix)) out.push(term);
+    return out.sort(compareCodePoints);
+  }
+
+  /** Field lengths by buffer ordinal (saturated at NORM_MAX; a view valid until the next add). */
+  fieldNorms(field: string): Uint16Array | null {
+    const f = this.fields.get(field);
+    return f === undefined ? null : f.lengths.subarray(0, this.docCount);
+  }
+
+  /** The field's statistics over live docs. */
+  fieldStats(field: string): FieldStats | null {
+    const f = this.fields.get(field);
+    return f === undefined ? null : { docCount: f.docCount, sumLength: f.sumLength };
+  }
+
+  fieldNames(): string[] {
+    return [...this.fields.keys()];
+  }
+
+  /** The exact (unsaturated) length of `field` at `ordinal`. */
+  fieldLength(field: string, ordinal: number): number {
+    const f = this.fields.get(field);
+    return f === undefined || ordinal >= f.lengths.length ? 0 : this.exactLength(f, ordinal);
+  }
+
+  numericColumn(slot: number): NumericColumn | null {
+    return this.numbers.get(slot)?.column(this.docCount) ?? null;
+  }
+
+  stringColumn(slot: number): StringColumn | null {
+    return this.strings.get(slot)?.column(this.docCount) ?? null;
+  }
+
+  numericSlots(): number[] {
+    return [...this.numbers.keys()];
+  }
+
+  stringSlots(): number[] {
+    return [...this.strings.keys()];
+  }
+
+  /** Estimated heap bytes held (the flush trigger compares it with the buffer budget). */
+  memoryBytes(): number {
+    let bytes = this.termBytes + this.docidOf.byteLength + this.deleted.byteLength + this.ordinals.size * DOC_OVERHEAD_BYTES;
+    bytes += this.postingsBytes;
+    for (const f of this.fields.values()) bytes += f.lengths.byteLength;
+    for (const b of this.numbers.values()) bytes += b.bytes();
+    for (const b of this.strings.values()) bytes += b.bytes();
+    return bytes;
+  }
+
+  private exactLength(f: { lengths: Uint16Array; full: Uint32Array | null }, ordinal: number): number {
+    const length = f.lengths[ordinal]!;
+    if (length < NORM_MAX || f.full === null) return length;
+    for (let i = 0; i < f.full.length; i += 2) if (f.full[i] === ordinal) return f.full[i + 1]!;
+    return length;
+  }
+}
+
+/** Code point order (UTF-8 byte order), which segments use; `<` on strings compares UTF-16 units. */
+export function compareCodePoints(a: string, b: string): number {
+  const n = Math.min(a.length, b.length);
+  for (let i = 0; i < n; i++) {
+    const x = a.codePointAt(i)!;
+    const y = b.codePointAt(i)!;
+    if (x !== y) return x - y;
+    if (x > 0xffff) i++;
+  }
+  return a.length - b.length;
+}
