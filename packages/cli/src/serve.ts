@@ -88,6 +88,8 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
     log,
     slowRequestMs: options.slowRequestMs,
+    restoreBatchItems: 1000,
+    restoreItemBytesMax: options.bodyBytesMax,
   });
   const http: HttpServer = createHttpServer({
     bodyBytesMax: options.bodyBytesMax,

@@ -20,6 +20,7 @@ import { QueryParams } from './request/params.js';
 import { render, renderError, type Reply } from './response/respond.js';
 import { applySelector } from './response/selector.js';
 import { ShardRouter } from './routing.js';
+import { RestoreHandler } from './bulk/restore.js';
 import { LocalStateStore } from './state/local-store.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -33,6 +34,9 @@ export interface CoordinatorOptions {
   log: Logger;
   /** Requests slower than this are logged at warn. */
   slowRequestMs: number;
+  /** RESTORE: items per batch sent to the shards, and the largest item in bytes. */
+  restoreBatchItems: number;
+  restoreItemBytesMax: number;
 }
 
 const ALLOW = 'GET, HEAD, PUT, POST, UPDATE, UPSERT, PATCH, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS';
@@ -54,18 +58,25 @@ export class Coordinator {
     private readonly documents: DocumentHandlers,
     private readonly indexes: IndexHandlers,
     private readonly cluster: ClusterInfo,
+    private readonly bulk: RestoreHandler,
   ) {}
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
     const store = await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
     const registry = new IndexRegistry(store, options.nodes, options.indexDefaults);
     const router = await ShardRouter.create();
+    const documents = new DocumentHandlers(registry, router);
     return new Coordinator(
       options,
       registry,
-      new DocumentHandlers(registry, router),
+      documents,
       new IndexHandlers(registry),
       new ClusterInfo(options.identity, options.nodes, registry, options.indexDefaults),
+      new RestoreHandler(documents, {
+        batchItems: options.restoreBatchItems,
+        itemBytesMax: options.restoreItemBytesMax,
+        decodeLimits: options.decodeLimits,
+      }),
     );
   }
 
@@ -162,7 +173,8 @@ export class Coordinator {
           case 'DELETE': return this.indexes.delete(ctx);
           case 'INFO': return this.indexes.info(ctx);
           case 'COMMIT': return this.indexes.commit(ctx);
-          case 'SEARCH': case 'COUNT': case 'DUMP': case 'RESTORE': throw apiErrors.notImplemented(method);
+          case 'RESTORE': return this.bulk.restore(ctx);
+          case 'SEARCH': case 'COUNT': case 'DUMP': throw apiErrors.notImplemented(method);
         }
         break;
       case 'document':

@@ -4,7 +4,8 @@
  * through the in-process transport; as `tessera node` over WebSocket.
  */
 import { Shard } from '@tessera/engine';
-import type { DocumentReply, NodeInfoReply, ShardRef, ShardStatsReply, WriteCall, WriteReply } from '@tessera/rpc';
+import { toTesseraError } from '@tessera/errors';
+import type { DocumentReply, NodeInfoReply, ShardRef, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply } from '@tessera/rpc';
 import { nodeErrors } from './errors.js';
 import { shardDirectory } from './shard-paths.js';
 
@@ -51,6 +52,21 @@ export class ShardNode {
         });
         const reply: WriteReply = result;
         return reply;
+      }
+      case 'doc.writeMany': {
+        const call = p as unknown as WriteManyCall;
+        if (!Array.isArray(call.writes)) throw nodeErrors.badCall(method, 'writes must be an array');
+        const shard = await this.open(ref(method, p));
+        // All at once: the shard's group commit turns them into one LevelDB batch.
+        const replies: WriteManyReply = await Promise.all(call.writes.map((w) =>
+          shard.write({
+            op: w.op, id: docId(method, w.id), body: w.body, patch: w.patch,
+            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit,
+          }).then(
+            (result): WriteReply => result,
+            (err: unknown) => ({ error: toTesseraError(err).toJSON() }),
+          )));
+        return replies;
       }
       case 'shard.open': {
         const shard = await this.open(ref(method, p));

@@ -40,6 +40,15 @@ export interface WriteReply {
   deleted: boolean;
 }
 
+/** Many writes to one shard in one call (RESTORE): one LevelDB batch when they fit. */
+export interface WriteManyCall extends ShardRef {
+  writes: Array<Omit<WriteCall, 'index' | 'shard' | 'commit'>>;
+  commit?: boolean;
+}
+
+/** One answer per write of a WriteManyCall, in order: the reply, or the error it failed with. */
+export type WriteManyReply = Array<WriteReply | { error: { code: string; status: number; message: string } }>;
+
 export interface ShardStatsReply {
   documents: number;
   lastDocid: number;
@@ -55,6 +64,7 @@ export interface ShardCalls {
   'shard.commit': [ShardRef, null];
   'doc.get': [ShardRef & { id: DocumentId }, DocumentReply | null];
   'doc.write': [WriteCall, WriteReply];
+  'doc.writeMany': [WriteManyCall, WriteManyReply];
   'node.info': [Record<string, never>, NodeInfoReply];
 }
 

@@ -17,7 +17,7 @@ import type { ShardRouter } from '../routing.js';
 import { convertId, detectIdType, generateId, idTypeFromName, type DocumentId, type IdType } from './ids.js';
 import { foldDocument, isPlainObject, type FoldResult } from '@tessera/schema';
 
-interface Target {
+export interface Target {
   meta: IndexMeta;
   id: DocumentId;
   shard: number;
@@ -122,15 +122,20 @@ export class DocumentHandlers {
     return { meta, id, shard, client: this.registry.client(meta.path, meta.allocation[shard - 1]?.[0], shard) };
   }
 
+  /** `prepare` with the expected version of `?version`. */
+  private prepareWrite(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined) {
+    return this.prepare(index, raw, idText, ctx.params.unsigned('version'));
+  }
+
   /**
    * Validate a write body, take out its control keys, create or update the
-   * index it names, and resolve the document ID.
+   * index it names, type the document against the schema, and resolve the
+   * document ID and its shard. Shared by single writes and RESTORE items.
    */
-  private async prepareWrite(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined) {
+  async prepare(index: string, raw: Record<string, unknown>, idText: string | undefined, queryVersion: number | undefined) {
     if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
     if (raw._script !== undefined) throw apiErrors.scriptsUnavailable();
     const expected: number[] = [];
-    const queryVersion = ctx.params.unsigned('version');
     if (queryVersion !== undefined) expected.push(queryVersion);
     if (raw._version !== undefined) {
       const v = raw._version;

@@ -1,0 +1,121 @@
+/**
+ * RESTORE /idx/ (API.md §7.7): a JSON array, NDJSON or MessagePack sequence
+ * of documents, decoded item by item from the (streamed) body, prepared like
+ * PUT (typed, ID generated when absent), and sent in batches: one
+ * `doc.writeMany` per shard per batch, which the shard writes as one LevelDB
+ * batch. A failing item is reported in its place and does not stop the rest.
+ */
+import { errorBody, TesseraError, toTesseraError } from '@tessera/errors';
+import { decodeSequence, sequenceFormatOf, type DecodeLimits } from '@tessera/http';
+import { isPlainObject } from '@tessera/schema';
+import type { RpcClient, WriteManyCall, WriteManyReply } from '@tessera/rpc';
+import type { DocumentHandlers, Target } from '../documents/handlers.js';
+import { apiErrors } from '../errors.js';
+import type { RequestContext } from '../request/context.js';
+import { isInternalIndex } from '../request/path.js';
+import { duration } from '../response/human.js';
+import type { Reply } from '../response/respond.js';
+
+export interface RestoreOptions {
+  /** Items per batch sent to the shards. */
+  batchItems: number;
+  /** Largest single item, bytes. */
+  itemBytesMax: number;
+  decodeLimits: DecodeLimits;
+}
+
+type Write = WriteManyCall['writes'][number];
+
+interface Pending {
+  position: number;
+  target: Target;
+  write: Write;
+}
+
+export class RestoreHandler {
+  constructor(private readonly documents: DocumentHandlers, private readonly options: RestoreOptions) {}
+
+  async restore(ctx: RequestContext): Promise<Reply> {
+    const started = process.hrtime.bigint();
+    const index = ctx.singleIndex();
+    if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
+    const format = sequenceFormatOf(ctx.req.headers['content-type']);
+    if (format === undefined) throw apiErrors.unsupportedMediaType(ctx.req.headers['content-type'] ?? '');
+    const commit = ctx.options.commit;
+    const items: unknown[] = [];
+    const counts = { prepared: 0, processed: 0, indexed: 0, total: 0 };
+    let batch: Pending[] = [];
+    const chunks = [ctx.req.body];
+    for await (const item of decodeSequence(chunks, format, this.options.decodeLimits, this.options.itemBytesMax)) {
+      counts.total++;
+      if (item.error) {
+        items[item.index] = errorBody(item.error);
+        continue;
+      }
+      try {
+        batch.push({ position: item.index, ...(await this.prepare(index, item.value)) });
+        counts.prepared++;
+      } catch (err) {
+        items[item.index] = errorBody(toTesseraError(err));
+        continue;
+      }
+      if (batch.length >= this.options.batchItems) {
+        await this.send(batch, items, counts, commit);
+        batch = [];
+      }
+    }
+    await this.send(batch, items, counts, commit);
+    if (!ctx.options.echo) return { status: 200 };
+    const took = Number(process.hrtime.bigint() - started) / 1e9;
+    return { status: 200, value: { ...counts, items, took: duration(took, ctx.options.human) } };
+  }
+
+  /** One item into a write for its shard. */
+  private async prepare(index: string, value: unknown): Promise<{ target: Target; write: Write }> {
+    if (!isPlainObject(value)) throw apiErrors.badBody('A RESTORE item must be an object');
+    const { _op_type: opType, _patch: patch, _data: data, ...raw } = value;
+    if (data !== undefined) throw apiErrors.contentUnavailable();
+    const op = opType === undefined || opType === 'index' ? 'index'
+      : opType === 'update' || opType === 'merge' ? 'update'
+        : opType === 'patch' ? 'patch' : undefined;
+    if (op === undefined) throw apiErrors.badBody(`Unknown _op_type ${JSON.stringify(opType)}: use index, update, merge or patch`);
+    if (op === 'patch' && !Array.isArray(patch)) throw apiErrors.badBody("A patch item needs '_patch': an array of JSON Patch operations");
+    const prepared = await this.documents.prepare(index, raw, undefined, undefined);
+    const write: Write = op === 'patch'
+      ? { op, id: prepared.target.id, patch: patch as unknown[], expectedVersions: prepared.expected }
+      : { op, id: prepared.target.id, body: prepared.body, expectedVersions: prepared.expected };
+    return { target: prepared.target, write };
+  }
+
+  /** One `doc.writeMany` per shard, all shards at once. */
+  private async send(batch: Pending[], items: unknown[], counts: { processed: number; indexed: number }, commit: boolean): Promise<void> {
+    if (batch.length === 0) return;
+    const byShard = new Map<string, { client: RpcClient; index: string; shard: number; pending: Pending[] }>();
+    for (const p of batch) {
+      const key = `${p.target.shard}${p.target.meta.path}`;
+      let group = byShard.get(key);
+      if (!group) byShard.set(key, group = { client: p.target.client, index: p.target.meta.path, shard: p.target.shard, pending: [] });
+      group.pending.push(p);
+    }
+    await Promise.all([...byShard.values()].map(async (group) => {
+      const call: WriteManyCall = { index: group.index, shard: group.shard, commit, writes: group.pending.map((p) => p.write) };
+      let replies: WriteManyReply;
+      try {
+        replies = await group.client.call<WriteManyReply>('doc.writeMany', call);
+      } catch (err) {
+        const body = errorBody(toTesseraError(err));
+        replies = group.pending.map(() => ({ error: { code: 'shard_failed', status: body.status as number, message: String(body.message) } }));
+      }
+      group.pending.forEach((p, i) => {
+        counts.processed++;
+        const reply = replies[i];
+        if (reply === undefined || 'error' in reply) {
+          items[p.position] = errorBody(TesseraError.fromJSON(reply?.error));
+          return;
+        }
+        counts.indexed++;
+        items[p.position] = { _id: reply.id, _version: reply.version, '#docid': reply.docid, '#shard': group.shard };
+      });
+    }));
+  }
+}
