@@ -1,0 +1,491 @@
+/**
+ * Query (shard-independent AST, query/ast.ts) → Weight, with the index
+ * schema and the search's Statistics. Every term is named with
+ * @tessera/schema's term functions, as the indexing side names them:
+ *
+ * - text: `textTerm(prefix, token)`, stems `stemTerm(prefix, stem)`, tokens
+ *   from the field's analyzer (analysis/ analyzeQueryTerm rules); BM25 with
+ *   the field length keyed by the prefix in fieldNorms/fieldStats, times `_weight`;
+ * - keyword, numbers, dates, booleans: `fieldTerm(spec, value)` (weight 0, §9.3);
+ * - accuracy buckets: `<prefix><hex step>.<type char><token>` (accuracyPrefix);
+ * - global leaves: the same without the field prefix (`globalTerm`, `textTerm('')`);
+ * - `_id`: `Q` + type char + token, the value as `_bool_term` (exact case).
+ *
+ * An unknown field or an unconvertible value matches nothing (no error).
+ * Not implemented as Xapian does (reported): fuzzy words (`t~N`) search the
+ * word itself; `_elite_set` and `_synonym` are plain ORs; geo shapes and the
+ * time/timedelta/uuid casts match nothing (the schema has no such types yet).
+ */
+import {
+  accuracyBucket, accuracyPrefix, convertValue, DATE_UNIT_SECONDS, fieldSpec, fieldTerm, isDateType, isNumericType, parseType,
+  sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS, valueToken,
+  type DateUnit, type FieldSpec, type IndexValue, type Schema, type ScalarType,
+} from '@tessera/schema';
+import { analyzerFor, type Analyzer, type AnalyzerOptions, type QueryTerm } from '../analysis/analyzer.js';
+import type { CastName, LeafValue, Pattern, Query, RangeEnd, TextNode } from '../query/ast.js';
+import { queryErrors } from '../query/errors.js';
+import { compareCodePoints } from '../segments/write-buffer.js';
+import { PROXIMITY_WINDOW } from './positional-scorer.js';
+import { visitTerms } from './reader.js';
+import {
+  ALL_WEIGHT, BoolWeight, NONE_WEIGHT, PositionalWeight, TermListWeight, TermUnionWeight, TermWeight, ValueWeight,
+  type BoolWeightOp, type Statistics, type Weight,
+} from './weight.js';
+
+/** `t**` expands to at most this many terms, most frequent first (API.md §9.3.1). */
+export const PREFIX_EXPANSIONS_MAX = 50;
+/** `t*` wildcards on text expand to at most this many terms (most frequent first): each is a BM25 iterator in a heap. */
+export const WILDCARD_EXPANSIONS_MAX = 1000;
+
+/** Slot of `_id` values (API.md §5.8). */
+export const ID_SLOT = 0;
+
+const CAST_TYPES: Readonly<Partial<Record<CastName, ScalarType>>> = {
+  _integer: 'integer', _positive: 'positive', _float: 'floating', _boolean: 'boolean', _keyword: 'keyword',
+  _term: 'keyword', _text: 'text', _string: 'text', _date: 'date', _datetime: 'datetime',
+};
+
+/** Where text terms live and how they are analysed and weighed. */
+interface TextContext {
+  /** Field prefix (`''` for global terms). */
+  readonly prefix: string;
+  readonly analyzer: Analyzer;
+  /** `_weight` of the field. */
+  readonly factor: number;
+  /** Key of the field's lengths in fieldNorms/fieldStats. */
+  readonly normsKey: string;
+}
+
+const GLOBAL_ANALYZER: AnalyzerOptions = { stemStrategy: 'stem_none', stopStrategy: 'stop_none' };
+
+/** A weight, or null for a text item that analysed to nothing (a dropped stop word: no constraint). */
+type TextWeight = Weight | null;
+
+export class QueryCompiler {
+  constructor(private readonly schema: Schema, private readonly stats: Statistics) {}
+
+  compile(query: Query): Weight {
+    switch (query.kind) {
+      case 'all':
+        return ALL_WEIGHT;
+      case 'none':
+        return NONE_WEIGHT;
+      case 'field':
+        return this.field(query.path, query.value);
+      case 'bool': {
+        const children = query.children.map((c) => this.compile(c));
+        return new BoolWeight(boolOp(query.op), children);
+      }
+    }
+  }
+
+  // ---- field leaves ------------------------------------------------------
+
+  private field(path: readonly string[] | null, value: LeafValue): Weight {
+    if (path === null) return this.global(value);
+    if (path.length === 1 && path[0] === '_id') return this.id(value);
+    const spec = fieldSpec(this.schema, path.join('.'));
+    if (spec === undefined) return NONE_WEIGHT;
+    switch (value.kind) {
+      case 'exists':
+        return this.exists(spec);
+      case 'scalar':
+        return this.equal(spec, value.value);
+      case 'string':
+        return this.string(spec, value);
+      case 'cast': {
+        const casted = castValue(value.cast, value.value);
+        return casted === undefined ? NONE_WEIGHT : this.equal(spec, casted);
+      }
+      case 'date_parts': {
+        const casted = convert('datetime', { _datetime: value.parts });
+        return casted === undefined ? NONE_WEIGHT : this.equal(spec, casted);
+      }
+      case 'range':
+        return this.range(spec, value.from, value.to);
+      case 'shape':
+        return NONE_WEIGHT;
+    }
+  }
+
+  private string(spec: FieldSpec, leaf: Extract<LeafValue, { kind: 'string' }>): Weight {
+    if (spec.type === 'text') return this.text(leaf.text, textContext(spec)) ?? NONE_WEIGHT;
+    if (spec.type === 'keyword') return this.keyword(spec, leaf.keyword);
+    if (leaf.keyword.match !== 'exact') {
+      throw queryErrors.invalidQuery(`Patterns apply to text and keyword fields only, not to ${spec.path} (${spec.type})`);
+    }
+    return this.equal(spec, leaf.value);
+  }
+
+  /** Equality with a converted value (§9.3 "scalar"): text → text query; others exact term or value. */
+  private equal(spec: FieldSpec, raw: IndexValue): Weight {
+    if (spec.type === 'text') return this.text(plainText(String(raw)), textContext(spec)) ?? NONE_WEIGHT;
+    const value = convert(spec.type, raw);
+    if (value === undefined) return NONE_WEIGHT;
+    if (spec.index.fieldTerms) return new TermWeight(fieldTerm(spec, value), null, '', 0);
+    if (!spec.index.fieldValues) return NONE_WEIGHT;
+    if (spec.type === 'keyword') return new ValueWeight(spec.slot, { kind: 'string', from: String(value), to: String(value) });
+    const n = numericValue(value);
+    return new ValueWeight(spec.slot, { kind: 'numeric', from: n, to: n });
+  }
+
+  /** Whole keyword values: exact (lower-cased unless `_bool_term`), `v*` wildcard, `v**` prefix; fuzzy searches `v`. */
+  private keyword(spec: FieldSpec, pattern: Pattern): Weight {
+    if (!spec.index.fieldTerms) {
+      return pattern.match === 'wildcard' || pattern.match === 'prefix' ? NONE_WEIGHT : this.equal(spec, pattern.text);
+    }
+    const base = spec.prefix + spec.typeChar;
+    const text = spec.boolTerm ? pattern.text : pattern.text.toLowerCase();
+    switch (pattern.match) {
+      case 'exact':
+      case 'fuzzy':
+        return new TermWeight(fieldTerm(spec, pattern.text), null, '', 0);
+      case 'prefix':
+        return new TermListWeight(this.expand(base + text, null, PREFIX_EXPANSIONS_MAX));
+      case 'wildcard': {
+        const literal = literalPrefix(text);
+        return new TermUnionWeight([base + literal], wildcardMatcher(base, text));
+      }
+    }
+  }
+
+  /** `"*"`: a value in the slot when the field keeps values, else any of the field's terms. */
+  private exists(spec: FieldSpec): Weight {
+    if (spec.index.fieldValues) return new ValueWeight(spec.slot, { kind: 'exists' });
+    if (!spec.index.fieldTerms) return NONE_WEIGHT;
+    const prefixes = [spec.prefix + spec.typeChar];
+    if (spec.type === 'text') prefixes.push(stemTerm(spec.prefix, ''));
+    return new TermUnionWeight(prefixes, null);
+  }
+
+  /** Inclusive range (§9.3, §8.3): exact over values, else accuracy buckets (numbers, dates) or keyword terms. */
+  private range(spec: FieldSpec, fromEnd: RangeEnd, toEnd: RangeEnd): Weight {
+    if (fromEnd === null && toEnd === null) return this.exists(spec);
+    if (spec.type === 'text' || spec.type === 'keyword') {
+      const from = fromEnd === null ? null : String(fromEnd);
+      const to = toEnd === null ? null : String(toEnd);
+      if (from !== null && to !== null && compareCodePoints(from, to) > 0) return NONE_WEIGHT;
+      if (spec.index.fieldValues) return new ValueWeight(spec.slot, { kind: 'string', from, to });
+      if (spec.type === 'text' || !spec.index.fieldTerms) return NONE_WEIGHT;
+      // Keyword terms are the (lower-cased) values: compare their tokens.
+      const base = spec.prefix + spec.typeChar;
+      const lo = from === null ? null : (spec.boolTerm ? from : from.toLowerCase());
+      const hi = to === null ? null : (spec.boolTerm ? to : to.toLowerCase());
+      return new TermUnionWeight([base], (term) => {
+        const token = term.slice(base.length);
+        return (lo === null || compareCodePoints(token, lo) >= 0) && (hi === null || compareCodePoints(token, hi) <= 0);
+      });
+    }
+    const rangeType: ScalarType = isNumericType(spec.type) ? 'floating' : spec.type;
+    const from = fromEnd === null ? -Infinity : convert(rangeType, fromEnd);
+    const to = toEnd === null ? Infinity : convert(rangeType, toEnd);
+    if (from === undefined || to === undefined) return NONE_WEIGHT;
+    const lo = numericValue(from);
+    const hi = numericValue(to);
+    if (lo > hi) return NONE_WEIGHT;
+    if (spec.index.fieldValues) return new ValueWeight(spec.slot, { kind: 'numeric', from: lo, to: hi });
+    if (!spec.index.fieldTerms) return NONE_WEIGHT;
+    if (spec.type === 'boolean') {
+      const terms: string[] = [];
+      if (lo <= 0 && hi >= 0) terms.push(fieldTerm(spec, false));
+      if (lo <= 1 && hi >= 1) terms.push(fieldTerm(spec, true));
+      return new TermListWeight(terms);
+    }
+    return this.buckets(spec, lo, hi);
+  }
+
+  /**
+   * §8.3 approximation with terms but no values: the smallest accuracy step
+   * at least as wide as the range (the largest step when none is, or when an
+   * end is open); every bucket of that step whose start lies in
+   * [bucket of `lo`, `hi`] matches.
+   */
+  private buckets(spec: FieldSpec, lo: number, hi: number): Weight {
+    const dates = isDateType(spec.type);
+    const steps = (spec.accuracy as ReadonlyArray<number | DateUnit>).filter((s) => dates === (typeof s === 'string'));
+    if (steps.length === 0) return NONE_WEIGHT;
+    const width = hi - lo;
+    const seconds = (s: number | DateUnit): number => (typeof s === 'number' ? s : DATE_UNIT_SECONDS[s]);
+    const sorted = [...steps].sort((a, b) => seconds(a) - seconds(b));
+    const step = sorted.find((s) => seconds(s) >= width) ?? sorted[sorted.length - 1]!;
+    const base = spec.prefix + accuracyPrefix(step) + spec.typeChar;
+    const first = lo === -Infinity ? -Infinity : accuracyBucket(lo, step);
+    return new TermUnionWeight([base], (term) => {
+      let start: number;
+      try {
+        start = sortableNumber(term.slice(base.length));
+      } catch {
+        return false;
+      }
+      return start >= first && start <= hi;
+    });
+  }
+
+  // ---- `_id` and global leaves -------------------------------------------
+
+  /** The ID term `Q` + type char + token (exact case); ranges over the `_id` values in slot 0. */
+  private id(value: LeafValue): Weight {
+    const type = this.idType();
+    switch (value.kind) {
+      case 'exists':
+        return ALL_WEIGHT;
+      case 'range': {
+        if (type === 'keyword' || type === 'text') {
+          const from = value.from === null ? null : String(value.from);
+          const to = value.to === null ? null : String(value.to);
+          if (from !== null && to !== null && compareCodePoints(from, to) > 0) return NONE_WEIGHT;
+          return new ValueWeight(ID_SLOT, { kind: 'string', from, to });
+        }
+        const from = value.from === null ? -Infinity : convert('floating', value.from);
+        const to = value.to === null ? Infinity : convert('floating', value.to);
+        if (from === undefined || to === undefined || numericValue(from) > numericValue(to)) return NONE_WEIGHT;
+        return new ValueWeight(ID_SLOT, { kind: 'numeric', from: numericValue(from), to: numericValue(to) });
+      }
+      default: {
+        const raw = rawValue(value);
+        const id = raw === undefined ? undefined : convert(type, raw);
+        return id === undefined ? NONE_WEIGHT : new TermWeight(idTerm(type, id), null, '', 0);
+      }
+    }
+  }
+
+  private idType(): ScalarType {
+    const node = this.schema._id;
+    if (node !== null && typeof node === 'object' && '_type' in node) {
+      const t = parseType((node as { _type: unknown })._type, '_id');
+      if (t.base !== 'object') return t.base;
+    }
+    return 'keyword';
+  }
+
+  /** A leaf without a field: global text terms plus the global keyword, number or boolean term. */
+  private global(value: LeafValue): Weight {
+    switch (value.kind) {
+      case 'exists':
+        return ALL_WEIGHT;
+      case 'string': {
+        const context: TextContext = { prefix: '', analyzer: analyzerFor(GLOBAL_ANALYZER), factor: 1, normsKey: '' };
+        const text = this.text(value.text, context);
+        const keyword = new TermWeight(TYPE_CHARS.keyword + value.value.toLowerCase(), null, '', 0);
+        return text === null ? keyword : new BoolWeight('or', [text, keyword]);
+      }
+      case 'scalar':
+        return this.globalScalar(value.value);
+      case 'cast': {
+        const casted = castValue(value.cast, value.value);
+        return casted === undefined ? NONE_WEIGHT : this.globalScalar(casted);
+      }
+      default:
+        return NONE_WEIGHT;
+    }
+  }
+
+  private globalScalar(value: IndexValue): Weight {
+    if (typeof value === 'boolean') return new TermWeight(TYPE_CHARS.boolean + (value ? 't' : 'f'), null, '', 0);
+    if (typeof value === 'number') return new TermWeight(TYPE_CHARS.integer + sortableToken(value), null, '', 0);
+    return this.global({ kind: 'string', value, op: 'or', text: plainText(value), keyword: { match: 'exact', text: value, distance: 0 } });
+  }
+
+  // ---- text (§9.3.1) -----------------------------------------------------
+
+  private text(node: TextNode, ctx: TextContext): TextWeight {
+    switch (node.kind) {
+      case 'all':
+        return ALL_WEIGHT;
+      case 'none':
+        return NONE_WEIGHT;
+      case 'word':
+        return this.word(node.pattern, node.keepStopWords, ctx);
+      case 'phrase':
+        return this.positional(node.words.flatMap((w) => this.positionalTerms(w, ctx)), 'exact', ctx);
+      case 'bool': {
+        switch (node.op) {
+          case 'near':
+          case 'phrase': {
+            const words = node.children.every((c) => c.kind === 'word' && (c.pattern.match === 'exact' || c.pattern.match === 'fuzzy'));
+            if (words) {
+              const terms = node.children.flatMap((c) => (c.kind === 'word' ? this.positionalTerms(c.pattern.text, ctx) : []));
+              return this.positional(terms, node.op === 'near' ? 'near' : 'ordered', ctx);
+            }
+            return this.textBool('and', node.children, ctx);
+          }
+          case 'and':
+            return this.textBool('and', node.children, ctx);
+          case 'max':
+            return this.textBool('max', node.children, ctx);
+          case 'or':
+          case 'elite_set':
+          case 'synonym':
+            return this.textBool('or', node.children, ctx);
+          case 'and_not':
+          case 'and_maybe': {
+            const first = this.text(node.children[0]!, ctx);
+            const rest = node.children.slice(1).map((c) => this.text(c, ctx)).filter((w): w is Weight => w !== null);
+            if (first === null) return node.op === 'and_maybe' && rest.length > 0 ? new BoolWeight('or', rest) : null;
+            return rest.length === 0 ? first : new BoolWeight(node.op, [first, ...rest]);
+          }
+        }
+      }
+    }
+  }
+
+  private textBool(op: BoolWeightOp, children: readonly TextNode[], ctx: TextContext): TextWeight {
+    const weights = children.map((c) => this.text(c, ctx)).filter((w): w is Weight => w !== null);
+    if (weights.length === 0) return null;
+    return weights.length === 1 ? weights[0]! : new BoolWeight(op, weights);
+  }
+
+  private word(pattern: Pattern, keepStopWords: boolean, ctx: TextContext): TextWeight {
+    switch (pattern.match) {
+      case 'exact':
+      case 'fuzzy': {
+        const terms = ctx.analyzer.queryTerms(pattern.text, { keepStopWords });
+        if (terms.length === 0) return null;
+        if (terms.length === 1) return this.term(termName(terms[0]!, ctx), ctx);
+        // A word of several tokens (`t-shirt`) is a phrase of them.
+        return this.positional(this.positionalTerms(pattern.text, ctx), 'exact', ctx);
+      }
+      case 'prefix':
+      case 'wildcard': {
+        const base = ctx.analyzer.stemStrategy === 'stem_all_z' ? stemTerm(ctx.prefix, '') : textTerm(ctx.prefix, '');
+        const text = pattern.text.toLowerCase();
+        const terms = pattern.match === 'prefix'
+          ? this.expand(base + text, null, PREFIX_EXPANSIONS_MAX)
+          : this.expand(base + literalPrefix(text), wildcardMatcher(base, text), WILDCARD_EXPANSIONS_MAX);
+        if (terms.length === 0) return NONE_WEIGHT;
+        const weights = terms.map((t) => this.term(t, ctx));
+        return weights.length === 1 ? weights[0]! : new BoolWeight('or', weights);
+      }
+    }
+  }
+
+  /** The positional (unstemmed under `stem_some`) terms of a word; stop words stay unless the field drops them from positions. */
+  private positionalTerms(word: string, ctx: TextContext): string[] {
+    const keepStopWords = ctx.analyzer.stopStrategy !== 'stop_all';
+    return ctx.analyzer.queryTerms(word, { positional: true, keepStopWords }).map((t) => termName(t, ctx));
+  }
+
+  private positional(terms: readonly string[], mode: 'exact' | 'ordered' | 'near', ctx: TextContext): TextWeight {
+    if (terms.length === 0) return null;
+    if (terms.length === 1) return this.term(terms[0]!, ctx);
+    return new PositionalWeight(terms.map((t) => this.term(t, ctx)), mode, mode === 'exact' ? terms.length : PROXIMITY_WINDOW);
+  }
+
+  private term(term: string, ctx: TextContext): TermWeight {
+    return new TermWeight(term, this.stats.bm25(term, ctx.normsKey, ctx.factor), ctx.normsKey, this.stats.averageLength(ctx.normsKey));
+  }
+
+  /**
+   * Terms of all readers starting with `prefix` (and matching `matcher`),
+   * the `max` most frequent (document frequency summed over readers; ties
+   * in term order).
+   */
+  private expand(prefix: string, matcher: ((term: string) => boolean) | null, max: number): string[] {
+    const dfs = new Map<string, number>();
+    for (const reader of this.stats.readers) {
+      visitTerms(reader, prefix, (term, df) => {
+        if (matcher === null || matcher(term)) dfs.set(term, (dfs.get(term) ?? 0) + df);
+        return true;
+      });
+    }
+    return [...dfs].sort((a, b) => b[1] - a[1] || compareCodePoints(a[0], b[0])).slice(0, max).map(([t]) => t);
+  }
+}
+
+function boolOp(op: Extract<Query, { kind: 'bool' }>['op']): BoolWeightOp {
+  switch (op) {
+    case 'elite_set':
+    case 'synonym':
+      return 'or';
+    default:
+      return op;
+  }
+}
+
+function textContext(spec: FieldSpec): TextContext {
+  const options: AnalyzerOptions = { language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy };
+  return { prefix: spec.prefix, analyzer: analyzerFor(options), factor: spec.weight, normsKey: spec.prefix };
+}
+
+function termName(t: QueryTerm, ctx: TextContext): string {
+  return t.z ? stemTerm(ctx.prefix, t.term) : textTerm(ctx.prefix, t.term);
+}
+
+/** The ID term of API.md §5.8: `Q` + type char + the value's token, exact case. */
+export function idTerm(type: ScalarType, id: IndexValue): string {
+  return 'Q' + valueToken({ type, typeChar: TYPE_CHARS[type], boolTerm: true }, id);
+}
+
+/** A string searched as text without syntax: its words, OR-ed. */
+function plainText(s: string): TextNode {
+  const words = s.split(/\s+/u).filter((w) => w.length > 0);
+  if (words.length === 0) return { kind: 'none' };
+  const nodes: TextNode[] = words.map((w) => ({ kind: 'word', pattern: { match: 'exact', text: w, distance: 0 }, keepStopWords: false }));
+  return nodes.length === 1 ? nodes[0]! : { kind: 'bool', op: 'or', children: nodes };
+}
+
+function convert(type: ScalarType, raw: unknown): IndexValue | undefined {
+  try {
+    return convertValue(type, raw, '').index;
+  } catch {
+    return undefined;
+  }
+}
+
+function numericValue(v: IndexValue): number {
+  return typeof v === 'boolean' ? (v ? 1 : 0) : Number(v);
+}
+
+function rawValue(value: LeafValue): IndexValue | undefined {
+  switch (value.kind) {
+    case 'scalar':
+      return value.value;
+    case 'string':
+      return value.value;
+    case 'cast':
+      return castValue(value.cast, value.value);
+    case 'date_parts':
+      return convert('datetime', { _datetime: value.parts });
+    default:
+      return undefined;
+  }
+}
+
+/** `{"_<cast>": v}`: v converted to the cast's type (undefined when impossible or the type is not supported). */
+function castValue(cast: CastName, inner: LeafValue): IndexValue | undefined {
+  const type = CAST_TYPES[cast];
+  if (type === undefined) return undefined;
+  let raw: unknown;
+  switch (inner.kind) {
+    case 'scalar':
+    case 'string':
+      raw = inner.value;
+      break;
+    case 'date_parts':
+      raw = { _datetime: inner.parts };
+      break;
+    default:
+      return undefined;
+  }
+  return convert(type, raw);
+}
+
+/** The literal part of a wildcard pattern before its first `*` or `?`. */
+function literalPrefix(pattern: string): string {
+  const star = pattern.indexOf('*');
+  const question = pattern.indexOf('?');
+  const end = star < 0 ? question : question < 0 ? star : Math.min(star, question);
+  return end < 0 ? pattern : pattern.slice(0, end);
+}
+
+/** Whether a term (with `base` before the token) matches a `*`/`?` pattern over its whole token. */
+function wildcardMatcher(base: string, pattern: string): (term: string) => boolean {
+  let source = '^';
+  for (const ch of pattern) {
+    if (ch === '*') source += '.*';
+    else if (ch === '?') source += '.';
+    else source += ch.replace(/[\\^$.|+()[\]{}]/g, '\\$&');
+  }
+  const re = new RegExp(source + '$', 'su');
+  return (term) => re.test(term.slice(base.length));
+}

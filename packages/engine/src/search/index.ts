@@ -1,0 +1,11 @@
+/**
+ * Search of one shard (API.md §9): a parsed Query, sort keys and k over the
+ * readers of a snapshot (segments and the write buffer) → exact total and
+ * the best k docids with weights and sort values.
+ */
+export { search, sortPlan, type SearchHit, type SearchRequest, type SearchResult } from './search.js';
+export type { SearchReader, SearchPostings, SegmentSearchReader, BufferSearchReader, TermsCursor } from './reader.js';
+export { QueryCompiler, idTerm, ID_SLOT, PREFIX_EXPANSIONS_MAX, WILDCARD_EXPANSIONS_MAX } from './compile.js';
+export { Statistics, type Weight } from './weight.js';
+export { compareValues, type SortPlan, type SortValue } from './sort-collector.js';
+export { PROXIMITY_WINDOW } from './positional-scorer.js';

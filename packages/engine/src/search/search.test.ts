@@ -1,0 +1,150 @@
+import { parseQuery, parseQueryString, parseSort } from '../query/index.js';
+import { flushWriteBuffer } from '../segments/flush.js';
+import { SegmentReader } from '../segments/segment-reader.js';
+import { WriteBuffer } from '../segments/write-buffer.js';
+import { search, type SearchReader, type SearchResult } from './index.js';
+import { buildReaders, EPOCH_2020, indexDocument, SCHEMA, type Doc } from './search.fixture.js';
+
+function doc(docid: number, body: string, extra: Partial<Doc> = {}): Doc {
+  return { docid, body, tags: [], ...extra };
+}
+
+function run(readers: SearchReader[], dsl: unknown, options: { sort?: unknown; k?: number } = {}): SearchResult {
+  return search(readers, { query: parseQuery(dsl), sort: parseSort(options.sort), k: options.k ?? 100 }, SCHEMA);
+}
+
+const ids = (r: SearchResult): number[] => r.hits.map((h) => h.docid);
+
+describe('search', () => {
+  it('ranks a rarer term higher (BM25) and adds weights in OR', async () => {
+    const docs = [doc(1, 'common rare'), ...Array.from({ length: 9 }, (_, i) => doc(i + 2, 'common filler'))];
+    const readers = await buildReaders(docs, 2);
+    const r = run(readers, { body: 'common rare' });
+    expect(r.total).toBe(10);
+    expect(r.hits[0]!.docid).toBe(1);
+    const rare = run(readers, { body: 'rare' }).hits[0]!.score;
+    const common = run(readers, { body: 'common' }).hits.find((h) => h.docid === 1)!.score;
+    expect(rare).toBeGreaterThan(common);
+    expect(r.hits[0]!.score).toBeCloseTo(rare + common, 12);
+    // Ties on weight: docid ascending.
+    expect(ids(r).slice(1)).toEqual([2, 3, 4, 5, 6, 7, 8, 9, 10]);
+  });
+
+  it('matches phrases by position, _phrase in order and _near in any order within 10', async () => {
+    const readers = await buildReaders([
+      doc(1, 'x alpha beta y'), doc(2, 'beta alpha'), doc(3, 'alpha x beta'),
+      doc(4, 'alpha a b c d e f g h i j k beta'), doc(5, 'beta q alpha'),
+    ], 2);
+    expect(ids(run(readers, { body: '"alpha beta"' }))).toEqual([1]);
+    expect(ids(run(readers, { body: { _phrase: 'alpha beta' } })).sort()).toEqual([1, 3]);
+    expect(ids(run(readers, { body: { _near: 'alpha beta' } })).sort()).toEqual([1, 2, 3, 5]);
+    expect(run(readers, { body: 'alpha beta' }).total).toBe(5);
+    // A word of several tokens is a phrase of them.
+    expect(ids(run(readers, { body: 'alpha-beta' }))).toEqual([1]);
+  });
+
+  it('expands prefixes to the 50 most frequent terms and wildcards over the dictionary', async () => {
+    const docs: Doc[] = [];
+    let docid = 1;
+    // pre00 … pre59: term i appears in (i + 1) documents.
+    for (let i = 0; i < 60; i++) for (let j = 0; j <= i; j++) docs.push(doc(docid++, `pre${String(i).padStart(2, '0')} gamma`));
+    const readers = await buildReaders(docs, 3);
+    const expectedTotal = docs.filter((d) => Number(d.body.slice(3, 5)) >= 10).length;
+    expect(run(readers, { body: 'pre**' }).total).toBe(expectedTotal);
+    expect(run(readers, { body: { _partial: 'pre' } }).total).toBe(expectedTotal);
+    expect(run(readers, { body: 'pre0*' }).total).toBe(55);
+    expect(run(readers, { body: 'pre?9' }).total).toBe(10 + 20 + 30 + 40 + 50 + 60);
+    expect(run(readers, { body: 'g?mm*' }).total).toBe(docs.length);
+    expect(run(readers, { body: 'nothing*' }).total).toBe(0);
+  });
+
+  it('stems text with a language and drops stop words', async () => {
+    const readers = await buildReaders([
+      doc(1, 'a', { title: 'The running dogs' }), doc(2, 'b', { title: 'a dog runs' }), doc(3, 'c', { title: 'cats sleep' }),
+    ], 2);
+    expect(ids(run(readers, { title: 'run' })).sort()).toEqual([1, 2]);
+    expect(ids(run(readers, { title: 'dogs' })).sort()).toEqual([1, 2]);
+    expect(ids(run(readers, { title: '"running dogs"' }))).toEqual([1]);
+    expect(run(readers, { title: 'the' }).total).toBe(0);
+    expect(ids(run(readers, { title: 'the cats' }))).toEqual([3]);
+  });
+
+  it('matches keywords case-insensitively, by pattern, and sorts by their values', async () => {
+    const readers = await buildReaders([
+      doc(1, 'a', { tags: ['Red'] }), doc(2, 'a', { tags: ['blue', 'green'] }), doc(3, 'a', { tags: ['Blueish'] }), doc(4, 'a'),
+    ], 2);
+    expect(ids(run(readers, { tag: 'RED' }))).toEqual([1]);
+    expect(ids(run(readers, { tag: 'bl*' }))).toEqual([2, 3]);
+    expect(ids(run(readers, { tag: 'blue**' }))).toEqual([2, 3]);
+    expect(ids(run(readers, { tag: '*' }))).toEqual([1, 2, 3]);
+    // Ascending by the smallest value, descending by the largest; no value last.
+    const asc = run(readers, { _match_all: {} }, { sort: 'tag' });
+    expect(ids(asc)).toEqual([3, 1, 2, 4]);
+    expect(asc.hits.map((h) => h.sortValues)).toEqual([['Blueish'], ['Red'], ['blue'], [null]]);
+    expect(ids(run(readers, { _match_all: {} }, { sort: '-tag' }))).toEqual([2, 1, 3, 4]);
+    expect(run(readers, { unknown: 'x' }).total).toBe(0);
+    expect(ids(run(readers, { _match_all: {} }, { sort: 'unknown' }))).toEqual([1, 2, 3, 4]);
+  });
+
+  it('filters ranges on values exactly and on accuracy terms by bucket (§8.3)', async () => {
+    const readers = await buildReaders([
+      doc(1, 'a', { n: 20, approx: 20, when: EPOCH_2020 }), doc(2, 'a', { n: 100, approx: 100, when: EPOCH_2020 + 86400 * 40 }),
+      doc(3, 'a', { n: 180, approx: 180 }), doc(4, 'a', { n: 250, approx: 250 }), doc(5, 'a'),
+    ], 2);
+    expect(ids(run(readers, { n: { _in: '50..150' } }))).toEqual([2]);
+    // field_terms only: 50..150 uses step 100, buckets [0, 100) and [100, 200).
+    expect(ids(run(readers, { approx: { _in: '50..150' } }))).toEqual([1, 2, 3]);
+    expect(ids(run(readers, { approx: { _in: '..99' } }))).toEqual([1, 2, 3, 4]);
+    expect(ids(run(readers, { approx: 180 }))).toEqual([3]);
+    expect(ids(run(readers, { approx: '*' }))).toEqual([1, 2, 3, 4]);
+    expect(ids(run(readers, { n: { _in: { _range: { _from: 100 } } } }))).toEqual([2, 3, 4]);
+    expect(run(readers, { n: { _in: '200..100' } }).total).toBe(0);
+    expect(ids(run(readers, { when: { _in: '2020-01-15..2020-03-01' } }))).toEqual([2]);
+    expect(ids(run(readers, { when: '2020-01-01' }))).toEqual([1]);
+    expect(ids(run(readers, { n: { _integer: '180' } }))).toEqual([3]);
+    expect(ids(run(readers, { _match_all: {} }, { sort: '-n' }))).toEqual([4, 3, 2, 1, 5]);
+    expect(ids(run(readers, { _match_all: {} }, { sort: { n: { _value: 120 } } }))).toEqual([2, 3, 1, 4, 5]);
+  });
+
+  it('finds documents by _id and sorts by it', async () => {
+    const readers = await buildReaders([doc(1, 'a'), doc(2, 'a'), doc(3, 'b')], 2);
+    expect(ids(run(readers, { _id: 2 }))).toEqual([2]);
+    expect(ids(run(readers, { _id: '3' }))).toEqual([3]);
+    expect(ids(run(readers, { _id: [1, 3] }))).toEqual([1, 3]);
+    expect(ids(run(readers, { _match_all: {} }, { sort: '-_id' }))).toEqual([3, 2, 1]);
+  });
+
+  it('sees only live documents across segments and the write buffer', async () => {
+    const first = new WriteBuffer();
+    for (let d = 1; d <= 6; d++) first.add(d, indexDocument(doc(d, d % 2 === 0 ? 'even word' : 'odd word', { n: d })));
+    first.freeze();
+    const segment = new SegmentReader(1, await flushWriteBuffer(first));
+    const buffer = new WriteBuffer();
+    // Doc 2 updated (its new copy is odd), doc 3 deleted; doc 7 added out of docid order after doc 2.
+    buffer.add(7, indexDocument(doc(7, 'even word', { n: 7 })));
+    buffer.add(2, indexDocument(doc(2, 'odd word', { n: 2 })));
+    segment.delete(2);
+    segment.delete(3);
+    const readers: SearchReader[] = [segment, buffer];
+    expect(ids(run(readers, { body: 'even' }))).toEqual([4, 6, 7]);
+    expect(ids(run(readers, { body: 'odd' })).sort()).toEqual([1, 2, 5]);
+    expect(run(readers, { _match_all: {} }).total).toBe(6);
+    expect(ids(run(readers, { n: { _in: '2..3' } }))).toEqual([2]);
+    expect(ids(run(readers, { _not: [{ body: 'odd' }] }))).toEqual([4, 6, 7]);
+    expect(ids(run(readers, { _match_all: {} }, { sort: '-n' }))).toEqual([7, 6, 5, 4, 2, 1]);
+    expect(search(readers, { query: parseQuery({ body: 'word' }), sort: [], k: 0 }, SCHEMA)).toEqual({ total: 6, hits: [] });
+  });
+
+  it('runs query strings: boolean operators, fields, ranges, global text', async () => {
+    const readers = await buildReaders([doc(1, 'alpha beta', { n: 5 }), doc(2, 'beta gamma', { n: 50 }), doc(3, 'gamma', { n: 500 })], 2);
+    const q = (s: string): number[] => ids(search(readers, { query: parseQueryString(s), sort: parseSort('n'), k: 10 }, SCHEMA));
+    expect(q('body:beta AND n:[10..1000]')).toEqual([2]);
+    expect(q('body:gamma AND NOT body:beta')).toEqual([3]);
+    // No operator is OR (§9.4): gamma, or not beta.
+    expect(q('body:gamma NOT body:beta')).toEqual([2, 3]);
+    // A leaf without a field searches global terms: none are indexed here.
+    expect(q('gamma')).toEqual([]);
+    expect(q('body:alpha OR body:gamma')).toEqual([1, 2, 3]);
+    expect(q('*')).toEqual([1, 2, 3]);
+  });
+});

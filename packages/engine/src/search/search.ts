@@ -1,0 +1,94 @@
+/**
+ * Query execution of one shard (ENGINE.md "Query path"): Query → Weight
+ * (bound to this search's statistics over all readers) → one Scorer per
+ * reader → one Collector across readers (docids are disjoint once deletions
+ * apply, so per-reader matches simply add up).
+ *
+ * The shard returns its best `k` = offset + limit; the coordinator merges
+ * shards by `sortValues` (or weight), then `_id`, and cuts the page.
+ */
+import { convertValue, fieldSpec, isDateType, isNumericType, type Schema } from '@tessera/schema';
+import { countMatches, TopKCollector } from '../matching/top-k.js';
+import type { Query, SortKey } from '../query/ast.js';
+import { ID_SLOT, QueryCompiler } from './compile.js';
+import type { SearchReader } from './reader.js';
+import { SortCollector, type SortPlan, type SortValue } from './sort-collector.js';
+import { Statistics } from './weight.js';
+
+export interface SearchRequest {
+  readonly query: Query;
+  /** Most significant first; empty = relevance. */
+  readonly sort: readonly SortKey[];
+  /** Hits to return: offset + limit of the page. */
+  readonly k: number;
+  /** Count only (COUNT, `_limit: 0`): no weights are computed and no hits returned. */
+  readonly countOnly?: boolean;
+}
+
+export interface SearchHit {
+  docid: number;
+  score: number;
+  /** One value per requested sort key (null: no value, or a key that orders nothing); only when `sort` is not empty. */
+  sortValues?: SortValue[];
+}
+
+export interface SearchResult {
+  /** Matching live documents, exact. */
+  total: number;
+  /** The best `k`, best first. */
+  hits: SearchHit[];
+}
+
+export function search(readers: readonly SearchReader[], request: SearchRequest, schema: Schema): SearchResult {
+  const countOnly = request.countOnly === true || request.k <= 0;
+  const stats = new Statistics(readers, !countOnly);
+  const weight = new QueryCompiler(schema, stats).compile(request.query);
+  if (countOnly) {
+    let total = 0;
+    for (const reader of readers) {
+      const scorer = weight.scorer(reader);
+      if (scorer !== null) total += countMatches(scorer);
+    }
+    return { total, hits: [] };
+  }
+  const plans = request.sort.map((key) => sortPlan(key, schema));
+  if (plans.every((p) => p.kind === 'ignored' || (p.kind === 'score' && p.order === 'asc'))) {
+    // Relevance order: the plain top-k heap on typed arrays.
+    const collector = new TopKCollector(request.k);
+    for (const reader of readers) {
+      const scorer = weight.scorer(reader);
+      if (scorer !== null) collector.collectAll(scorer);
+    }
+    const hits: SearchHit[] = collector.hits();
+    if (plans.length > 0) for (const hit of hits) hit.sortValues = plans.map((p) => (p.kind === 'score' ? hit.score : null));
+    return { total: collector.total, hits };
+  }
+  const collector = new SortCollector(plans, request.k);
+  for (const reader of readers) {
+    const scorer = weight.scorer(reader);
+    if (scorer !== null) collector.collectAll(reader, scorer);
+  }
+  return { total: collector.total, hits: collector.hits() };
+}
+
+/**
+ * A sort key against the schema: `_score` relevance, `_id` slot 0, a field
+ * its slot; unknown fields order nothing (§9.5). A `_value` reference sorts
+ * numbers and dates by distance; string metrics are not implemented yet
+ * (such a key orders nothing).
+ */
+export function sortPlan(key: SortKey, schema: Schema): SortPlan {
+  if (key.path === '_score') return { kind: 'score', order: key.order };
+  if (key.path === '_id') return { kind: 'slot', slot: ID_SLOT, order: key.order, reference: null };
+  const spec = fieldSpec(schema, key.path);
+  if (spec === undefined) return { kind: 'ignored' };
+  if (key.value === undefined) return { kind: 'slot', slot: spec.slot, order: key.order, reference: null };
+  if (!isNumericType(spec.type) && !isDateType(spec.type)) return { kind: 'ignored' };
+  let reference: number;
+  try {
+    reference = Number(convertValue(isNumericType(spec.type) ? 'floating' : spec.type, key.value, key.path).index);
+  } catch {
+    return { kind: 'ignored' };
+  }
+  return { kind: 'slot', slot: spec.slot, order: key.order, reference };
+}

@@ -1,0 +1,182 @@
+/**
+ * Top-k by sort keys (API.md §9.5): per key a document's smallest value when
+ * ascending, its largest when descending (with a reference value: its
+ * smallest/largest distance to it), documents without a value last; then
+ * relevance (weight descending), then docid ascending (the coordinator
+ * re-breaks ties by `_id` when it merges shards).
+ *
+ * A binary heap of k entries whose root is the worst kept hit. A document's
+ * key values go into a scratch array and are compared with the root before
+ * anything is allocated; once the heap is full an entering document reuses
+ * the evicted entry. String values are decoded from the reader's dictionary
+ * (readers have separate dictionaries, so ordinals do not compare across them).
+ */
+import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
+import { compareCodePoints } from '../segments/write-buffer.js';
+import type { NumericColumn } from '../values/numeric-column.js';
+import type { StringColumn } from '../values/string-column.js';
+import type { SearchReader } from './reader.js';
+
+export type SortValue = number | string | null;
+
+/** A resolved sort key: relevance, a slot's values (optionally as distance to `reference`), or one that orders nothing. */
+export type SortPlan =
+  | { readonly kind: 'score'; readonly order: 'asc' | 'desc' }
+  | { readonly kind: 'slot'; readonly slot: number; readonly order: 'asc' | 'desc'; readonly reference: number | null }
+  | { readonly kind: 'ignored' };
+
+interface Entry {
+  docid: number;
+  score: number;
+  values: SortValue[];
+}
+
+export interface SortedHit {
+  docid: number;
+  score: number;
+  sortValues: SortValue[];
+}
+
+export class SortCollector {
+  total = 0;
+  private readonly heap: Entry[] = [];
+  private readonly scratch: SortValue[];
+  private readonly numeric: Array<NumericColumn | null>;
+  private readonly strings: Array<StringColumn | null>;
+  private reader: SearchReader | null = null;
+
+  constructor(private readonly plans: readonly SortPlan[], private readonly k: number) {
+    this.scratch = plans.map(() => null);
+    this.numeric = plans.map(() => null);
+    this.strings = plans.map(() => null);
+  }
+
+  /** Collect every document of `scorer`, which walks `reader`. */
+  collectAll(reader: SearchReader, scorer: Scorer): void {
+    this.reader = reader;
+    for (let i = 0; i < this.plans.length; i++) {
+      const plan = this.plans[i]!;
+      this.numeric[i] = plan.kind === 'slot' ? reader.numericColumn(plan.slot) : null;
+      this.strings[i] = plan.kind === 'slot' ? reader.stringColumn(plan.slot) : null;
+    }
+    for (let d = scorer.next(); d !== NO_MORE_DOCS; d = scorer.next()) this.collect(d, scorer.score());
+  }
+
+  private collect(docid: number, score: number): void {
+    this.total++;
+    if (this.k === 0) return;
+    const ordinal = this.reader!.ordinalOf(docid);
+    const values = this.scratch;
+    for (let i = 0; i < this.plans.length; i++) values[i] = this.valueOf(i, ordinal, score);
+    const heap = this.heap;
+    if (heap.length < this.k) {
+      heap.push({ docid, score, values: values.slice() });
+      this.siftUp(heap.length - 1);
+      return;
+    }
+    const worst = heap[0]!;
+    if (this.compare(values, score, docid, worst.values, worst.score, worst.docid) >= 0) return;
+    worst.docid = docid;
+    worst.score = score;
+    for (let i = 0; i < values.length; i++) worst.values[i] = values[i]!;
+    this.siftDown(0);
+  }
+
+  private valueOf(i: number, ordinal: number, score: number): SortValue {
+    const plan = this.plans[i]!;
+    if (plan.kind === 'score') return score;
+    if (plan.kind === 'ignored') return null;
+    const desc = plan.order === 'desc';
+    const numbers = this.numeric[i];
+    if (numbers !== null && numbers !== undefined && ordinal < numbers.docCount) {
+      if (plan.reference === null) {
+        const v = desc ? numbers.max[ordinal]! : numbers.min[ordinal]!;
+        if (v === v) return v;
+      } else {
+        const n = numbers.valueCount(ordinal);
+        if (n > 0) {
+          let best = desc ? -Infinity : Infinity;
+          for (let k = 0; k < n; k++) {
+            const distance = Math.abs(numbers.valueAt(ordinal, k) - plan.reference);
+            if (desc ? distance > best : distance < best) best = distance;
+          }
+          return best;
+        }
+      }
+    }
+    const strings = this.strings[i];
+    if (strings !== null && strings !== undefined && plan.reference === null && ordinal < strings.docCount) {
+      const ord = desc ? strings.max[ordinal]! : strings.min[ordinal]!;
+      if (ord >= 0) return strings.dictionary.term(ord);
+    }
+    return null;
+  }
+
+  /** Negative when hit a ranks before hit b. */
+  private compare(a: SortValue[], aScore: number, aDocid: number, b: SortValue[], bScore: number, bDocid: number): number {
+    for (let i = 0; i < this.plans.length; i++) {
+      const plan = this.plans[i]!;
+      if (plan.kind === 'ignored') continue;
+      if (plan.kind === 'score') {
+        // `_score` ascending is the natural relevance order: best first.
+        if (aScore !== bScore) return (plan.order === 'asc') === (aScore > bScore) ? -1 : 1;
+        continue;
+      }
+      const c = compareValues(a[i]!, b[i]!, plan.order);
+      if (c !== 0) return c;
+    }
+    if (aScore !== bScore) return aScore > bScore ? -1 : 1;
+    return aDocid - bDocid;
+  }
+
+  /** The kept hits, best first. */
+  hits(): SortedHit[] {
+    const out = this.heap.map((e) => ({ docid: e.docid, score: e.score, sortValues: e.values }));
+    return out.sort((x, y) => this.compare(x.sortValues, x.score, x.docid, y.sortValues, y.score, y.docid));
+  }
+
+  /** Heap order: a parent ranks after (is worse than) its children. */
+  private worse(i: number, j: number): boolean {
+    const a = this.heap[i]!;
+    const b = this.heap[j]!;
+    return this.compare(a.values, a.score, a.docid, b.values, b.score, b.docid) > 0;
+  }
+
+  private siftUp(i: number): void {
+    const heap = this.heap;
+    while (i > 0) {
+      const parent = (i - 1) >>> 1;
+      if (!this.worse(i, parent)) break;
+      const t = heap[i]!;
+      heap[i] = heap[parent]!;
+      heap[parent] = t;
+      i = parent;
+    }
+  }
+
+  private siftDown(i: number): void {
+    const heap = this.heap;
+    const n = heap.length;
+    for (;;) {
+      const left = 2 * i + 1;
+      if (left >= n) return;
+      let child = left;
+      if (left + 1 < n && this.worse(left + 1, left)) child = left + 1;
+      if (!this.worse(child, i)) return;
+      const t = heap[i]!;
+      heap[i] = heap[child]!;
+      heap[child] = t;
+      i = child;
+    }
+  }
+}
+
+/** Key order with missing values last in either direction. */
+export function compareValues(a: SortValue, b: SortValue, order: 'asc' | 'desc'): number {
+  if (a === null || b === null) return a === b ? 0 : a === null ? 1 : -1;
+  let c: number;
+  if (typeof a === 'number' && typeof b === 'number') c = a < b ? -1 : a > b ? 1 : 0;
+  else if (typeof a === 'string' && typeof b === 'string') c = compareCodePoints(a, b);
+  else c = typeof a === 'number' ? -1 : 1;
+  return order === 'asc' ? c : -c;
+}

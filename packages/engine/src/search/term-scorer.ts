@@ -1,0 +1,69 @@
+/**
+ * A term's postings in one reader as a Scorer: skips deleted documents (so
+ * every combination above sees live documents only) and weighs each posting
+ * with the query's Bm25Weight and the field length of its ordinal. `bm25`
+ * null: the term only matches (weight 0: keyword, numeric and ID terms).
+ */
+import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
+import type { Bm25Weight } from '../matching/bm25.js';
+import type { SearchPostings, SearchReader } from './reader.js';
+
+export class TermScorer implements Scorer {
+  /** 0 before the first next()/advance() (the Scorer convention), NO_MORE_DOCS at the end. */
+  docid = 0;
+
+  constructor(
+    private readonly postings: SearchPostings,
+    private readonly reader: SearchReader,
+    private readonly bm25: Bm25Weight | null,
+    /** Field lengths by ordinal; null when the reader has none for the field. */
+    private readonly norms: Uint16Array | null,
+    /** Length used when `norms` is null (the average: a neutral normalisation). */
+    private readonly defaultLength: number,
+  ) {}
+
+  next(): number {
+    const postings = this.postings;
+    const reader = this.reader;
+    let d = postings.next();
+    while (d !== NO_MORE_DOCS && !reader.isLiveOrdinal(postings.ordinal)) d = postings.next();
+    return (this.docid = d);
+  }
+
+  advance(target: number): number {
+    const postings = this.postings;
+    const reader = this.reader;
+    let d = postings.advance(target);
+    while (d !== NO_MORE_DOCS && !reader.isLiveOrdinal(postings.ordinal)) d = postings.next();
+    return (this.docid = d);
+  }
+
+  cost(): number {
+    return this.postings.cost();
+  }
+
+  score(): number {
+    if (this.bm25 === null) return 0;
+    const norms = this.norms;
+    const length = norms === null ? this.defaultLength : norms[this.postings.ordinal]!;
+    return this.bm25.score(this.postings.freq, length);
+  }
+
+  maxScore(): number {
+    return this.bm25 === null ? 0 : this.bm25.maxScore();
+  }
+
+  /** Whether positions() has data for this term. */
+  get withPositions(): boolean {
+    return this.postings.withPositions;
+  }
+
+  /** Positions of the term in the current document, in `[0, freq())`. */
+  positions(): Int32Array {
+    return this.postings.positions();
+  }
+
+  freq(): number {
+    return this.postings.freq;
+  }
+}
