@@ -82,7 +82,7 @@ it('SIGTERM lets in-flight writes finish and exits 0; every acknowledged write i
   const stopped = server.stop();
   const settled = await Promise.allSettled(writes);
   expect(await stopped).toBe(0);
-  expect(server.logs.some((l) => l.msg === 'stopped')).toBe(true);
+  await server.waitForLog((l) => l.msg === 'stopped');
   const acked = settled.flatMap((r, i) => (r.status === 'fulfilled' && r.value.status === 200 ? [i] : []));
   expect(acked.length).toBeGreaterThan(0);
   for (const r of settled) if (r.status === 'fulfilled') expect(r.value.status).toBe(200);

@@ -454,7 +454,7 @@ describe('observability', () => {
     expect(given.headers['x-request-id']).toBe('abc-123');
     const made = await call(server, 'GET', '/blog/404');
     expect(made.headers['x-request-id']).toMatch(/^[0-9a-f-]{36}$/);
-    expect(server.logs.some((l) => l.msg === 'request' && l.requestId === 'abc-123' && l.status === 200)).toBe(true);
+    await server.waitForLog((l) => l.msg === 'request' && l.requestId === 'abc-123' && l.status === 200);
   });
 
   it('/healthz and /readyz answer', async () => {

@@ -27,6 +27,8 @@ export interface Server {
   kill(): Promise<void>;
   /** Lines the process logged (JSON objects). */
   logs: Array<Record<string, unknown>>;
+  /** Resolves with the first logged line matching, waiting for it up to `timeoutMs`. */
+  waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
 }
 
 export function tempDataDir(prefix = 'tessera-test-'): string {
@@ -68,6 +70,15 @@ export async function startServer(options: { dataDir?: string; args?: string[]; 
     async stop() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGTERM');
       return exited;
+    },
+    async waitForLog(match, timeoutMs = 5000) {
+      const deadline = Date.now() + timeoutMs;
+      for (;;) {
+        const found = logs.find(match);
+        if (found) return found;
+        if (Date.now() > deadline) throw new Error('log line not seen');
+        await new Promise((res) => setTimeout(res, 20));
+      }
     },
     async kill() {
       if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

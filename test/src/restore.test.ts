@@ -74,3 +74,18 @@ it('refuses a body that is not a sequence type, and broken framing', async () =>
   expect((await call(server, 'RESTORE', '/bulk-bad/', 'a: 1', { 'content-type': 'application/x-yaml' })).status).toBe(415);
   expect((await call(server, 'RESTORE', '/bulk-bad/', '{"a": 1}', { 'content-type': 'application/json' })).status).toBe(400);
 });
+
+it('streams a large NDJSON body in bounded memory', async () => {
+  const line = (i: number) => `${JSON.stringify({ _id: i, text: 'x'.repeat(900) })}\n`;
+  const n = 40_000; // ~37 MiB of NDJSON
+  const { request } = await import('undici');
+  async function* body() {
+    for (let i = 0; i < n; i += 1000) yield Buffer.from(Array.from({ length: 1000 }, (_, j) => line(i + j)).join(''));
+  }
+  const { Readable } = await import('node:stream');
+  const res = await request(`${server.url}/streamed/`, { method: 'RESTORE' as 'GET', body: Readable.from(body()), headers: { 'content-type': 'application/x-ndjson' } });
+  const json = await res.body.json() as { indexed: number; total: number };
+  expect(res.statusCode).toBe(200);
+  expect(json).toMatchObject({ indexed: n, total: n });
+  expect((await call(server, 'GET', `/streamed/${n - 1}`)).json.text).toHaveLength(900);
+}, 120_000);

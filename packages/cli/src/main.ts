@@ -30,6 +30,7 @@ function envInteger(name: string, min: number, max: number): number | undefined 
 /** Numeric limits of `serve`: flag, option key, bounds, meaning (each also TESSERA_<KEY> in the environment). */
 const LIMIT_FLAGS: Array<[string, keyof ServeOptions, number, number, string]> = [
   ['body-bytes-max', 'bodyBytesMax', 0, 2 ** 40, 'largest request body, bytes (413 beyond)'],
+  ['restore-body-bytes-max', 'restoreBodyBytesMax', 0, 2 ** 50, 'largest RESTORE body, bytes, streamed (413 beyond)'],
   ['header-bytes-max', 'headerBytesMax', 256, 1 << 24, 'largest request line + header section, bytes (431 beyond)'],
   ['url-bytes-max', 'urlBytesMax', 16, 1 << 24, 'longest request-target, bytes (414 beyond)'],
   ['headers-timeout-ms', 'headersTimeoutMs', 1, 2 ** 31, 'time to receive a request head (408 beyond)'],

@@ -20,6 +20,7 @@ export interface ServeOptions {
   numberOfShards: number;
   numberOfReplicas: number;
   bodyBytesMax: number;
+  restoreBodyBytesMax: number;
   headerBytesMax: number;
   urlBytesMax: number;
   idleTimeoutMs: number;
@@ -40,6 +41,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   numberOfShards: 5,
   numberOfReplicas: 1,
   bodyBytesMax: 64 * 1024 * 1024,
+  restoreBodyBytesMax: 4 * 1024 * 1024 * 1024,
   headerBytesMax: 16 * 1024,
   urlBytesMax: 8 * 1024,
   idleTimeoutMs: 60_000,
@@ -92,7 +94,9 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     restoreItemBytesMax: options.bodyBytesMax,
   });
   const http: HttpServer = createHttpServer({
-    bodyBytesMax: options.bodyBytesMax,
+    // RESTORE bodies are streamed item by item with their own, larger limit (API.md §13).
+    streamBody: (head) => head.method === 'RESTORE',
+    bodyBytesMax: (head) => (head.method === 'RESTORE' ? options.restoreBodyBytesMax : options.bodyBytesMax),
     headerBytesMax: options.headerBytesMax,
     urlBytesMax: options.urlBytesMax,
     idleTimeoutMs: options.idleTimeoutMs,

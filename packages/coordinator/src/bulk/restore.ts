@@ -45,7 +45,8 @@ export class RestoreHandler {
     const items: unknown[] = [];
     const counts = { prepared: 0, processed: 0, indexed: 0, total: 0 };
     let batch: Pending[] = [];
-    const chunks = [ctx.req.body];
+    // Streamed when the HTTP server was told to (RESTORE bodies may be GiBs).
+    const chunks = ctx.req.bodyStream ?? [ctx.req.body];
     for await (const item of decodeSequence(chunks, format, this.options.decodeLimits, this.options.itemBytesMax)) {
       counts.total++;
       if (item.error) {

@@ -42,6 +42,14 @@ class Recorder implements RequestParserEvents {
     this.log.push('continue');
   }
 
+  onBodyStart(): void {
+    this.log.push('body-start');
+  }
+
+  onBodyData(_data: Buffer): void {
+    this.log.push('body-data');
+  }
+
   onRequest(head: ParsedRequestHead, body: Buffer): void {
     this.requests.push({
       method: head.method, originalMethod: head.originalMethod, target: head.target, path: head.path, query: head.query,
@@ -336,5 +344,127 @@ describe('RequestParser: properties', () => {
         for (const e of r.errors) expect(e.status >= 400 && e.status <= 599).toBe(true);
       },
     ), { numRuns: 500 });
+  });
+});
+
+/** Streams every body (onHead returns true), granting `step` bytes of credit at a time. */
+class StreamRecorder extends Recorder {
+  readonly bodies: string[] = [];
+  readonly pieceSizes: number[] = [];
+  private current: Buffer[] = [];
+  private credit = 0;
+  parser: RequestParser | null = null;
+
+  constructor(private readonly step: number) {
+    super();
+  }
+
+  override onHead(head: ParsedRequestHead): boolean {
+    super.onHead(head);
+    return true;
+  }
+
+  override onBodyStart(): void {
+    super.onBodyStart();
+    this.current = [];
+    this.grant();
+  }
+
+  override onBodyData(data: Buffer): void {
+    super.onBodyData(data);
+    expect(data.length).toBeGreaterThan(0);
+    expect(data.length).toBeLessThanOrEqual(this.credit);
+    this.credit -= data.length;
+    this.pieceSizes.push(data.length);
+    this.current.push(Buffer.from(data));
+  }
+
+  override onRequest(head: ParsedRequestHead, body: Buffer): void {
+    expect(body.length).toBe(0);
+    this.bodies.push(Buffer.concat(this.current).toString('hex'));
+    super.onRequest(head, body);
+  }
+
+  grant(): void {
+    this.credit = this.step;
+    this.parser!.grantBodyBytes(this.step);
+  }
+
+  /** Push each piece; whenever the parser pauses for credit, grant more and resume. */
+  feed(pieces: readonly Buffer[]): void {
+    const parser = this.parser!;
+    for (const piece of pieces) {
+      parser.push(piece);
+      while (parser.isPaused) {
+        expect(parser.streamCredit).toBe(0);
+        this.grant();
+        parser.resume();
+      }
+    }
+  }
+}
+
+function streamParser(step: number, options: Partial<RequestParserOptions> = {}): { r: StreamRecorder; parser: RequestParser } {
+  const r = new StreamRecorder(step);
+  const parser = new RequestParser({ ...LIMITS, ...options }, r);
+  r.parser = parser;
+  return { r, parser };
+}
+
+describe('RequestParser: streamed bodies', () => {
+  test('Content-Length body: handed on within the credit, paused at zero credit, resumed after a grant', () => {
+    const { r, parser } = streamParser(30);
+    parser.push(Buffer.from(`PUT /t HTTP/1.1\r\nHost: x\r\nContent-Length: 100\r\n\r\n${'a'.repeat(100)}GET /n HTTP/1.1\r\nHost: x\r\n\r\n`));
+    expect(r.pieceSizes).toEqual([30]);
+    expect(parser.isPaused).toBe(true);
+    expect(parser.bodyBytesLeft).toBe(70);
+    expect(r.requests).toHaveLength(0);
+    while (parser.isPaused) {
+      r.grant();
+      parser.resume();
+    }
+    expect(r.pieceSizes).toEqual([30, 30, 30, 10]);
+    expect(r.requests.map((q) => q.target)).toEqual(['/t', '/n']);
+    expect(r.bodies).toEqual([Buffer.from('a'.repeat(100)).toString('hex'), '']);
+    expect(r.log).toEqual(['begin', 'head', 'body-start', 'body-data', 'body-data', 'body-data', 'body-data', 'request',
+      'begin', 'head', 'body-start', 'request']);
+    expect(parser.bodyBytesLeft).toBe(0);
+  });
+
+  test('chunked body: only data bytes are handed on (no sizes, extensions or trailers); no 100-continue event', () => {
+    const { r, parser } = streamParser(1000);
+    r.feed([Buffer.from('PUT /t HTTP/1.1\r\nHost: x\r\nExpect: 100-continue\r\nTransfer-Encoding: chunked\r\n\r\n4;a=b\r\nabcd\r\n'),
+      Buffer.from('3\r\nefg\r\n0\r\nX-T: 1\r\n\r\n')]);
+    expect(parser.bodyBytesLeft).toBe(0);
+    expect(r.bodies).toEqual([Buffer.from('abcdefg').toString('hex')]);
+    expect(r.continues).toBe(0);
+    expect(r.errors).toEqual([]);
+  });
+
+  test('limits still apply: Content-Length over the limit fails before onBodyStart; a chunked overflow fails while counting', () => {
+    const over = streamParser(1000);
+    over.r.feed([Buffer.from('PUT /t HTTP/1.1\r\nHost: x\r\nContent-Length: 1001\r\n\r\n')]);
+    expect(over.r.log).toEqual(['begin', 'head', 'error']);
+    expect(over.r.errors.map((e) => e.status)).toEqual([413]);
+    const chunked = streamParser(5000);
+    chunked.r.feed([Buffer.from(`PUT /t HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n258\r\n${'a'.repeat(600)}\r\n258\r\n`)]);
+    expect(chunked.r.pieceSizes).toEqual([600]);
+    expect(chunked.r.errors.map((e) => [e.status, e.code])).toEqual([[413, 'http_body_too_large']]);
+  });
+
+  test('any split of pipelined requests and any credit step yield the same bodies', () => {
+    fc.assert(fc.property(
+      fc.array(requestModelArb, { minLength: 1, maxLength: 3 }).chain((models) => {
+        const wire = Buffer.concat(models.map(serializeRequest));
+        return fc.tuple(fc.constant(models), fc.constant(wire), splitPointsArb(wire.length), fc.integer({ min: 1, max: 400 }));
+      }),
+      ([models, wire, points, step]) => {
+        const { r } = streamParser(step, { headerBytesMax: 4096, urlBytesMax: 1024, bodyBytesMax: 4096 });
+        r.feed(splitAt(wire, points));
+        expect(r.errors).toEqual([]);
+        expect(r.bodies).toEqual(models.map((m) => m.body.toString('hex')));
+        expect(r.requests.map((q) => q.target)).toEqual(models.map(expectedRequest).map((e) => e.target));
+      },
+    ), { numRuns: 300 });
   });
 });

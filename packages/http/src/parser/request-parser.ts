@@ -13,6 +13,12 @@
  * whitespace before a colon are all rejected. Every limit is checked as bytes
  * arrive, before memory is spent on them. After an error the parser is dead:
  * it ignores further input, and the caller answers and closes the connection.
+ *
+ * Streamed bodies: when `onHead` returns true, the body is not gathered but
+ * handed on piece by piece (`onBodyData`), each piece a slice of a socket
+ * Buffer, within a byte credit the listener grants (`grantBodyBytes`). With
+ * the credit spent the parser pauses itself, holding the unparsed input, so
+ * a listener that stops granting stops the reading of the body.
  */
 import type { TesseraError } from '@tessera/errors';
 import type { RequestHead } from '../server/types.js';
@@ -40,11 +46,23 @@ export interface RequestParserEvents {
    * The head is parsed and its framing is valid; the body (if any) follows.
    * The listener may rewrite `method`, `path` and `query` (method override):
    * the body limit is chosen after this call, from the head as left by it.
+   * Returning true streams the body: onBodyStart, onBodyData…, then
+   * onRequest with an empty body.
    */
-  onHead(head: ParsedRequestHead): void;
-  /** `Expect: 100-continue` with a body within the limit: the client waits for `100 Continue`. */
+  onHead(head: ParsedRequestHead): boolean | void;
+  /**
+   * `Expect: 100-continue` with a body within the limit: the client waits for `100 Continue`.
+   * Not called for a streamed body (onBodyStart): the listener decides when to answer.
+   */
   onContinue(head: ParsedRequestHead): void;
-  /** A complete request. `body` may be a slice of a socket Buffer. */
+  /**
+   * A streamed body is within the limit (Content-Length checked; a chunked body is counted as it comes)
+   * and is about to be read; also called for a streamed request without a body. The credit is 0 until granted.
+   */
+  onBodyStart(head: ParsedRequestHead): void;
+  /** Bytes of a streamed body, in order; never empty, never more than the credit left. */
+  onBodyData(data: Buffer): void;
+  /** A complete request. `body` may be a slice of a socket Buffer (empty for a streamed body). */
   onRequest(head: ParsedRequestHead, body: Buffer): void;
   /** A protocol error; the parser is dead afterwards. `head` is set when the error came after the head. */
   onError(error: TesseraError, head: ParsedRequestHead | null): void;
@@ -156,6 +174,10 @@ export class RequestParser {
   /** CHUNK_DATA_END: whether the CR after the chunk data has been seen. */
   private sawChunkCr = false;
   private trailerBytes = 0;
+  /** The current body is handed on through onBodyData instead of gathered in `parts`. */
+  private streaming = false;
+  /** Streamed body bytes the listener will still take before the parser pauses itself. */
+  private bodyCredit = 0;
 
   /** A chunk-size or trailer line spanning chunks, copied here. */
   private lineAcc: Buffer | null = null;
@@ -188,6 +210,25 @@ export class RequestParser {
 
   get isDead(): boolean {
     return this.state === DEAD;
+  }
+
+  /** Body bytes not yet parsed: exact for Content-Length, -1 while a chunked body is read, 0 otherwise. */
+  get bodyBytesLeft(): number {
+    if (this.state === BODY_LENGTH) return this.remaining;
+    return this.state >= CHUNK_SIZE && this.state <= TRAILERS ? -1 : 0;
+  }
+
+  /** Streamed body bytes that may still be handed on before the parser pauses itself. */
+  get streamCredit(): number {
+    return this.bodyCredit;
+  }
+
+  /**
+   * Set how many more streamed body bytes the listener takes (Infinity: all,
+   * e.g. while discarding). Does not resume a paused parser; call resume().
+   */
+  grantBodyBytes(bytes: number): void {
+    this.bodyCredit = bytes;
   }
 
   /** The head of the request whose body is being received, if any. */
@@ -512,10 +553,14 @@ export class RequestParser {
       bodyLength === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : bodyLength);
     this.head = head;
     this.headBytes = headBytes;
-    this.events.onHead(head);
+    const streamed = this.events.onHead(head) === true;
     if (this.state === DEAD) return;
 
     if (bodyLength === 0) {
+      if (streamed) {
+        this.events.onBodyStart(head);
+        if (this.state === DEAD) return;
+      }
       this.complete(EMPTY_BODY);
       return;
     }
@@ -531,7 +576,13 @@ export class RequestParser {
     } else {
       this.state = CHUNK_SIZE;
     }
-    if (expectContinue) this.events.onContinue(head);
+    if (streamed) {
+      this.streaming = true;
+      this.bodyCredit = 0;
+      this.events.onBodyStart(head);
+    } else if (expectContinue) {
+      this.events.onContinue(head);
+    }
   }
 
   private complete(body: Buffer): void {
@@ -539,6 +590,7 @@ export class RequestParser {
     this.head = null;
     this.state = HEAD;
     this.begun = false;
+    this.streaming = false;
     this.parts.length = 0;
     this.events.onRequest(head, body);
   }
@@ -546,6 +598,7 @@ export class RequestParser {
   // ── Content-Length body ───────────────────────────────────────────────
 
   private readBodyLength(chunk: Buffer, off: number): number {
+    if (this.streaming) return this.handOnBody(chunk, off);
     const available = chunk.length - off;
     if (this.parts.length === 0 && available >= this.remaining) {
       const end = off + this.remaining;
@@ -557,6 +610,33 @@ export class RequestParser {
     this.bodyBytes += n;
     this.remaining -= n;
     if (this.remaining === 0) this.complete(Buffer.concat(this.parts, this.bodyBytes));
+    return off + n;
+  }
+
+  /**
+   * Streamed body (Content-Length or chunk data): hand on what the credit
+   * allows, then pause. Counters and state are settled before the event,
+   * since the listener may destroy the parser from inside it.
+   */
+  private handOnBody(chunk: Buffer, off: number): number {
+    let n = chunk.length - off;
+    if (n > this.remaining) n = this.remaining;
+    if (n > this.bodyCredit) n = this.bodyCredit;
+    if (n === 0) {
+      this.paused = true;
+      return off;
+    }
+    this.bodyCredit -= n;
+    this.bodyBytes += n;
+    this.remaining -= n;
+    const done = this.remaining === 0;
+    if (done && this.state === CHUNK_DATA) {
+      this.state = CHUNK_DATA_END;
+      this.sawChunkCr = false;
+    }
+    this.events.onBodyData(chunk.subarray(off, off + n));
+    if (this.state === DEAD) return chunk.length;
+    if (done && this.state === BODY_LENGTH) this.complete(EMPTY_BODY);
     return off + n;
   }
 
@@ -611,6 +691,7 @@ export class RequestParser {
   }
 
   private readChunkData(chunk: Buffer, off: number): number {
+    if (this.streaming) return this.handOnBody(chunk, off);
     const available = chunk.length - off;
     const n = available < this.remaining ? available : this.remaining;
     this.parts.push(chunk.subarray(off, off + n));
@@ -648,7 +729,8 @@ export class RequestParser {
     if (next < 0) return chunk.length;
     const lineBytes = this.lineEnd - this.lineStart;
     if (lineBytes === 0) {
-      const body = this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bodyBytes);
+      const body = this.streaming ? EMPTY_BODY
+        : this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bodyBytes);
       this.complete(body);
       return next;
     }

@@ -8,12 +8,28 @@
  * Reading pauses while the queue is full or the socket's write buffer is
  * (backpressure both ways). Deadlines are plain numbers checked by the
  * server's one coarse clock tick; no timer is armed per request.
+ *
+ * Streamed bodies (`streamBody`): the request is queued as soon as its head
+ * is accepted, with `bodyStream`, and handled in its turn; nothing after it
+ * is parsed until its body is complete. Reading pauses while
+ * STREAM_BUFFER_BYTES_MAX bytes wait for the handler. Errors of the body
+ * (limit, timeout, framing, client gone) reach the handler through the
+ * stream instead of a response of the server's own; its answer then closes
+ * the connection. A handler answering before the body is complete: the rest
+ * is read and dropped if at most STREAM_DRAIN_BYTES_MAX bytes remain (a
+ * chunked body: dropped until it ends, closing once that many bytes were
+ * dropped), else the response carries `Connection: close`. `Expect:
+ * 100-continue` is answered when the handler first pulls; a handler
+ * answering without pulling closes the connection, as the client may still
+ * be waiting to send the body.
  */
+import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { errorBody, toTesseraError, type TesseraError } from '@tessera/errors';
 import {
   RequestParser, type ParsedRequestHead, type RequestParserEvents, type RequestParserOptions,
 } from '../parser/request-parser.js';
+import { RequestBodyStream, STREAM_BUFFER_BYTES_MAX, STREAM_RESUME_BYTES, type BodyStreamOwner } from './body-stream.js';
 import { resolveMethod } from './method.js';
 import { serverErrors } from './errors.js';
 import { serializeHeaders, type ResponseHead } from './response-head.js';
@@ -38,12 +54,14 @@ export class IncomingRequest implements HttpRequest {
   readonly httpVersion: 10 | 11;
   readonly headers: Record<string, string>;
   readonly body: Buffer;
+  readonly bodyStream: RequestBodyStream | undefined;
   readonly remoteAddress: string;
   readonly startedAt: bigint;
   /** False when the connection closes after this response (`Connection: close`, HTTP/1.0). */
   readonly keepAlive: boolean;
 
-  constructor(head: ParsedRequestHead, body: Buffer, remoteAddress: string, startedAt: bigint) {
+  constructor(head: ParsedRequestHead, body: Buffer, remoteAddress: string, startedAt: bigint,
+    bodyStream: RequestBodyStream | undefined) {
     this.method = head.method;
     this.originalMethod = head.originalMethod;
     this.target = head.target;
@@ -52,6 +70,7 @@ export class IncomingRequest implements HttpRequest {
     this.httpVersion = head.httpVersion;
     this.headers = head.headers;
     this.body = body;
+    this.bodyStream = bodyStream;
     this.remoteAddress = remoteAddress;
     this.startedAt = startedAt;
     this.keepAlive = head.keepAlive;
@@ -95,6 +114,18 @@ export const PIPELINE_BODY_BYTES_MAX = 4 * 1024 * 1024;
  */
 export const LINGER_MS = 2_000;
 
+/**
+ * A handler answered a streamed request early: up to this many unread body
+ * bytes are read and dropped to keep the connection (and the requests
+ * pipelined behind) alive. More than this with Content-Length → the response
+ * carries `Connection: close`; a chunked body still going after this many
+ * dropped bytes → the connection closes. Reading 1 MiB costs less than a new
+ * connection; reading the rest of a 4 GiB upload nobody wants does not.
+ */
+export const STREAM_DRAIN_BYTES_MAX = 1024 * 1024;
+
+const EMPTY_BODY = Buffer.alloc(0);
+
 const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 const ERROR_CONTENT_TYPE = 'Content-Type: application/json; charset=utf-8\r\n';
 const NON_ASCII = /[^\x00-\x7f]/;
@@ -106,7 +137,7 @@ function uncorkConnection(connection: Connection): void {
   connection.uncork();
 }
 
-export class Connection implements RequestParserEvents {
+export class Connection implements RequestParserEvents, BodyStreamOwner {
   /** ms timestamp when the current deadline passes; 0 = none. */
   private deadline = 0;
   private deadlineKind = NONE;
@@ -124,6 +155,12 @@ export class Connection implements RequestParserEvents {
   private queuedBodyBytes = 0;
   /** The request whose handler is running. */
   private current: IncomingRequest | null = null;
+  /** The streamed request whose body is being received (queued or running or answered). */
+  private receiving: IncomingRequest | null = null;
+  /** The handler of `receiving` answered: its body is read and dropped. */
+  private discardingBody = false;
+  /** Body bytes still allowed to be dropped while discarding. */
+  private discardBytesLeft = 0;
 
   private startedAt = 0n;
   private methodError: TesseraError | null = null;
@@ -182,6 +219,7 @@ export class Connection implements RequestParserEvents {
 
   private readonly onEnd = (): void => {
     this.peerEnded = true;
+    this.checkTruncatedBody();
     if (this.current === null && this.queue.length === 0) this.afterQueueDrained();
   };
 
@@ -195,6 +233,11 @@ export class Connection implements RequestParserEvents {
     this.ended = true;
     this.stopReading = true;
     this.parser.destroy();
+    const receiving = this.receiving;
+    if (receiving !== null) {
+      this.receiving = null;
+      receiving.bodyStream!.fail(serverErrors.bodyAborted());
+    }
     this.queue.length = 0;
     this.queuedBodyBytes = 0;
     this.deadline = 0;
@@ -209,7 +252,7 @@ export class Connection implements RequestParserEvents {
     this.setDeadline(HEADERS, this.options.headersTimeoutMs);
   }
 
-  onHead(head: ParsedRequestHead): void {
+  onHead(head: ParsedRequestHead): boolean {
     try {
       const resolved = resolveMethod(head.originalMethod, head.path, head.headers);
       head.method = resolved.method;
@@ -218,6 +261,59 @@ export class Connection implements RequestParserEvents {
       this.methodError = toTesseraError(err);
     }
     if (head.contentLength !== 0) this.setDeadline(BODY, this.options.bodyTimeoutMs);
+    const streamBody = this.options.streamBody;
+    if (streamBody === undefined || this.methodError !== null) return false;
+    try {
+      return streamBody(head) === true;
+    } catch (err) {
+      // Neither buffering (the body may be GiBs) nor streaming is safe: answer 500 and close.
+      this.report(err);
+      this.parser.destroy();
+      this.onError(toTesseraError(err), head);
+      return false;
+    }
+  }
+
+  onBodyStart(head: ParsedRequestHead): void {
+    const stream = new RequestBodyStream(this, head.expectContinue && head.contentLength !== 0);
+    const request = new IncomingRequest(head, EMPTY_BODY, this.remoteAddress, this.startedAt, stream);
+    this.receiving = request;
+    this.discardingBody = false;
+    this.parser.grantBodyBytes(STREAM_BUFFER_BYTES_MAX);
+    this.queue.push(request);
+    this.drive();
+  }
+
+  onBodyData(data: Buffer): void {
+    if (this.discardingBody) {
+      this.discardBytesLeft -= data.length;
+      if (this.discardBytesLeft < 0) {
+        // A chunked body nobody reads goes on and on: the response is sent, close.
+        this.receiving = null;
+        this.discardingBody = false;
+        this.endSocket();
+      }
+      return;
+    }
+    const stream = this.receiving!.bodyStream!;
+    stream.push(data);
+    // The credit never exceeds what the buffer can still take (granted as the bound minus the buffered bytes).
+    assert(stream.bufferedBytes <= STREAM_BUFFER_BYTES_MAX, 'streamed body buffer over its bound');
+    // Credit spent → stop reading the socket until the handler pulls.
+    if (this.parser.streamCredit === 0) this.pauseReading();
+  }
+
+  bodyPulled(stream: RequestBodyStream): void {
+    if (stream.continueOwed) {
+      stream.continueOwed = false;
+      this.writeRaw(CONTINUE);
+    }
+    const receiving = this.receiving;
+    if (receiving === null || receiving.bodyStream !== stream || this.discardingBody) return;
+    const buffered = stream.bufferedBytes;
+    if (buffered > STREAM_RESUME_BYTES || this.parser.streamCredit >= STREAM_BUFFER_BYTES_MAX - buffered) return;
+    this.parser.grantBodyBytes(STREAM_BUFFER_BYTES_MAX - buffered);
+    this.resumeReading();
   }
 
   onContinue(): void {
@@ -226,13 +322,21 @@ export class Connection implements RequestParserEvents {
   }
 
   onRequest(head: ParsedRequestHead, body: Buffer): void {
-    const request = new IncomingRequest(head, body, this.remoteAddress, this.startedAt);
-    this.queuedBodyBytes += body.length;
-    if (this.methodError !== null) {
-      this.queue.push(new ProtocolFailure(this.methodError, request, false, this.startedAt));
-      this.methodError = null;
+    const receiving = this.receiving;
+    if (receiving !== null) {
+      // The end of a streamed body; its request is already queued, running or answered.
+      this.receiving = null;
+      this.discardingBody = false;
+      receiving.bodyStream!.end();
     } else {
-      this.queue.push(request);
+      const request = new IncomingRequest(head, body, this.remoteAddress, this.startedAt, undefined);
+      this.queuedBodyBytes += body.length;
+      if (this.methodError !== null) {
+        this.queue.push(new ProtocolFailure(this.methodError, request, false, this.startedAt));
+        this.methodError = null;
+      } else {
+        this.queue.push(request);
+      }
     }
     this.setDeadline(NONE, 0);
     if (!head.keepAlive || this.draining) {
@@ -251,6 +355,19 @@ export class Connection implements RequestParserEvents {
     this.setDeadline(NONE, 0);
     // Keep reading (and dropping) input: a client still sending its body must be able to read our answer.
     this.resumeSocket();
+    const receiving = this.receiving;
+    if (receiving !== null) {
+      this.receiving = null;
+      if (this.discardingBody) {
+        // Already answered: nothing is owed; close once the response is out.
+        this.discardingBody = false;
+        this.drive();
+      } else {
+        // The handler (running or still queued) learns from the stream and answers; then the connection closes.
+        receiving.bodyStream!.fail(error);
+      }
+      return;
+    }
     this.queue.push(new ProtocolFailure(error, head, true, this.startedAt === 0n ? process.hrtime.bigint() : this.startedAt));
     this.drive();
   }
@@ -304,8 +421,11 @@ export class Connection implements RequestParserEvents {
   };
 
   private handlerFailed(request: IncomingRequest, err: unknown): void {
-    this.report(err);
-    this.writeError(toTesseraError(err), request, false, request.startedAt);
+    const stream = request.bodyStream;
+    // The stream's own failure (limit, timeout, client gone) is the client's doing, not a server fault.
+    if (stream === undefined || err !== stream.error) this.report(err);
+    const mustClose = stream !== undefined && this.abandonBody(request);
+    this.writeError(toTesseraError(err), request, mustClose, request.startedAt);
   }
 
   /** Nothing is queued or running: close if asked to, else owe a 100 Continue or wait idle. */
@@ -342,8 +462,30 @@ export class Connection implements RequestParserEvents {
       if (serialized === null) return this.handlerFailed(request, serverErrors.invalidResponse('invalid header name or value'));
       extra = serialized;
     }
-    this.write(status, extra, body ?? null, isHeadMethod(request.originalMethod), request.httpVersion, !request.keepAlive);
+    const mustClose = request.bodyStream !== undefined && this.abandonBody(request);
+    this.write(status, extra, body ?? null, isHeadMethod(request.originalMethod), request.httpVersion,
+      mustClose || !request.keepAlive);
     this.reportResponse(request, status, request.startedAt);
+  }
+
+  /**
+   * A streamed request is answered: drop what its handler did not read and,
+   * if the body is still arriving, either discard the rest (false) or have
+   * the response close the connection (true). See STREAM_DRAIN_BYTES_MAX.
+   */
+  private abandonBody(request: IncomingRequest): boolean {
+    const stream = request.bodyStream!;
+    stream.discard();
+    if (this.receiving !== request || this.discardingBody) return false;
+    const left = this.parser.bodyBytesLeft;
+    if (request.keepAlive && !this.draining && !stream.continueOwed && left <= STREAM_DRAIN_BYTES_MAX) {
+      this.discardingBody = true;
+      this.discardBytesLeft = STREAM_DRAIN_BYTES_MAX;
+      this.parser.grantBodyBytes(Number.POSITIVE_INFINITY);
+      return false;
+    }
+    this.receiving = null;
+    return true;
   }
 
   private writeError(error: TesseraError, subject: HttpRequest | RequestHead | null, fatal: boolean, startedAt: bigint): void {
@@ -440,10 +582,10 @@ export class Connection implements RequestParserEvents {
     this.socket.resume();
   }
 
-  /** Resume parsing held input and reading the socket once the queue has room and writes flow. */
+  /** Resume parsing held input and reading the socket once the queue (or a streamed body's buffer) has room and writes flow. */
   private resumeReading(): void {
     if (this.ended || this.writeBlocked || this.inParser) return;
-    while (this.parser.isPaused && !this.stopReading && this.queueHasRoom()) {
+    while (this.parser.isPaused && !this.stopReading && this.parserMayRun()) {
       this.inParser = true;
       try {
         this.parser.resume();
@@ -455,13 +597,34 @@ export class Connection implements RequestParserEvents {
         this.inParser = false;
       }
     }
+    this.checkTruncatedBody();
     if (this.peerEnded && this.current === null && this.queue.length === 0) this.afterQueueDrained();
-    if (this.readPaused && !this.parser.isPaused && !this.writeBlocked && !this.ended) {
+    if (this.readPaused && !this.parser.isPaused && !this.writeBlocked && !this.ended
+      && (this.receiving === null || this.parser.streamCredit > 0)) {
       this.resumeSocket();
       // Time spent paused by us does not count against the client.
       if (this.deadlineKind === HEADERS) this.setDeadline(HEADERS, this.options.headersTimeoutMs);
       else if (this.deadlineKind === BODY) this.setDeadline(BODY, this.options.bodyTimeoutMs);
     }
+  }
+
+  /**
+   * Whether the paused parser may go on: a streamed body needs credit (its
+   * request is queued already); anything else needs room in the queue.
+   */
+  private parserMayRun(): boolean {
+    return this.receiving !== null ? this.parser.streamCredit > 0 : this.queueHasRoom();
+  }
+
+  /**
+   * The client half-closed while a streamed body is incomplete and all its
+   * input is parsed: the body can never complete.
+   */
+  private checkTruncatedBody(): void {
+    if (!this.peerEnded || this.receiving === null || this.parser.isPaused || this.inParser || this.ended) return;
+    const head = this.parser.currentHead;
+    this.parser.destroy();
+    this.onError(serverErrors.bodyAborted(), head);
   }
 
   /** Whether parsing may run ahead: the queue is within pipelineDepthMax and PIPELINE_BODY_BYTES_MAX. */

@@ -1,7 +1,8 @@
 /**
- * Error catalogue of the HTTP server: timeouts, method override and mapping
- * misuse (API.md §3.2), broken handler responses and bad options. Framing
- * and limit errors of the parser are in `../parser/errors.ts`.
+ * Error catalogue of the HTTP server: timeouts, streamed bodies cut short
+ * or misused, method override and mapping misuse (API.md §3.2), broken
+ * handler responses and bad options. Framing and limit errors of the parser
+ * are in `../parser/errors.ts`.
  */
 import { TesseraError } from '@tessera/errors';
 
@@ -12,6 +13,9 @@ export const serverErrors = {
     e('http_headers_timeout', 408, `Request head not received within ${headersTimeoutMs} ms`),
   bodyTimeout: (bodyTimeoutMs: number) =>
     e('http_body_timeout', 408, `No request body bytes received for ${bodyTimeoutMs} ms`),
+  bodyAborted: () =>
+    e('http_body_aborted', 400, 'The client closed the connection before the request body was complete'),
+  bodyStreamMisuse: (why: string) => e('http_body_stream_misuse', 500, `Request body stream misused: ${why}`),
   overrideNeedsPost: () =>
     e('http_method_override_misuse', 400, "'x-http-method-override' header must use the POST method"),
   mappingNeedsGetOrPost: () =>

@@ -45,6 +45,9 @@ export function resolveHttpServerOptions(options: Partial<HttpServerOptions>): H
   if (typeof resolved.serverName !== 'string' || /[^\x20-\x7e]/.test(resolved.serverName)) {
     throw serverErrors.invalidOption('serverName', 'must be printable ASCII');
   }
+  if (resolved.streamBody !== undefined && typeof resolved.streamBody !== 'function') {
+    throw serverErrors.invalidOption('streamBody', 'must be a function');
+  }
   if (resolved.onResponse !== undefined && typeof resolved.onResponse !== 'function') {
     throw serverErrors.invalidOption('onResponse', 'must be a function');
   }

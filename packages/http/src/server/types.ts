@@ -22,8 +22,19 @@ export interface RequestHead {
 }
 
 export interface HttpRequest extends RequestHead {
-  /** The whole body (empty Buffer when none). */
+  /** The whole body (empty Buffer when none, and for a streamed request). */
   body: Buffer;
+  /**
+   * A streamed request's body (`HttpServerOptions.streamBody`), undefined
+   * otherwise: its bytes in order, read once. The handler receives the
+   * request before the body is read; reading pauses while it does not pull.
+   * Throws a TesseraError when the body fails: 413 `http_body_too_large`
+   * (chunked body over bodyBytesMax), 408 `http_body_timeout`, 400
+   * `http_body_aborted` (client gone) or 400 bad chunked framing; answering
+   * with that error (or any response) then closes the connection. Bytes the
+   * handler leaves unread when it answers are discarded by the server.
+   */
+  bodyStream: AsyncIterable<Buffer> | undefined;
   remoteAddress: string;
   /** process.hrtime.bigint() when the first byte of the request arrived. */
   startedAt: bigint;
@@ -43,7 +54,11 @@ export interface HttpServerOptions {
   headerBytesMax: number;
   /** Request-target bytes; beyond → 414. */
   urlBytesMax: number;
-  /** Body bytes; a function may choose by request head (e.g. content type). Beyond → 413 before reading. */
+  /**
+   * Body bytes; a function may choose by request head (e.g. 4 GiB for a streamed RESTORE).
+   * Beyond → 413: a Content-Length before reading, a chunked body as counted (for a streamed body,
+   * thrown by `bodyStream`).
+   */
   bodyBytesMax: number | ((head: RequestHead) => number);
   /** Time allowed to receive the whole request head, from its first byte. */
   headersTimeoutMs: number;
@@ -53,6 +68,12 @@ export interface HttpServerOptions {
   idleTimeoutMs: number;
   /** Requests parsed ahead of the one being answered on one connection (pipelining bound). */
   pipelineDepthMax: number;
+  /**
+   * Called once a head is parsed (after method override/mapping): true hands the request to the
+   * handler at once with `bodyStream`, so the body is read with bounded memory as the handler pulls.
+   * Default: never stream (the handler gets the whole body in `body`).
+   */
+  streamBody?: (head: RequestHead) => boolean;
   /** `Server:` header value. */
   serverName: string;
   /** Called after each response is written (logging, metrics). */
