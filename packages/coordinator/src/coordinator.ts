@@ -21,6 +21,7 @@ import { render, renderError, type Reply } from './response/respond.js';
 import { applySelector } from './response/selector.js';
 import { ShardRouter } from './routing.js';
 import { RestoreHandler } from './bulk/restore.js';
+import { SearchHandlers } from './search/handlers.js';
 import { LocalStateStore } from './state/local-store.js';
 import { Metrics } from './observability/metrics.js';
 
@@ -59,6 +60,7 @@ export class Coordinator {
     private readonly indexes: IndexHandlers,
     private readonly cluster: ClusterInfo,
     private readonly bulk: RestoreHandler,
+    private readonly searches: SearchHandlers,
   ) {}
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
@@ -77,6 +79,7 @@ export class Coordinator {
         itemBytesMax: options.restoreItemBytesMax,
         decodeLimits: options.decodeLimits,
       }),
+      new SearchHandlers(registry),
     );
   }
 
@@ -92,7 +95,7 @@ export class Coordinator {
       if (special) {
         response = special;
       } else {
-        const path = parsePath(req.path);
+        const path = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
         const ctx = new RequestContext(req, path, this.options.decodeLimits);
         pretty = ctx.options.pretty;
         const resource = resourceOf(path);
@@ -174,7 +177,8 @@ export class Coordinator {
           case 'INFO': return this.indexes.info(ctx);
           case 'COMMIT': return this.indexes.commit(ctx);
           case 'RESTORE': return this.bulk.restore(ctx);
-          case 'SEARCH': case 'COUNT': case 'DUMP': throw apiErrors.notImplemented(method);
+          case 'SEARCH': case 'COUNT': return this.searches.search(ctx, method === 'COUNT');
+          case 'DUMP': throw apiErrors.notImplemented(method);
         }
         break;
       case 'document':

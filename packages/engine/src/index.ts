@@ -1,6 +1,6 @@
-/** @tessera/engine — one shard: document store with versions (search engine to come). */
+/** @tessera/engine — one shard: document store with versions, and the search index over it. */
 export { Shard, SHARD_DEFAULTS } from './shard.js';
-export type { MutateOptions, ShardOptions } from './shard.js';
+export type { MutateOptions, ShardOptions, ShardSearchRequest, ShardSearchResult } from './shard.js';
 export type {
   DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
 } from './documents/types.js';

@@ -289,19 +289,36 @@ describe('Shard: persistence', () => {
     expect(await shard.write({ op: 'index', id: 'next', body: {} })).toMatchObject({ docid: 4, seq: 6, version: 1 });
   });
 
-  it('trims the operation log to its bound in the background', async () => {
-    let shard = await openShard({ oplogEntriesMax: 10, batchEntriesMax: 10 });
+  it('trims the operation log to its bound in the background, never past what the index has persisted', async () => {
+    const options = { oplogEntriesMax: 10, batchEntriesMax: 10, index: { writeBufferOpsMax: 5 } };
+    let shard = await openShard(options);
     for (let i = 1; i <= 50; i++) await shard.write({ op: 'index', id: i % 7, body: { i } });
     await shard.close();
-    shard = await openShard({ oplogEntriesMax: 10, batchEntriesMax: 10 });
-    expect(shard.metrics().oplogFirstSeq).toBe(41);
-    const tail = await shard.readOplog(40);
-    expect(tail.map((e) => e.seq)).toEqual([41, 42, 43, 44, 45, 46, 47, 48, 49, 50]);
+    shard = await openShard(options);
+    const first = shard.metrics().oplogFirstSeq;
+    expect(first).toBeGreaterThan(1);
+    expect(first).toBeLessThanOrEqual(41);
+    const tail = await shard.readOplog(first - 1);
+    expect(tail.map((e) => e.seq)).toEqual(Array.from({ length: 51 - first }, (_, i) => first + i));
     expect((await shard.readOplog(45, 2)).map((e) => e.seq)).toEqual([46, 47]);
-    await expectError(shard.readOplog(39), 'oplog_trimmed', 410);
+    await expectError(shard.readOplog(first - 2), 'oplog_trimmed', 410);
     expect(await shard.readOplog(50)).toEqual([]);
     await expectError(shard.readOplog(-1), 'invalid_oplog_read', 400);
     await expectError(shard.readOplog(40, 0), 'invalid_oplog_read', 400);
+  });
+
+  it('keeps the entries an unflushed index needs, and replays them at open', async () => {
+    const schema = { n: { _type: 'integer' } };
+    let shard = await openShard({ oplogEntriesMax: 10, batchEntriesMax: 10 });
+    for (let i = 1; i <= 30; i++) await shard.write({ op: 'index', id: i, body: { n: i }, schema });
+    await shard.write({ op: 'delete', id: 3, schema });
+    await shard.close();
+    shard = await openShard({ oplogEntriesMax: 10, batchEntriesMax: 10 });
+    expect(shard.metrics().oplogFirstSeq).toBe(1);
+    const all = await shard.search({ query: { n: { _in: { _range: { _from: 1, _to: 30 } } } }, k: 100 });
+    expect(all.total).toBe(29);
+    expect(all.hits.map((h) => h.id).sort((a, b) => Number(a) - Number(b))).not.toContain(3);
+    await shard.close();
   });
 
   it('destroy() removes the directory', async () => {

@@ -34,8 +34,13 @@ import { engineErrors } from './errors.js';
 import { GetCoalescer } from './store/get-coalescer.js';
 import { GroupCommit, type BatchOutcome } from './store/group-commit.js';
 import {
-  decodeIdTag, docidKey, DOCID_MAX, documentKey, encodeIdTag, META_COUNTERS, META_FORMAT, oplogKey, PREFIX_DOCUMENTS, spaceRange,
+  decodeIdTag, docidKey, DOCID_MAX, documentKey, encodeIdTag, META_COUNTERS, META_FORMAT, META_SCHEMA, oplogKey, PREFIX_DOCUMENTS, spaceRange,
 } from './store/keys.js';
+import { ShardIndex, type ShardIndexOptions } from './indexing/index.js';
+import type { IndexableDocument } from './segments/index.js';
+import { SegmentView } from './indexing/index-view.js';
+import { search, type SearchReader } from './search/index.js';
+import { parseQuery, parseQueryStrings, parseSort, parseSortStrings, type Query, type SortKey } from './query/index.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
 import {
   decodeCounters, decodeDocumentRecord, decodeFormat, encodeBody, encodeCounters, encodeDocumentRecord, encodeFormat,
@@ -53,6 +58,8 @@ export interface ShardOptions {
   batchEntriesMax?: number | undefined;
   /** Operation-log entries kept (older ones are trimmed in the background). Default 100,000; at least `batchEntriesMax`. */
   oplogEntriesMax?: number | undefined;
+  /** Options of the search index (write buffer budget, merge policy). */
+  index?: ShardIndexOptions | undefined;
 }
 
 /** ShardOptions with every default applied and checked. */
@@ -75,9 +82,30 @@ const GROUP_COMMIT_WINDOW_MS_MAX = 1_000;
 /** A LevelDB batch is built and held in memory whole: bound it. */
 const BATCH_ENTRIES_MAX_LIMIT = 100_000;
 
+export interface ShardSearchRequest {
+  /** A `_query` value (API.md §9.3); else `queryStrings` (§9.4, ANDed); else everything. */
+  query?: unknown;
+  queryStrings?: string[] | undefined;
+  /** A `_sort` value (§9.5), or `sort` query-string parameters. */
+  sort?: unknown;
+  sortStrings?: string[] | undefined;
+  /** Best hits wanted (offset + limit); 0 counts only. */
+  k: number;
+  countOnly?: boolean | undefined;
+  schema?: Record<string, unknown> | undefined;
+}
+
+export interface ShardSearchResult {
+  total: number;
+  hits: Array<{ id: DocumentId; docid: number; version: number; body: DocumentBody; score: number; sortValues?: Array<number | string | null> }>;
+  sortOrders: Array<'asc' | 'desc'>;
+}
+
 export interface MutateOptions {
   /** Resolve only once the change is durable (its batch is a sync write). */
   commit?: boolean | undefined;
+  /** The index schema to index the document with (sent by the coordinator with each write). */
+  schema?: Record<string, unknown> | undefined;
 }
 
 /** What one write hands to the batch writer; `barrier` carries no change (commit(), recovery). */
@@ -95,6 +123,10 @@ interface Change {
   readonly bodyBytes: Uint8Array | undefined;
   /** `stateEpoch` when the current document was read (see `recover`). */
   readonly epoch: number;
+  /** A put's terms and values, computed before the write is queued (a schema 400 writes nothing). */
+  terms?: IndexableDocument | null;
+  /** The schema the terms were computed with, as JSON, when it is newer than the stored one. */
+  schemaJson?: string;
 }
 
 interface ReadFlight {
@@ -129,6 +161,11 @@ export class Shard {
   private closing = false;
   private closed: Promise<void> | undefined;
   private readonly counts = { batchesWritten: 0, batchesSynced: 0, batchesFailed: 0, changesWritten: 0, recoveries: 0 };
+  /** The searchable index: write buffer, segments, merges. */
+  private index!: ShardIndex;
+  /** The index schema the shard indexes with (cluster state, sent with each write) and its JSON. */
+  private schema: Record<string, unknown> = {};
+  private schemaJson = '{}';
 
   private constructor(
     private readonly db: ShardDatabase,
@@ -145,6 +182,69 @@ export class Shard {
       windowMs: settings.groupCommitWindowMs,
       entriesMax: settings.batchEntriesMax,
     });
+  }
+
+  /**
+   * Open the search index and bring it up to the document store: replay the
+   * op-log entries its segments and buffer do not cover yet (crash recovery),
+   * with the schema stored beside them.
+   */
+  private async openIndex(options: ShardIndexOptions): Promise<void> {
+    const stored = await this.readKey(META_SCHEMA);
+    if (stored !== undefined) {
+      this.schemaJson = stored.toString('utf8');
+      this.schema = JSON.parse(this.schemaJson) as Record<string, unknown>;
+    }
+    this.index = await ShardIndex.open(this.db, options);
+    for (let after = this.index.appliedSeq; after < this.counters.seq;) {
+      const entries = await this.oplog.read(after, OPLOG_READ_ENTRIES_MAX);
+      if (entries.length === 0) break;
+      this.index.replay(entries, this.schema);
+      after = (entries[entries.length - 1] as { seq: number }).seq;
+    }
+  }
+
+  /**
+   * The readers a search uses now: segments, frozen and current write
+   * buffers, each with its deletions applied. Synchronous use only: the
+   * current buffer's views are valid until the next write.
+   */
+  searchReaders(): SearchReader[] {
+    return this.index.snapshot().views.map((v) => (v instanceof SegmentView ? v.reader : (v as unknown as { buffer: SearchReader }).buffer));
+  }
+
+  /** The schema the shard indexes with. */
+  get indexSchema(): Record<string, unknown> {
+    return this.schema;
+  }
+
+  /**
+   * SEARCH on this shard (API.md §9): parse the query and the sort, run them
+   * over a snapshot of the index, and fetch the best `k` documents. Totals
+   * are exact. Every acknowledged write is visible (no refresh interval).
+   */
+  async search(request: ShardSearchRequest): Promise<ShardSearchResult> {
+    if (this.closing) throw engineErrors.shardClosed();
+    const query: Query = request.query !== undefined
+      ? parseQuery(request.query)
+      : request.queryStrings !== undefined && request.queryStrings.length > 0 ? parseQueryStrings(request.queryStrings) : { kind: 'all' };
+    const sort: SortKey[] = request.sort !== undefined
+      ? parseSort(request.sort)
+      : request.sortStrings !== undefined ? parseSortStrings(request.sortStrings) : [];
+    // The coordinator's schema is the newest; the shard's own covers what it has indexed.
+    const schema = request.schema ?? this.schema;
+    const result = search(this.searchReaders(), { query, sort, k: request.k, countOnly: request.countOnly }, schema);
+    const docs = await Promise.all(result.hits.map((h) => this.getByDocid(h.docid)));
+    const hits: ShardSearchResult['hits'] = [];
+    result.hits.forEach((h, i) => {
+      const doc = docs[i];
+      // A document deleted since the snapshot is left out of the page (the total was exact at the snapshot).
+      if (doc === undefined) return;
+      const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body, score: h.score };
+      if (h.sortValues !== undefined) hit.sortValues = h.sortValues;
+      hits.push(hit);
+    });
+    return { total: result.total, hits, sortOrders: sort.map((k) => k.order) };
   }
 
   /** Open (creating if missing) the shard copy in `options.path`. */
@@ -165,7 +265,9 @@ export class Shard {
     try {
       const counters = await loadCounters(db, path);
       const firstSeq = await Oplog.bounds(db, counters.seq);
-      return new Shard(db, path, resolved, counters, firstSeq);
+      const shard = new Shard(db, path, resolved, counters, firstSeq);
+      await shard.openIndex(options.index ?? {});
+      return shard;
     } catch (err) {
       await db.close().catch(noop);
       throw err instanceof TesseraError || err instanceof assert.AssertionError ? err : engineErrors.storageUnavailable(err);
@@ -215,10 +317,11 @@ export class Shard {
     if (this.closing) return Promise.reject(engineErrors.shardClosed());
     const key = documentIdKey(id);
     const commit = options.commit === true;
+    const schema = options.schema;
     const previous = this.locks.get(key);
     const run = previous === undefined
-      ? this.mutateLocked(id, key, decide, commit)
-      : previous.then(() => this.mutateLocked(id, key, decide, commit));
+      ? this.mutateLocked(id, key, decide, commit, schema)
+      : previous.then(() => this.mutateLocked(id, key, decide, commit, schema));
     const tail = run.then(noop, noop);
     this.locks.set(key, tail);
     void tail.then(() => {
@@ -234,7 +337,7 @@ export class Shard {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.mutate(req.id, (current) => decideWrite(req, current), { commit: req.commit });
+    return this.mutate(req.id, (current) => decideWrite(req, current), { commit: req.commit, schema: req.schema });
   }
 
   /** Resolves once everything acknowledged so far is durable (one sync batch, shared with concurrent writers). */
@@ -302,14 +405,24 @@ export class Shard {
     while (this.reads.size > 0) await Promise.allSettled([...this.reads.values()].map((flight) => flight.promise));
     await this.oplog.settled();
     this.cache.clear();
+    await this.index.close();
     if (this.db.status !== 'closed') await this.db.close();
   }
 
   private async mutateLocked(id: DocumentId, key: string, decide: (current: StoredDocument | undefined) => Mutation,
-    commit: boolean): Promise<WriteResult> {
+    commit: boolean, schema: Record<string, unknown> | undefined): Promise<WriteResult> {
     const epoch = this.stateEpoch;
     const current = this.cache.get(key) ?? await this.readDocument(id, key);
     const change = prepareChange(id, key, current, decide(current), epoch);
+    if (schema !== undefined && schema !== this.schema) {
+      const json = JSON.stringify(schema);
+      if (json !== this.schemaJson) change.schemaJson = json;
+    }
+    if (change.kind === 'put') {
+      // Terms before the write is queued: a body the schema refuses (e.g. a patch giving a field another type) writes nothing.
+      const indexSchema = change.schemaJson === undefined ? this.schema : (schema as Record<string, unknown>);
+      change.terms = this.index.prepare({ seq: 0, docid: 1, id: change.id, body: change.body, version: change.version }, indexSchema).document;
+    }
     const result = await this.writer.submit(change, commit);
     assert.ok(result !== null, 'a document change has a result');
     return result;
@@ -399,7 +512,8 @@ export class Shard {
       }
     }
     const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
-    const applied: { change: Change; doc: StoredDocument | undefined; bytes: number }[] = [];
+    const applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[] = [];
+    let newSchemaJson: string | undefined;
     const counters = { ...this.counters };
     const seen = new Set<string>();
     let batch: ReturnType<ShardDatabase['batch']> | undefined;
@@ -437,7 +551,7 @@ export class Shard {
           const record = encodeDocumentRecord({ id, docid, version, seq }, bodyBytes);
           batch.put(change.documentKey, record);
           batch.put(oplogKey(seq), encodeOplogEntry({ seq, id, docid, version, op: 'put' }, bodyBytes));
-          applied.push({ change, doc: { id, docid, version, seq, body }, bytes: estimateDocumentBytes(record.length) });
+          applied.push({ change, doc: { id, docid, version, seq, body }, bytes: estimateDocumentBytes(record.length), seq, docid });
           outcomes[i] = { ok: true, value: { id, docid, version, seq, body, deleted: false } };
         } else {
           const seq = ++counters.seq;
@@ -447,11 +561,13 @@ export class Shard {
           counters.documents--;
           assert.ok(counters.documents >= 0, 'document count must not go negative');
           batch.put(oplogKey(seq), encodeOplogEntry({ seq, id, docid, version, op: 'delete' }, undefined));
-          applied.push({ change, doc: undefined, bytes: 0 });
+          applied.push({ change, doc: undefined, bytes: 0, seq, docid });
           outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
         }
         if (typeof id === 'number' && id > counters.maxNumericId) counters.maxNumericId = id;
+        if (change.schemaJson !== undefined) newSchemaJson = change.schemaJson;
       }
+      if (newSchemaJson !== undefined) batch.put(META_SCHEMA, Buffer.from(newSchemaJson, 'utf8'));
       batch.put(META_COUNTERS, encodeCounters(counters));
       writing = true;
       await batch.write({ sync });
@@ -469,6 +585,14 @@ export class Shard {
       throw engineErrors.storageUnavailable(err);
     }
     this.counters = counters;
+    if (newSchemaJson !== undefined) {
+      this.schemaJson = newSchemaJson;
+      this.schema = JSON.parse(newSchemaJson) as Record<string, unknown>;
+    }
+    // Searchable as soon as acknowledged: index in seq order before the writers are answered.
+    for (const { change, seq, docid } of applied) {
+      this.index.applyPrepared({ seq, docid, document: change.kind === 'put' ? (change.terms ?? null) : null });
+    }
     this.counts.batchesWritten++;
     if (sync) this.counts.batchesSynced++;
     this.counts.changesWritten += applied.length;
@@ -477,6 +601,7 @@ export class Shard {
       if (doc === undefined) this.cache.delete(change.key);
       else this.cache.set(change.key, doc, bytes);
     }
+    this.oplog.retainFrom = this.index.persistedSeq + 1;
     this.oplog.afterAppend(counters.seq);
     return outcomes;
   }

@@ -5,7 +5,7 @@
  */
 import { Shard } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
-import type { DocumentReply, NodeInfoReply, ShardRef, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply } from '@tessera/rpc';
+import type { DocumentReply, NodeInfoReply, SearchCall, SearchReply, ShardRef, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply } from '@tessera/rpc';
 import { nodeErrors } from './errors.js';
 import { shardDirectory } from './shard-paths.js';
 
@@ -49,6 +49,7 @@ export class ShardNode {
           expectedVersions: call.expectedVersions,
           upsert: call.upsert,
           commit: call.commit,
+          schema: call.schema,
         });
         const reply: WriteReply = result;
         return reply;
@@ -61,12 +62,21 @@ export class ShardNode {
         const replies: WriteManyReply = await Promise.all(call.writes.map((w) =>
           shard.write({
             op: w.op, id: docId(method, w.id), body: w.body, patch: w.patch,
-            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit,
+            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit, schema: call.schema,
           }).then(
             (result): WriteReply => result,
             (err: unknown) => ({ error: toTesseraError(err).toJSON() }),
           )));
         return replies;
+      }
+      case 'shard.search': {
+        const call = p as unknown as SearchCall;
+        const shard = await this.open(ref(method, p));
+        const reply: SearchReply = await shard.search({
+          query: call.query, queryStrings: call.queryStrings, sort: call.sort, sortStrings: call.sortStrings,
+          k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema,
+        });
+        return reply;
       }
       case 'shard.open': {
         const shard = await this.open(ref(method, p));

@@ -29,6 +29,8 @@ export interface WriteCall extends ShardRef {
   expectedVersions?: number[];
   upsert?: boolean;
   commit?: boolean;
+  /** The index schema (cluster state) the shard indexes the result with. */
+  schema?: Record<string, unknown>;
 }
 
 export interface WriteReply {
@@ -42,12 +44,46 @@ export interface WriteReply {
 
 /** Many writes to one shard in one call (RESTORE): one LevelDB batch when they fit. */
 export interface WriteManyCall extends ShardRef {
-  writes: Array<Omit<WriteCall, 'index' | 'shard' | 'commit'>>;
+  writes: Array<Omit<WriteCall, 'index' | 'shard' | 'commit' | 'schema'>>;
   commit?: boolean;
+  schema?: Record<string, unknown>;
 }
 
 /** One answer per write of a WriteManyCall, in order: the reply, or the error it failed with. */
 export type WriteManyReply = Array<WriteReply | { error: { code: string; status: number; message: string } }>;
+
+/**
+ * A search on one shard copy: the raw `_query` (or query strings) and `_sort`
+ * are parsed on the shard, which returns its best `k` hits (k = offset +
+ * limit) with their documents, the sort values the coordinator merges on,
+ * and the exact number of matches.
+ */
+export interface SearchCall extends ShardRef {
+  query?: unknown;
+  queryStrings?: string[];
+  sort?: unknown;
+  sortStrings?: string[];
+  k: number;
+  countOnly?: boolean;
+  /** The index schema (cluster state), to resolve fields. */
+  schema: Record<string, unknown>;
+}
+
+export interface SearchHitReply {
+  id: DocumentId;
+  docid: number;
+  version: number;
+  body: DocumentBody;
+  score: number;
+  sortValues?: Array<number | string | null>;
+}
+
+export interface SearchReply {
+  total: number;
+  hits: SearchHitReply[];
+  /** Direction of each sort key, in order (empty: by relevance). */
+  sortOrders: Array<'asc' | 'desc'>;
+}
 
 export interface ShardStatsReply {
   documents: number;
@@ -65,6 +101,7 @@ export interface ShardCalls {
   'doc.get': [ShardRef & { id: DocumentId }, DocumentReply | null];
   'doc.write': [WriteCall, WriteReply];
   'doc.writeMany': [WriteManyCall, WriteManyReply];
+  'shard.search': [SearchCall, SearchReply];
   'node.info': [Record<string, never>, NodeInfoReply];
 }
 

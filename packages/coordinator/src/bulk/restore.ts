@@ -91,15 +91,17 @@ export class RestoreHandler {
   /** One `doc.writeMany` per shard, all shards at once. */
   private async send(batch: Pending[], items: unknown[], counts: { processed: number; indexed: number }, commit: boolean): Promise<void> {
     if (batch.length === 0) return;
-    const byShard = new Map<string, { client: RpcClient; index: string; shard: number; pending: Pending[] }>();
+    const byShard = new Map<string, { client: RpcClient; index: string; shard: number; pending: Pending[]; schema: Record<string, unknown> }>();
     for (const p of batch) {
       const key = `${p.target.shard}${p.target.meta.path}`;
       let group = byShard.get(key);
-      if (!group) byShard.set(key, group = { client: p.target.client, index: p.target.meta.path, shard: p.target.shard, pending: [] });
+      if (!group) byShard.set(key, group = { client: p.target.client, index: p.target.meta.path, shard: p.target.shard, pending: [], schema: p.target.meta.schema });
       group.pending.push(p);
+      // Items may have grown the schema: send the newest one the batch saw.
+      if (p.target.meta.schema !== group.schema) group.schema = p.target.meta.schema;
     }
     await Promise.all([...byShard.values()].map(async (group) => {
-      const call: WriteManyCall = { index: group.index, shard: group.shard, commit, writes: group.pending.map((p) => p.write) };
+      const call: WriteManyCall = { index: group.index, shard: group.shard, commit, schema: group.schema, writes: group.pending.map((p) => p.write) };
       let replies: WriteManyReply;
       try {
         replies = await group.client.call<WriteManyReply>('doc.writeMany', call);

@@ -153,17 +153,19 @@ export class DocumentHandlers {
       idType: idType ?? 'uuid',
     });
     const body = await this.fold(index, meta.schema, raw);
-    const type = meta.idType as IdType;
+    // The fold may have grown the schema: route with the index as it is now.
+    const current = this.registry.get(index) ?? meta;
+    const type = current.idType as IdType;
     let id: DocumentId;
     if (text === undefined) {
       id = type === 'integer' || type === 'positive' || type === 'float'
-        ? await this.registry.nextNumericId(meta)
+        ? await this.registry.nextNumericId(current)
         : generateId(type, 0);
     } else {
       id = convertId(text, type);
-      if (typeof id === 'number') await this.registry.noteNumericId(meta, id);
+      if (typeof id === 'number') await this.registry.noteNumericId(current, id);
     }
-    return { target: this.target(meta, id), body, expected: expected.length > 0 ? expected : undefined };
+    return { target: this.target(current, id), body, expected: expected.length > 0 ? expected : undefined };
   }
 
   /**
@@ -182,7 +184,9 @@ export class DocumentHandlers {
   }
 
   private async send(target: Target, ctx: RequestContext, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
-    const full: WriteCall = Object.assign({ index: target.meta.path, shard: target.shard, id: target.id, commit: ctx.options.commit }, call);
+    const full: WriteCall = Object.assign({
+      index: target.meta.path, shard: target.shard, id: target.id, commit: ctx.options.commit, schema: target.meta.schema,
+    }, call);
     return target.client.call<WriteReply>('doc.write', full);
   }
 }

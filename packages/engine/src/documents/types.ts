@@ -37,6 +37,8 @@ export interface WriteRequest {
   upsert?: boolean;
   /** Reply only once durable (sync write). */
   commit?: boolean;
+  /** The index schema (cluster state) to index the result with. */
+  schema?: Record<string, unknown>;
 }
 
 export interface WriteResult {

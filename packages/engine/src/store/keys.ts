@@ -36,6 +36,8 @@ const TAG_STRING = 0x73; // 's'
 
 export const META_FORMAT = metaKey('format');
 export const META_COUNTERS = metaKey('counters');
+/** The index schema the shard last indexed with (JSON): what crash replay re-indexes with. */
+export const META_SCHEMA = metaKey('schema');
 
 function metaKey(name: string): Buffer {
   return Buffer.concat([Buffer.of(PREFIX_META), Buffer.from(name, 'latin1')]);

@@ -68,11 +68,17 @@ export class Oplog {
     this.clearedFrom = firstSeq;
   }
 
+  /**
+   * The first seq that must be kept whatever the bound: entries the search
+   * index has not yet persisted in a segment are what crash replay reads.
+   */
+  retainFrom = Number.POSITIVE_INFINITY;
+
   /** Called after each batch: starts a background trim when the log is over its bound. */
   afterAppend(lastSeq: number): void {
     this.lastSeq = lastSeq;
     if (this.trimming !== undefined) return;
-    const keepFrom = lastSeq - this.entriesMax + 1;
+    const keepFrom = Math.min(lastSeq - this.entriesMax + 1, this.retainFrom);
     if (keepFrom - this.clearedFrom <= this.slack) return;
     this.first = Math.max(this.first, keepFrom);
     const range = { gte: oplogKey(this.clearedFrom), lt: oplogKey(keepFrom) };

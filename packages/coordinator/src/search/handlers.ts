@@ -1,0 +1,129 @@
+/**
+ * SEARCH and COUNT (API.md §9.1, §9.2): the request is read from the body
+ * (`_query`, `_offset`, `_limit`, `_sort`, `_selector`…) or, without a body,
+ * from `q`, `offset`, `limit`, `sort`, `selector`; it fans out to one copy of
+ * every shard of every index named, and the per-shard top hits are merged.
+ */
+import type { SearchCall, SearchReply } from '@tessera/rpc';
+import { apiErrors } from '../errors.js';
+import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
+import type { RequestContext } from '../request/context.js';
+import { duration } from '../response/human.js';
+import type { Reply } from '../response/respond.js';
+import { applySelector } from '../response/selector.js';
+import { mergePage, type ShardHit } from './merge.js';
+
+/** API.md §13: `_offset + _limit` at most. */
+export const RESULT_WINDOW_MAX = 100_000;
+
+const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_selector', '_aggs', '_aggregations']);
+
+interface SearchRequest {
+  query?: unknown;
+  queryStrings?: string[];
+  sort?: unknown;
+  sortStrings?: string[];
+  offset: number;
+  limit: number;
+  selector?: string;
+}
+
+export class SearchHandlers {
+  constructor(private readonly registry: IndexRegistry) {}
+
+  async search(ctx: RequestContext, count: boolean): Promise<Reply> {
+    const started = process.hrtime.bigint();
+    const request = this.request(ctx);
+    const metas = this.indexes(ctx);
+    const k = count ? 0 : request.offset + request.limit;
+    const calls: Array<Promise<{ meta: IndexMeta; shard: number; reply: SearchReply }>> = [];
+    for (const meta of metas) {
+      meta.allocation.forEach((copies, i) => {
+        const call: SearchCall = {
+          index: meta.path, shard: i + 1, k, countOnly: count, schema: meta.schema,
+          query: request.query, queryStrings: request.queryStrings, sort: request.sort, sortStrings: request.sortStrings,
+        };
+        calls.push(this.registry.client(meta.path, copies[0], i + 1).call<SearchReply>('shard.search', call)
+          .then((reply) => ({ meta, shard: i + 1, reply })));
+      });
+    }
+    const replies = await Promise.all(calls);
+    const total = replies.reduce((sum, r) => sum + r.reply.total, 0);
+    if (count) return { status: 200, value: { total } };
+    const orders = replies[0]?.reply.sortOrders ?? [];
+    const page = mergePage(
+      replies.map((r) => r.reply.hits.map((h) => ({ ...h, index: r.meta.path, shard: r.shard }))),
+      orders, request.offset, request.limit,
+    );
+    const best = page.reduce((max, h) => Math.max(max, h.score), 0);
+    const multiIndex = metas.length > 1;
+    const hits = page.map((h, i) => this.present(ctx, h, request.offset + i, best, multiIndex, request.selector));
+    const took = Number(process.hrtime.bigint() - started) / 1e9;
+    return { status: 200, value: { hits, count: hits.length, total, took: duration(took, ctx.options.human) } };
+  }
+
+  private present(ctx: RequestContext, hit: ShardHit, rank: number, best: number, multiIndex: boolean, selector: string | undefined): unknown {
+    const value: Record<string, unknown> = Object.assign({}, hit.body);
+    value._id = hit.id;
+    value._version = hit.version;
+    if (ctx.options.comments) {
+      value['#docid'] = hit.docid;
+      value['#shard'] = hit.shard;
+      value['#rank'] = rank;
+      value['#weight'] = hit.score;
+      value['#percent'] = best > 0 ? Math.round((100 * hit.score) / best) : 100;
+      if (multiIndex) value['#index'] = hit.index;
+    }
+    if (selector === undefined) return value;
+    try {
+      return applySelector(value, selector);
+    } catch {
+      return null; // a missing drill path on a hit is null (API.md §1.3)
+    }
+  }
+
+  /** The indexes searched: missing ones give nothing (200), `name*` expands to existing indexes. */
+  private indexes(ctx: RequestContext): IndexMeta[] {
+    const out: IndexMeta[] = [];
+    const seen = new Set<string>();
+    for (const path of ctx.path.indexes) {
+      const matches = path.endsWith('*/')
+        ? this.registry.list().filter((m) => m.path.startsWith(path.slice(0, -2)))
+        : [this.registry.get(path)].filter((m): m is IndexMeta => m !== undefined);
+      for (const m of matches) if (!seen.has(m.path)) { seen.add(m.path); out.push(m); }
+    }
+    return out;
+  }
+
+  private request(ctx: RequestContext): SearchRequest {
+    const params = ctx.params;
+    const hasBody = ctx.req.body.length > 0;
+    const body = hasBody ? ctx.object('A search body') : {};
+    for (const key of Object.keys(body)) {
+      if (key.startsWith('_') && !BODY_KEYS.has(key)) throw apiErrors.badBody(`Unknown search key '${key}'`);
+    }
+    if (body._aggs !== undefined || body._aggregations !== undefined) throw apiErrors.aggregationsUnavailable();
+    const offset = unsignedFrom(body._offset, '_offset') ?? params.unsigned('offset') ?? 0;
+    const limit = unsignedFrom(body._limit, '_limit') ?? params.unsigned('limit') ?? 10;
+    unsignedFrom(body._check_at_least, '_check_at_least');
+    if (offset + limit > RESULT_WINDOW_MAX) throw apiErrors.badBody(`_offset + _limit must not exceed ${RESULT_WINDOW_MAX}`);
+    const request: SearchRequest = { offset, limit };
+    if (body._query !== undefined) request.query = body._query;
+    else {
+      const qs = [...params.all('q'), ...params.all('query')];
+      if (qs.length > 0) request.queryStrings = qs;
+    }
+    if (body._sort !== undefined) request.sort = body._sort;
+    else if (params.all('sort').length > 0) request.sortStrings = params.all('sort');
+    const selector = typeof body._selector === 'string' ? body._selector : ctx.options.selector;
+    if (selector !== undefined) request.selector = selector;
+    return request;
+  }
+}
+
+function unsignedFrom(value: unknown, name: string): number | undefined {
+  if (value === undefined) return undefined;
+  if (typeof value !== 'number' || !Number.isSafeInteger(value) || value < 0) throw apiErrors.badBody(`'${name}' must be an unsigned integer`);
+  return value;
+}
+

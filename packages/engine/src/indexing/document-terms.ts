@@ -1,0 +1,218 @@
+/**
+ * A stored document → what the write buffer indexes (API.md §5.8, §8.1–§8.4):
+ * terms (with positions for text), field lengths, and value columns. Every
+ * term name comes from @tessera/schema's terms.ts, the functions the query
+ * side uses, so both meet on the same strings.
+ *
+ * Per `_index` mode of each value (INTERFACE table):
+ *
+ * | part          | text                                         | keyword / boolean          | integer, positive, floating, date, datetime |
+ * |---------------|----------------------------------------------|----------------------------|---------------------------------------------|
+ * | field terms   | `<prefix>S<token>` with positions, `Z<prefix>S<stem>` | `<prefix>K<kw>`, `<prefix>Bt` | `<prefix>N<tok>` + `<prefix><hex step>.N<bucket>` |
+ * | global terms  | `S<token>`, `ZS<stem>`                        | `K<kw>`, `Bt`              | `N<tok>` + `<hex step>.N<bucket>`             |
+ * | field values  | string at `spec.slot`                        | keyword string / boolean 0-1 number at `spec.slot` | number (dates: epoch seconds) at `spec.slot` |
+ * | global values | the same at `globalValueSlot(typeChar)`       |                            |                                             |
+ *
+ * Positions: per term namespace (a field prefix, or `''` for global terms)
+ * positions start at the field's `_position` and continue across the values
+ * of an array (and, for global terms, across fields) with a gap of
+ * POSITION_GAP, like Xapian's `increase_termpos`. Field lengths (BM25) are
+ * the positions used, keyed by `spec.prefix`; global text gets the field `''`.
+ * `_weight` is not folded into frequencies: BM25 weighs fields at query time.
+ *
+ * Schema growth: the caller passes the shard's schema. When folding would
+ * grow it (`changed`: the body has fields the schema lacks, e.g. a schema
+ * update that has not reached this shard yet), only values of fields the
+ * given schema already types are indexed; new fields are left out rather than
+ * defining them here, since the coordinator owns schema changes.
+ */
+import {
+  accuracyTerms, fieldSpec, fieldTerm, foldDocument, type FieldSpec, globalTerm, type IndexedValue,
+  isDateType, isNumericType, parseType, type Schema, stemTerm, textTerm, TYPE_CHARS, valueToken,
+} from '@tessera/schema';
+import { analyzerFor, NO_POSITION } from '../analysis/analyzer.js';
+import type { IndexableDocument, IndexableTerm } from '../segments/write-buffer.js';
+
+/** Position gap between two values of one field (Xapian's `increase_termpos` idiom). */
+export const POSITION_GAP = 100;
+/** API.md §5.8: value slot of `_id` (strings, or numbers for numeric IDs). */
+export const ID_SLOT = 0;
+/** API.md §5.8: value slot of `_version` (numbers). */
+export const VERSION_SLOT = 1;
+
+/**
+ * Slots of global values (`_index: global_values`), one per type char, in
+ * the range API.md §5.8 reserves (< 20; 0 and 1 are `_id` and `_version`).
+ * Strings (text, keyword) and numbers live in separate columns, so a slot
+ * number names a column of one kind only.
+ */
+export const GLOBAL_VALUE_SLOTS: Readonly<Record<string, number>> = { S: 10, K: 11, N: 12, B: 13, D: 14 };
+
+/** The global value slot of a type char (`S`, `K`, `N`, `B`, `D`). */
+export function globalValueSlot(typeChar: string): number {
+  const slot = GLOBAL_VALUE_SLOTS[typeChar];
+  if (slot === undefined) throw new RangeError(`no global value slot for type char '${typeChar}'`);
+  return slot;
+}
+
+/** Type char and token of a document ID: `_id`'s `_type` in the schema, else `K` for strings, `N` for numbers. */
+function idSpec(schema: Schema, id: string | number): Pick<FieldSpec, 'type' | 'typeChar' | 'boolTerm'> {
+  const node = schema._id as Record<string, unknown> | undefined;
+  const declared = node !== undefined && typeof node._type === 'string' ? parseType(node._type, '_id').base : undefined;
+  const type = declared !== undefined && declared !== 'object' ? declared : typeof id === 'number' ? 'integer' : 'keyword';
+  // A numeric type with a string ID (or the reverse) keeps the ID as text: exact, like `_bool_term`.
+  const numeric = isNumericType(type) || isDateType(type);
+  if (numeric !== (typeof id === 'number')) return { type: 'keyword', typeChar: TYPE_CHARS[type], boolTerm: true };
+  return { type, typeChar: TYPE_CHARS[type], boolTerm: true };
+}
+
+/** The ID term of a document (API.md §5.8): `Q` + type char + ID (`QKdoc`); `_id` is a `_bool_term` (exact case). */
+export function idTerm(schema: Schema, id: string | number): string {
+  return `Q${valueToken(idSpec(schema, id), id)}`;
+}
+
+/** One term being collected: positions while every occurrence has one. */
+interface TermEntry {
+  positions: number[] | null;
+  freq: number;
+}
+
+class DocumentCollector {
+  readonly terms = new Map<string, TermEntry>();
+  /** Next free position per namespace (field prefix, `''` = global). */
+  readonly nextPosition = new Map<string, number>();
+  /** Token count per field prefix. */
+  readonly lengths = new Map<string, number>();
+  readonly numbers = new Map<number, number[]>();
+  readonly strings = new Map<number, string[]>();
+
+  add(term: string, position: number): void {
+    const entry = this.terms.get(term);
+    if (entry === undefined) {
+      this.terms.set(term, { positions: position === NO_POSITION ? null : [position], freq: 1 });
+      return;
+    }
+    entry.freq++;
+    // A term met both with and without positions (a global text term from two fields, one `_positions: false`) keeps none.
+    if (entry.positions === null) return;
+    if (position === NO_POSITION) entry.positions = null;
+    else entry.positions.push(position);
+  }
+
+  number(slot: number, value: number): void {
+    const list = this.numbers.get(slot);
+    if (list === undefined) this.numbers.set(slot, [value]);
+    else list.push(value);
+  }
+
+  string(slot: number, value: string): void {
+    const list = this.strings.get(slot);
+    if (list === undefined) this.strings.set(slot, [value]);
+    else list.push(value);
+  }
+
+  /** First position for a new value in namespace `ns`: after the previous value plus the gap, or `start`. */
+  startPosition(ns: string, start: number): number {
+    const next = this.nextPosition.get(ns);
+    return next === undefined ? start : next + POSITION_GAP;
+  }
+
+  result(): IndexableDocument {
+    const terms: IndexableTerm[] = [];
+    for (const [term, e] of this.terms) {
+      // Positions arrive ascending per namespace; a global term fed by several fields may interleave.
+      if (e.positions !== null && e.positions.length > 1) e.positions.sort((a, b) => a - b);
+      terms.push(e.positions === null ? { term, positions: null, freq: e.freq } : { term, positions: e.positions });
+    }
+    const fieldLengths: Array<{ field: string; length: number }> = [];
+    for (const [field, length] of this.lengths) fieldLengths.push({ field, length });
+    const numbers: Array<{ slot: number; values: number[] }> = [];
+    for (const [slot, values] of this.numbers) numbers.push({ slot, values });
+    const strings: Array<{ slot: number; values: string[] }> = [];
+    for (const [slot, values] of this.strings) strings.push({ slot, values });
+    return { terms, fieldLengths, numbers, strings };
+  }
+}
+
+/**
+ * Analyse one text value into namespace `prefix` (a field's, or `''`),
+ * emitting positional terms only when `positional`. Returns the tokens that
+ * took a position (the value's length).
+ */
+function indexText(c: DocumentCollector, spec: FieldSpec, text: string, prefix: string, positional: boolean): number {
+  const analyzer = analyzerFor({ language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy });
+  const first = c.startPosition(prefix, spec.position);
+  const end = analyzer.analyze(text, (term, position, z) => {
+    c.add(z ? stemTerm(prefix, term) : textTerm(prefix, term), positional ? position : NO_POSITION);
+  }, first);
+  if (end > first || !c.nextPosition.has(prefix)) c.nextPosition.set(prefix, end);
+  return end - first;
+}
+
+function addValue(c: DocumentCollector, v: IndexedValue): void {
+  const spec = v.spec;
+  const index = spec.index;
+  const value = v.value;
+  if (spec.type === 'text') {
+    const text = String(value);
+    if (index.fieldTerms) {
+      const n = indexText(c, spec, text, spec.prefix, spec.positions);
+      c.lengths.set(spec.prefix, (c.lengths.get(spec.prefix) ?? 0) + n);
+    }
+    if (index.globalTerms) {
+      const n = indexText(c, spec, text, '', spec.positions);
+      c.lengths.set('', (c.lengths.get('') ?? 0) + n);
+    }
+    if (index.fieldValues) c.string(spec.slot, text);
+    if (index.globalValues) c.string(globalValueSlot(spec.typeChar), text);
+    return;
+  }
+  if (index.fieldTerms) c.add(fieldTerm(spec, value), NO_POSITION);
+  if (index.globalTerms) c.add(globalTerm(spec, value), NO_POSITION);
+  if (typeof value === 'number' && (isNumericType(spec.type) || isDateType(spec.type))) {
+    if (index.fieldTerms) for (const t of accuracyTerms(spec, value)) c.add(t, NO_POSITION);
+    if (index.globalTerms) for (const t of accuracyTerms(spec, value, '')) c.add(t, NO_POSITION);
+  }
+  if (!index.fieldValues && !index.globalValues) return;
+  if (spec.type === 'keyword') {
+    const s = String(value);
+    if (index.fieldValues) c.string(spec.slot, s);
+    if (index.globalValues) c.string(globalValueSlot(spec.typeChar), s);
+    return;
+  }
+  const n = spec.type === 'boolean' ? (value === true ? 1 : 0) : (value as number);
+  if (index.fieldValues) c.number(spec.slot, n);
+  if (index.globalValues) c.number(globalValueSlot(spec.typeChar), n);
+}
+
+export interface DocumentTermsOptions {
+  /** `_version`, kept as a number at VERSION_SLOT when given. */
+  readonly version?: number;
+  /** Epoch seconds of `now` for date math in the body (stored forms have none; for completeness). */
+  readonly now?: number;
+}
+
+/**
+ * Terms, lengths and values of a stored document body. Throws the schema's
+ * 400 errors when the body does not fit the schema (a stored body normally
+ * does: the coordinator folded it into the same schema before storing it).
+ */
+export function documentTerms(schema: Schema, body: unknown, id: string | number, options: DocumentTermsOptions = {}): IndexableDocument {
+  const folded = foldDocument(schema, body, options.now === undefined ? {} : { now: options.now });
+  const c = new DocumentCollector();
+  c.add(idTerm(schema, id), NO_POSITION);
+  if (typeof id === 'number') c.number(ID_SLOT, id);
+  else c.string(ID_SLOT, id);
+  if (options.version !== undefined) c.number(VERSION_SLOT, options.version);
+  let known: Map<string, boolean> | undefined;
+  for (const v of folded.document.values) {
+    if (folded.changed) {
+      known ??= new Map();
+      let has = known.get(v.path);
+      if (has === undefined) known.set(v.path, (has = fieldSpec(schema, v.path) !== undefined));
+      if (!has) continue;
+    }
+    addValue(c, v);
+  }
+  return c.result();
+}
