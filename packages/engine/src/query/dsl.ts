@@ -190,7 +190,8 @@ class DslParser {
         return stringLeaf(value, 'or', false, this.ctx, depth, fail);
       case 'number':
         if (!Number.isFinite(value)) break;
-        return { kind: 'scalar', value };
+        // -0 is 0 for matching (and survives msgpack/JSON as 0 anyway).
+        return { kind: 'scalar', value: value === 0 ? 0 : value };
       case 'boolean':
         return { kind: 'scalar', value };
       default:
@@ -246,8 +247,9 @@ class DslParser {
       if (typeof end === 'string' && end.length > this.ctx.limits.stringLengthMax) {
         throw queryErrors.tooComplex(`Range end longer than ${this.ctx.limits.stringLengthMax} characters`);
       }
-      if (key === '_from') from = end as RangeEnd;
-      else to = end as RangeEnd;
+      const normalised = (end === 0 ? 0 : end) as RangeEnd; // -0 is 0
+      if (key === '_from') from = normalised;
+      else to = normalised;
     }
     return { kind: 'range', from, to };
   }
