@@ -47,6 +47,9 @@ type Resource = 'root' | 'index' | 'document';
 /** Method label of the request metrics: known methods, else OTHER (client input must not grow label sets). */
 const METHOD_LABELS = new Set(KNOWN_METHODS);
 
+/** Paths served outside the index/document grammar (checked first, without an await for the others). */
+const SPECIAL_PATHS = new Set(['/:metrics', '/metrics', '/healthz', '/readyz']);
+
 /** A client's X-Request-Id is echoed when it is a sane token; else one is generated. */
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
@@ -91,9 +94,8 @@ export class Coordinator {
     let response: HttpResponse;
     let pretty: boolean | undefined;
     try {
-      const special = await this.special(req);
-      if (special) {
-        response = special;
+      if (SPECIAL_PATHS.has(req.path)) {
+        response = await this.special(req);
       } else {
         const path = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
         const ctx = new RequestContext(req, path, this.options.decodeLimits);
@@ -115,7 +117,7 @@ export class Coordinator {
   };
 
   /** Endpoints outside the index/document grammar: metrics and health. */
-  private async special(req: HttpRequest): Promise<HttpResponse | undefined> {
+  private async special(req: HttpRequest): Promise<HttpResponse> {
     switch (req.path) {
       case '/:metrics':
       case '/metrics': {
@@ -132,7 +134,7 @@ export class Coordinator {
         return { status: ready ? 200 : 503, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body };
       }
       default:
-        return undefined;
+        throw new Error(`no special endpoint ${req.path}`);
     }
   }
 

@@ -4,7 +4,8 @@
  * index (gathered from the shards at scrape time), open connections, and
  * prom-client's default process metrics (event-loop lag, heap, GC).
  */
-import { collectDefaultMetrics, Gauge, Registry, Summary } from 'prom-client';
+import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import { WindowSummary } from './window-summary.js';
 
 export interface MetricsSources {
   /** Live documents per index path. */
@@ -14,34 +15,24 @@ export interface MetricsSources {
 }
 
 const PERCENTILES = [0.5, 0.9, 0.99];
-/** Summaries forget old observations so a scrape shows recent latency. */
-const SUMMARY_WINDOW = { maxAgeSeconds: 600, ageBuckets: 5 };
+/** Quantiles over the last this many observations of each label set (recent latency, bounded memory). */
+const SUMMARY_WINDOW = 1024;
+/** Label sets per summary: methods × statuses and operations are few; this bounds the rest. */
+const SUMMARY_SERIES_MAX = 512;
 
 export class Metrics {
   readonly registry = new Registry();
-  private readonly requests: Summary<'method' | 'status'>;
-  private readonly operations: Summary<'operation'>;
+  private readonly requests: WindowSummary<'method' | 'status'>;
+  private readonly operations: WindowSummary<'operation'>;
   private readonly startedAt = process.hrtime.bigint();
   private sources: MetricsSources | undefined;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
-    this.requests = new Summary({
-      name: 'tessera_http_requests_seconds',
-      help: 'HTTP requests answered by the coordinator, by method and status',
-      labelNames: ['method', 'status'],
-      percentiles: PERCENTILES,
-      ...SUMMARY_WINDOW,
-      registers: [this.registry],
-    });
-    this.operations = new Summary({
-      name: 'tessera_operations_seconds',
-      help: 'API operations (document.get, index.put, …) by operation',
-      labelNames: ['operation'],
-      percentiles: PERCENTILES,
-      ...SUMMARY_WINDOW,
-      registers: [this.registry],
-    });
+    this.requests = new WindowSummary('tessera_http_requests_seconds', 'HTTP requests answered by the coordinator, by method and status',
+      ['method', 'status'], PERCENTILES, SUMMARY_WINDOW, SUMMARY_SERIES_MAX, this.registry);
+    this.operations = new WindowSummary('tessera_operations_seconds', 'API operations (document.get, index.put, …) by operation',
+      ['operation'], PERCENTILES, SUMMARY_WINDOW, SUMMARY_SERIES_MAX, this.registry);
     const startedAt = this.startedAt;
     new Gauge({
       name: 'tessera_uptime_seconds',
