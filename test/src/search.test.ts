@@ -109,6 +109,16 @@ describe('request forms', () => {
     expect((await call(server, 'COUNT', '/pkgs/')).json.total).toBe(N);
   });
 
+  it('finds documents by _id, integer and keyword IDs alike, and sorts by _id', async () => {
+    expect((await call(server, 'COUNT', '/pkgs/', { _query: { _id: 42 } })).json.total).toBe(1);
+    expect((await call(server, 'SEARCH', '/pkgs/', { _query: { _id: { _in: { _range: { _from: 10, _to: 19 } } } }, _sort: '-_id' })).json.hits.map((h: { _id: number }) => h._id))
+      .toEqual([19, 18, 17, 16, 15, 14, 13, 12, 11, 10]);
+    await call(server, 'PUT', '/named/Alpha', { a: 1 });
+    await call(server, 'PUT', '/named/beta', { a: 2 });
+    expect((await call(server, 'SEARCH', '/named/', { _query: { _id: 'Alpha' } })).json.hits.map((h: { _id: string }) => h._id)).toEqual(['Alpha']);
+    expect((await call(server, 'COUNT', '/named/', { _query: { _id: 'alpha' } })).json.total).toBe(0);
+  });
+
   it('hits carry #rank, #weight and #percent; relevance ranks a rarer word higher', async () => {
     const r = await call(server, 'SEARCH', '/pkgs/', { _query: { summary: 'library' }, _limit: 3 });
     expect(r.json.hits[0]).toMatchObject({ '#rank': 0, '#percent': 100 });

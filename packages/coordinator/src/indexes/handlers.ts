@@ -113,8 +113,9 @@ export class IndexHandlers {
 export function describe(meta: IndexMeta): Record<string, unknown> {
   const described = describeSchema(meta.schema);
   const schema: Record<string, unknown> = { _type: described._type ?? 'object' };
-  if (meta.idType) schema._id = { _type: meta.idType === 'float' ? 'floating' : meta.idType };
   Object.assign(schema, described);
+  // The ID's own type (a uuid index keeps its IDs as exact keyword terms inside the schema).
+  if (meta.idType) schema._id = { _type: meta.idType === 'float' ? 'floating' : meta.idType };
   return {
     _settings: { ...meta.settings, shards: meta.allocation },
     _schema: schema,

@@ -78,7 +78,7 @@ export class IndexRegistry {
           allocation: allocateShards(this.nodes.names(), settings.number_of_shards, settings.number_of_replicas,
             Object.keys(state.indexes).length),
         };
-        if (change.idType) next.idType = change.idType;
+        if (change.idType) setIdType(next, change.idType);
         await this.openShards(next);
       } else {
         if (change.settings?.number_of_shards !== undefined &&
@@ -90,7 +90,7 @@ export class IndexRegistry {
           settings: { ...current.settings, ...change.settings },
           schema: change.schema === undefined ? current.schema : mergeSchema(current.schema, change.schema),
         };
-        if (change.idType && !current.idType) next.idType = change.idType;
+        if (change.idType && !current.idType) setIdType(next, change.idType);
         if (isDeepEqualMeta(current, next)) return current;
       }
       const ok = await this.store.compareAndSet(state, { ...state, indexes: { ...state.indexes, [path]: next } });
@@ -186,6 +186,17 @@ export class IndexRegistry {
     this.queue = run.catch(() => undefined);
     return run;
   }
+}
+
+/**
+ * Fix the index's `_id` type, in the metadata and in the schema the shards
+ * receive: they name ID terms from it (`QN…` for integers, `QK…` for keywords).
+ */
+function setIdType(meta: IndexMeta, idType: IdType): void {
+  meta.idType = idType;
+  // UUIDs are canonical strings by then: exact keyword terms name them.
+  const schemaType = idType === 'float' ? 'floating' : idType === 'uuid' ? 'keyword' : idType;
+  meta.schema = { ...meta.schema, _id: { _type: schemaType } };
 }
 
 function isNoop(meta: IndexMeta, change: IndexChange): boolean {

@@ -16,9 +16,10 @@
  * word itself; `_elite_set` and `_synonym` are plain ORs; geo shapes and the
  * time/timedelta/uuid casts match nothing (the schema has no such types yet).
  */
+import { idTerm as documentIdTerm } from '../indexing/document-terms.js';
 import {
   accuracyBucket, accuracyPrefix, convertValue, DATE_UNIT_SECONDS, fieldSpec, fieldTerm, isDateType, isNumericType, parseType,
-  sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS, valueToken,
+  sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS,
   type DateUnit, type FieldSpec, type IndexValue, type Schema, type ScalarType,
 } from '@tessera/schema';
 import { analyzerFor, type Analyzer, type AnalyzerOptions, type QueryTerm } from '../analysis/analyzer.js';
@@ -244,7 +245,8 @@ export class QueryCompiler {
       default: {
         const raw = rawValue(value);
         const id = raw === undefined ? undefined : convert(type, raw);
-        return id === undefined ? NONE_WEIGHT : new TermWeight(idTerm(type, id), null, '', 0);
+        // The same naming as indexing (indexing/document-terms.ts), so a document is found by its ID.
+        return id === undefined || typeof id === 'boolean' ? NONE_WEIGHT : new TermWeight(documentIdTerm(this.schema, id), null, '', 0);
       }
     }
   }
@@ -412,8 +414,9 @@ function termName(t: QueryTerm, ctx: TextContext): string {
 }
 
 /** The ID term of API.md §5.8: `Q` + type char + the value's token, exact case. */
-export function idTerm(type: ScalarType, id: IndexValue): string {
-  return 'Q' + valueToken({ type, typeChar: TYPE_CHARS[type], boolTerm: true }, id);
+/** The ID term of a document whose `_id` has `type` (tests; the compiler uses indexing's `idTerm` with the schema). */
+export function idTerm(type: ScalarType, id: string | number): string {
+  return documentIdTerm({ _id: { _type: type } }, id);
 }
 
 /** A string searched as text without syntax: its words, OR-ed. */
