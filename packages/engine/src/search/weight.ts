@@ -122,24 +122,42 @@ export class TermUnionWeight implements Weight {
   constructor(private readonly prefixes: readonly string[], private readonly accept: ((term: string) => boolean) | null) {}
 
   scorer(reader: SearchReader): Scorer | null {
-    let bits: Bitset | null = null;
-    let count = 0;
+    const union = new PostingsUnion(reader);
     for (const prefix of this.prefixes) {
       visitTerms(reader, prefix, (term) => {
-        if (this.accept !== null && !this.accept(term)) return true;
-        const postings = reader.postingsIterator(term);
-        if (postings === null) return true;
-        bits ??= new Bitset(reader.docCount);
-        const words = bits.words;
-        for (let d = postings.next(); d !== NO_MORE_DOCS; d = postings.next()) {
-          const o = postings.ordinal;
-          words[o >>> 5] = words[o >>> 5]! | (1 << (o & 31));
-          count++;
-        }
+        if (this.accept === null || this.accept(term)) union.add(term);
         return true;
       });
     }
-    return bits === null ? null : bitsetScorer(reader, bits, count);
+    return union.scorer();
+  }
+}
+
+/**
+ * The ordinals of several terms' postings OR-ed into one bitset (weight 0),
+ * built lazily: no bitset for a reader where no term has postings.
+ */
+class PostingsUnion {
+  private bits: Bitset | null = null;
+  /** Postings added (an upper bound of the documents: the scorer's cost). */
+  private count = 0;
+
+  constructor(private readonly reader: SearchReader) {}
+
+  add(term: string): void {
+    const postings = this.reader.postingsIterator(term);
+    if (postings === null) return;
+    this.bits ??= new Bitset(this.reader.docCount);
+    const words = this.bits.words;
+    for (let d = postings.next(); d !== NO_MORE_DOCS; d = postings.next()) {
+      const o = postings.ordinal;
+      words[o >>> 5] = words[o >>> 5]! | (1 << (o & 31));
+      this.count++;
+    }
+  }
+
+  scorer(): Scorer | null {
+    return this.bits === null ? null : bitsetScorer(this.reader, this.bits, this.count);
   }
 }
 
@@ -148,20 +166,9 @@ export class TermListWeight implements Weight {
   constructor(private readonly terms: readonly string[]) {}
 
   scorer(reader: SearchReader): Scorer | null {
-    let bits: Bitset | null = null;
-    let count = 0;
-    for (const term of this.terms) {
-      const postings = reader.postingsIterator(term);
-      if (postings === null) continue;
-      bits ??= new Bitset(reader.docCount);
-      const words = bits.words;
-      for (let d = postings.next(); d !== NO_MORE_DOCS; d = postings.next()) {
-        const o = postings.ordinal;
-        words[o >>> 5] = words[o >>> 5]! | (1 << (o & 31));
-        count++;
-      }
-    }
-    return bits === null ? null : bitsetScorer(reader, bits, count);
+    const union = new PostingsUnion(reader);
+    for (const term of this.terms) union.add(term);
+    return union.scorer();
   }
 }
 

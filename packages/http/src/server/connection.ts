@@ -197,17 +197,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
 
   private readonly onData = (chunk: Buffer): void => {
     if (this.deadlineKind === BODY) this.deadline = Date.now() + this.options.bodyTimeoutMs;
-    this.inParser = true;
-    try {
-      this.parser.push(chunk);
-    } catch (err) {
-      // A bug in the parser or a listener: never let it take the process down.
-      this.report(err);
-      this.destroy();
-      return;
-    } finally {
-      this.inParser = false;
-    }
+    if (!this.runParser(this.parser.push, chunk)) return;
     this.resumeReading();
   };
 
@@ -532,6 +522,25 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     else if (!flushed) this.blockWrites();
   }
 
+  /**
+   * Run the parser (push or resume). A throw is a bug in the parser or a
+   * listener: it must never take the process down, so the connection is
+   * destroyed instead. Returns false then.
+   */
+  private runParser(step: (this: RequestParser, chunk: Buffer) => void, chunk?: Buffer): boolean {
+    this.inParser = true;
+    try {
+      step.call(this.parser, chunk as Buffer);
+      return true;
+    } catch (err) {
+      this.report(err);
+      this.destroy();
+      return false;
+    } finally {
+      this.inParser = false;
+    }
+  }
+
   /** Flush the writes held since the first response of this tick. */
   uncork(): void {
     this.corked = false;
@@ -586,16 +595,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private resumeReading(): void {
     if (this.ended || this.writeBlocked || this.inParser) return;
     while (this.parser.isPaused && !this.stopReading && this.parserMayRun()) {
-      this.inParser = true;
-      try {
-        this.parser.resume();
-      } catch (err) {
-        this.report(err);
-        this.destroy();
-        return;
-      } finally {
-        this.inParser = false;
-      }
+      if (!this.runParser(this.parser.resume)) return;
     }
     this.checkTruncatedBody();
     if (this.peerEnded && this.current === null && this.queue.length === 0) this.afterQueueDrained();
