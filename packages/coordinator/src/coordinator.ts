@@ -3,7 +3,7 @@
  * routing table), reaches shard copies only through RPC clients, and renders
  * every result and every failure in the negotiated format.
  */
-import { randomUUID } from 'node:crypto';
+import { randomBytes } from 'node:crypto';
 import { toTesseraError, type TesseraError } from '@tessera/errors';
 import { KNOWN_METHODS, type DecodeLimits, type HttpRequest, type HttpResponse } from '@tessera/http';
 import type { Logger } from 'pino';
@@ -20,6 +20,7 @@ import { QueryParams } from './request/params.js';
 import { render, renderError, type Reply } from './response/respond.js';
 import { applySelector } from './response/selector.js';
 import { ShardRouter } from './routing.js';
+import { DumpHandler } from './bulk/dump.js';
 import { RestoreHandler } from './bulk/restore.js';
 import { SearchHandlers } from './search/handlers.js';
 import { LocalStateStore } from './state/local-store.js';
@@ -64,6 +65,7 @@ export class Coordinator {
     private readonly cluster: ClusterInfo,
     private readonly bulk: RestoreHandler,
     private readonly searches: SearchHandlers,
+    private readonly dumps: DumpHandler,
   ) {}
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
@@ -83,13 +85,14 @@ export class Coordinator {
         decodeLimits: options.decodeLimits,
       }),
       new SearchHandlers(registry),
+      new DumpHandler(registry, router),
     );
   }
 
   /** The HTTP handler. Never throws: every failure becomes an error response. */
   readonly handle = async (req: HttpRequest): Promise<HttpResponse> => {
     const given = req.headers['x-request-id'];
-    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : randomUUID();
+    const requestId = given !== undefined && REQUEST_ID.test(given) ? given : nextRequestId();
     let operation: string | undefined;
     let response: HttpResponse;
     let pretty: boolean | undefined;
@@ -101,7 +104,7 @@ export class Coordinator {
         const ctx = new RequestContext(req, path, this.options.decodeLimits);
         pretty = ctx.options.pretty;
         const resource = resourceOf(path);
-        operation = `${resource}.${req.method.toLowerCase()}`;
+        operation = operationName(resource, req.method);
         response = render(req, await this.dispatch(ctx, resource), pretty);
       }
     } catch (err) {
@@ -180,7 +183,7 @@ export class Coordinator {
           case 'COMMIT': return this.indexes.commit(ctx);
           case 'RESTORE': return this.bulk.restore(ctx);
           case 'SEARCH': case 'COUNT': return this.searches.search(ctx, method === 'COUNT');
-          case 'DUMP': throw apiErrors.notImplemented(method);
+          case 'DUMP': return this.dumps.dump(ctx);
         }
         break;
       case 'document':
@@ -191,7 +194,7 @@ export class Coordinator {
           case 'PATCH': return this.documents.update(ctx, 'patch');
           case 'DELETE': return this.documents.delete(ctx);
           case 'INFO': return this.documents.info(ctx);
-          case 'DUMP': throw apiErrors.notImplemented(method);
+          case 'DUMP': return this.dumps.dumpOne(ctx);
         }
         break;
     }
@@ -203,6 +206,30 @@ export class Coordinator {
     const selector = ctx.options.selector ?? ctx.path.selector;
     return selector === undefined ? value : applySelector(value, selector);
   }
+}
+
+/** `document.get`, `index.put`…: the operation label, built once per resource and method. */
+const OPERATION_NAMES: Record<Resource, Map<string, string>> = { root: new Map(), index: new Map(), document: new Map() };
+function operationName(resource: Resource, method: string): string {
+  const names = OPERATION_NAMES[resource];
+  let name = names.get(method);
+  if (name === undefined) {
+    name = `${resource}.${method.toLowerCase()}`;
+    // Unknown (client-chosen) methods are not remembered: the table stays bounded.
+    if (METHOD_LABELS.has(method)) names.set(method, name);
+  }
+  return name;
+}
+
+/**
+ * Generated request ids: a random per-process prefix and a counter — unique
+ * across restarts and processes like a UUID, without drawing random bytes
+ * per request.
+ */
+const REQUEST_ID_PREFIX = randomBytes(8).toString('hex');
+let requestCounter = 0;
+function nextRequestId(): string {
+  return `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(16)}`;
 }
 
 function resourceOf(path: ParsedPath): Resource {

@@ -36,6 +36,8 @@ export class ShardNode {
         const doc = await shard.get(docId(method, p.id));
         if (doc === undefined) return null;
         const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
+        const json = sourceJson(doc.body);
+        if (json !== undefined) reply.bodyJson = json;
         return reply;
       }
       case 'doc.write': {
@@ -163,4 +165,25 @@ function ref(method: string, p: Record<string, unknown> | null | undefined): Sha
 function docId(method: string, id: unknown): string | number {
   if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return id;
   throw nodeErrors.badCall(method, 'id must be a string or a number');
+}
+
+/**
+ * A stored document's compact JSON, encoded once per body object: stored
+ * bodies are never mutated (a write makes a new one), and the document
+ * cache hands out the same object until it changes, so repeated GETs of a
+ * document reuse the text (as Elasticsearch keeps `_source` as bytes).
+ * Undefined for a body JSON cannot carry (a BigInt).
+ */
+const SOURCE_JSON = new WeakMap<object, string | null>();
+function sourceJson(body: object): string | undefined {
+  let json = SOURCE_JSON.get(body);
+  if (json === undefined) {
+    try {
+      json = JSON.stringify(body);
+    } catch {
+      json = null;
+    }
+    SOURCE_JSON.set(body, json);
+  }
+  return json ?? undefined;
 }

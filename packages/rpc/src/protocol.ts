@@ -19,6 +19,8 @@ export interface DocumentReply {
   docid: number;
   version: number;
   body: DocumentBody;
+  /** `body` as compact JSON (the stored source, encoded once per cached version), when the node has it. */
+  bodyJson?: string;
 }
 
 export interface WriteCall extends ShardRef {

@@ -33,10 +33,11 @@ export class DocumentHandlers {
     const doc = await target.client.call<DocumentReply | null>('doc.get', { index: target.meta.path, shard: target.shard, id: target.id });
     if (!doc) throw apiErrors.documentNotFound();
     if (ctx.method === 'HEAD') return { status: 200 };
-    let value: unknown = this.present(ctx, doc.body, doc, target.shard);
+    const value = this.present(ctx, doc.body, doc, target.shard);
     const selector = ctx.options.selector ?? ctx.path.selector;
-    if (selector !== undefined) value = applySelector(value, selector);
-    return { status: 200, value };
+    if (selector !== undefined) return { status: 200, value: applySelector(value, selector) };
+    if (doc.bodyJson === undefined) return { status: 200, value };
+    return { status: 200, value, json: this.presentJson(ctx, doc.bodyJson, doc, target.shard) };
   }
 
   async info(ctx: RequestContext): Promise<Reply> {
@@ -105,6 +106,13 @@ export class DocumentHandlers {
       value['#shard'] = shard;
     }
     return value;
+  }
+
+  /** `present` as JSON text, spliced onto the body's stored JSON (same keys, same order). */
+  private presentJson(ctx: RequestContext, bodyJson: string, doc: { id: DocumentId; version: number; docid: number }, shard: number): string {
+    let tail = `"_id":${JSON.stringify(doc.id)},"_version":${doc.version}`;
+    if (ctx.options.comments) tail += `,"#docid":${doc.docid},"#shard":${shard}`;
+    return bodyJson.length === 2 ? `{${tail}}` : `${bodyJson.slice(0, -1)},${tail}}`;
   }
 
   /** Where an existing document would be; undefined when its index (or `_id` type) does not exist yet. */

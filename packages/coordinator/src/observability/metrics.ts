@@ -5,7 +5,7 @@
  * prom-client's default process metrics (event-loop lag, heap, GC).
  */
 import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
-import { WindowSummary } from './window-summary.js';
+import { observeSeries, WindowSummary, type Series } from './window-summary.js';
 
 export interface MetricsSources {
   /** Live documents per index path. */
@@ -26,6 +26,9 @@ export class Metrics {
   private readonly operations: WindowSummary<'operation'>;
   private readonly startedAt = process.hrtime.bigint();
   private sources: MetricsSources | undefined;
+  /** Series handles by method, then status: a request observes without building label keys. */
+  private readonly requestSeries = new Map<string, Array<Series | null>>();
+  private readonly operationSeries = new Map<string, Series | null>();
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -70,8 +73,15 @@ export class Metrics {
   }
 
   observeRequest(method: string, status: number, seconds: number, operation: string | undefined): void {
-    this.requests.observe({ method, status: String(status) }, seconds);
-    if (operation !== undefined && status < 500) this.operations.observe({ operation }, seconds);
+    let byStatus = this.requestSeries.get(method);
+    if (byStatus === undefined) this.requestSeries.set(method, byStatus = []);
+    let series = byStatus[status];
+    if (series === undefined) series = byStatus[status] = this.requests.seriesOf({ method, status: String(status) });
+    if (series !== null) observeSeries(series, seconds);
+    if (operation === undefined || status >= 500) return;
+    let op = this.operationSeries.get(operation);
+    if (op === undefined) this.operationSeries.set(operation, op = this.operations.seriesOf({ operation }));
+    if (op !== null) observeSeries(op, seconds);
   }
 
   async text(): Promise<{ contentType: string; body: string }> {

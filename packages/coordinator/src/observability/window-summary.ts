@@ -8,7 +8,7 @@
  */
 import type { MetricValue, Registry } from 'prom-client';
 
-interface Series {
+export interface Series {
   labels: Record<string, string>;
   count: number;
   sum: number;
@@ -34,18 +34,24 @@ export class WindowSummary<L extends string> {
   }
 
   observe(labels: Record<L, string>, value: number): void {
+    const s = this.seriesOf(labels);
+    if (s !== null) observeSeries(s, value);
+  }
+
+  /**
+   * The series of one label set, to keep and feed with `observeSeries` on a
+   * hot path (no label key is built per observation); null past seriesMax.
+   */
+  seriesOf(labels: Record<L, string>): Series | null {
     let key = '';
     for (const name of this.labelNames) key += `${labels[name]}\u0000`;
     let s = this.series.get(key);
     if (s === undefined) {
-      if (this.series.size >= this.seriesMax) return;
+      if (this.series.size >= this.seriesMax) return null;
       s = { labels: { ...labels }, count: 0, sum: 0, ring: new Float64Array(this.windowSize), next: 0 };
       this.series.set(key, s);
     }
-    s.count++;
-    s.sum += value;
-    s.ring[s.next] = value;
-    s.next = (s.next + 1) % this.windowSize;
+    return s;
   }
 
   /** prom-client's metric protocol: the values to expose at a scrape. */
@@ -65,6 +71,19 @@ export class WindowSummary<L extends string> {
   }
 
   reset(): void {
-    this.series.clear();
+    // Series handed out by seriesOf stay valid: they are zeroed, not dropped.
+    for (const s of this.series.values()) {
+      s.count = 0;
+      s.sum = 0;
+      s.next = 0;
+      s.ring.fill(0);
+    }
   }
+}
+
+export function observeSeries(s: Series, value: number): void {
+  s.count++;
+  s.sum += value;
+  s.ring[s.next] = value;
+  s.next = (s.next + 1) % s.ring.length;
 }

@@ -15,18 +15,28 @@ export interface Reply {
   /** A value to serialise, or undefined for no body. */
   value?: unknown;
   headers?: Record<string, string | number>;
+  /** A body encoded as it is sent (DUMP), instead of `value`; `headers` carry its Content-Type. */
+  stream?: AsyncIterable<Uint8Array>;
+  /**
+   * The value's compact JSON text when the handler has it already (a stored
+   * document's source spliced with its `_id`…): sent as is for compact JSON
+   * answers instead of serialising `value` again.
+   */
+  json?: string;
 }
 
 export function render(head: RequestHead, reply: Reply, pretty: boolean | undefined): HttpResponse {
+  if (reply.stream !== undefined) return { status: reply.status, headers: reply.headers ?? {}, bodyStream: reply.stream };
   if (reply.value === undefined) return { status: reply.status, headers: reply.headers ?? {} };
   const negotiated = negotiateSerializer(head.headers.accept, head.headers['content-type']);
   if (!negotiated) return { status: 406, headers: reply.headers ?? {} };
   const coding = negotiateEncoding(head.headers['accept-encoding']);
   if (coding === null) return { status: 406, headers: reply.headers ?? {} };
   const indent = negotiated.indent ?? (pretty ? 2 : 0);
-  let body = negotiated.serializer.encode(reply.value, indent);
+  const serializer = negotiated.serializer;
+  let body = reply.json !== undefined && indent === 0 && serializer.format === 'json' ? reply.json : serializer.encode(reply.value, indent);
   const headers: Record<string, string | number> = Object.assign({}, reply.headers);
-  headers['Content-Type'] = negotiated.serializer.contentType;
+  headers['Content-Type'] = serializer.contentType;
   if (coding !== 'identity' && body.length >= COMPRESS_BYTES_MIN) {
     body = encodeContent(typeof body === 'string' ? Buffer.from(body, 'utf8') : body, coding);
     headers['Content-Encoding'] = coding;

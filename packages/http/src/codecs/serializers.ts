@@ -85,7 +85,7 @@ function makeSerializers(): Map<string, Serializer> {
   for (const format of Object.keys(SERIALIZER_MEDIA_TYPES) as SerializerFormat[]) {
     const { charset, encode } = ENCODERS[format];
     for (const mediaType of SERIALIZER_MEDIA_TYPES[format]) {
-      byType.set(mediaType, Object.freeze({ mediaType, contentType: charset ? `${mediaType}; charset=utf-8` : mediaType, encode }));
+      byType.set(mediaType, Object.freeze({ mediaType, format, contentType: charset ? `${mediaType}; charset=utf-8` : mediaType, encode }));
     }
   }
   return byType;

@@ -18,6 +18,8 @@ export type DecodedBody =
 export interface Serializer {
   /** Canonical media type, e.g. `application/json`. */
   mediaType: string;
+  /** Which encoding: several media types share one. */
+  format: 'json' | 'yaml' | 'msgpack';
   /** Full Content-Type header value, e.g. `application/json; charset=utf-8`. */
   contentType: string;
   /** Text formats may answer a string (UTF-8 on the wire). */
