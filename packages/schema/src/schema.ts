@@ -177,8 +177,27 @@ export function resolveNode(schema: Schema, path: string, strict = false): { nod
   return { node, inh };
 }
 
+/**
+ * Resolved specs by schema object: schemas are values (every change makes a
+ * new object, see mergeSchema and fold), so a spec resolved once stays right
+ * for that object. Searches resolve the same few fields on every query.
+ */
+const RESOLVED_SPECS = new WeakMap<Schema, Map<string, FieldSpec | undefined>>();
+/** Paths remembered per schema: queries may name any path, memory must stay bounded. */
+const RESOLVED_SPECS_MAX = 4096;
+
 /** Resolved spec of a typed, non-object field (`"user.name"`); undefined when absent, untyped or an object. */
 export function fieldSpec(schema: Schema, path: string): FieldSpec | undefined {
+  let specs = RESOLVED_SPECS.get(schema);
+  if (specs === undefined) RESOLVED_SPECS.set(schema, specs = new Map());
+  const known = specs.get(path);
+  if (known !== undefined || specs.has(path)) return known;
+  const spec = resolveFieldSpec(schema, path);
+  if (specs.size < RESOLVED_SPECS_MAX) specs.set(path, spec);
+  return spec;
+}
+
+function resolveFieldSpec(schema: Schema, path: string): FieldSpec | undefined {
   const found = resolveNode(schema, path);
   if (found === undefined || found.node._type === undefined || path === '') return undefined;
   const t = parseType(found.node._type, path);

@@ -10,12 +10,16 @@ import { ArrayScorer, NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator
 import { Bitset } from '../values/bitset.js';
 import { ordinalsInDocidOrder, type SearchReader } from './reader.js';
 
-/** Live ordinals of `bits` in docid order, for a reader whose ordinal order is docid order. */
-class OrderedBitsetScorer implements Scorer {
+/**
+ * Live ordinals of `bits` in docid order, for a reader whose ordinal order is
+ * docid order. Collectors that work on ordinals may read `bits` directly
+ * (a bulk pass over the words) instead of calling `next()` per document.
+ */
+export class OrderedBitsetScorer implements Scorer {
   docid = 0;
   private ordinal = -1;
 
-  constructor(private readonly reader: SearchReader, private readonly bits: Bitset, private readonly count: number) {}
+  constructor(readonly reader: SearchReader, readonly bits: Bitset, private readonly count: number) {}
 
   next(): number {
     return this.from(this.ordinal + 1);

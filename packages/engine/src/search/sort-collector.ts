@@ -15,7 +15,8 @@ import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
 import { compareCodePoints } from '../segments/write-buffer.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
-import type { SearchReader } from './reader.js';
+import { OrderedBitsetScorer } from './ordinal-scorers.js';
+import { ordinalsInDocidOrder, type SearchReader } from './reader.js';
 
 export type SortValue = number | string | null;
 
@@ -43,7 +44,6 @@ export class SortCollector {
   private readonly scratch: SortValue[];
   private readonly numeric: Array<NumericColumn | null>;
   private readonly strings: Array<StringColumn | null>;
-  private reader: SearchReader | null = null;
 
   constructor(private readonly plans: readonly SortPlan[], private readonly k: number) {
     this.scratch = plans.map(() => null);
@@ -53,23 +53,62 @@ export class SortCollector {
 
   /** Collect every document of `scorer`, which walks `reader`. */
   collectAll(reader: SearchReader, scorer: Scorer): void {
-    this.reader = reader;
     for (let i = 0; i < this.plans.length; i++) {
       const plan = this.plans[i]!;
       this.numeric[i] = plan.kind === 'slot' ? reader.numericColumn(plan.slot) : null;
       this.strings[i] = plan.kind === 'slot' ? reader.stringColumn(plan.slot) : null;
     }
-    for (let d = scorer.next(); d !== NO_MORE_DOCS; d = scorer.next()) this.collect(d, scorer.score());
+    this.prepareFirstKey();
+    if (scorer instanceof OrderedBitsetScorer && scorer.reader === reader) {
+      this.collectBits(scorer);
+      return;
+    }
+    const docidOrdered = ordinalsInDocidOrder(reader);
+    const docids = reader.docidOf;
+    let ordinal = 0;
+    for (let d = scorer.next(); d !== NO_MORE_DOCS; d = scorer.next()) {
+      if (docidOrdered) {
+        // Matches come in docid order: move the cursor forward (galloping) rather than search from scratch.
+        const found = seekOrdinal(docids, ordinal, reader.docCount, d);
+        if (found < 0) continue; // not this reader's document: cannot happen for a scorer over it
+        ordinal = found;
+      } else {
+        ordinal = reader.ordinalOf(d);
+        if (ordinal < 0) continue;
+      }
+      this.collect(d, ordinal, scorer);
+    }
   }
 
-  private collect(docid: number, score: number): void {
+  /** A weight-0 bitset match (ranges, filters): walk the set bits word by word, no per-document calls. */
+  private collectBits(scorer: OrderedBitsetScorer): void {
+    const reader = scorer.reader;
+    const words = scorer.bits.words;
+    const docids = reader.docidOf;
+    for (let w = 0; w < words.length; w++) {
+      let word = words[w]!;
+      while (word !== 0) {
+        const low = word & -word;
+        word ^= low;
+        const ordinal = (w << 5) + 31 - Math.clz32(low);
+        if (ordinal >= reader.docCount) return;
+        if (!reader.isLiveOrdinal(ordinal)) continue;
+        this.collect(docids[ordinal]!, ordinal, scorer);
+      }
+    }
+  }
+
+  private collect(docid: number, ordinal: number, scorer: Scorer): void {
     this.total++;
     if (this.k === 0) return;
-    const ordinal = this.reader!.ordinalOf(docid);
+    const heap = this.heap;
+    const full = heap.length >= this.k;
+    // Most candidates lose on the first key alone once the heap is full: decide that from the typed array.
+    if (full && this.firstColumn !== null && this.rejectedByFirstKey(ordinal)) return;
+    const score = scorer.score();
     const values = this.scratch;
     for (let i = 0; i < this.plans.length; i++) values[i] = this.valueOf(i, ordinal, score);
-    const heap = this.heap;
-    if (heap.length < this.k) {
+    if (!full) {
       heap.push({ docid, score, values: values.slice() });
       this.siftUp(heap.length - 1);
       return;
@@ -80,6 +119,33 @@ export class SortCollector {
     worst.score = score;
     for (let i = 0; i < values.length; i++) worst.values[i] = values[i]!;
     this.siftDown(0);
+  }
+
+  /** The first key's column when it is a plain numeric slot key (no reference) of this reader. */
+  private firstColumn: Float64Array | null = null;
+  private firstCount = 0;
+  private firstDescending = false;
+
+  private prepareFirstKey(): void {
+    this.firstColumn = null;
+    const plan = this.plans[0];
+    const numbers = this.numeric[0];
+    if (plan === undefined || plan.kind !== 'slot' || plan.reference !== null || numbers === null || numbers === undefined) return;
+    // A string value in the same slot would order after numbers: keep the exact path then.
+    if (this.strings[0] !== null) return;
+    this.firstDescending = plan.order === 'desc';
+    this.firstColumn = this.firstDescending ? numbers.max : numbers.min;
+    this.firstCount = numbers.docCount;
+  }
+
+  /** True when the document's first key is strictly worse than the worst kept hit's (it cannot enter). */
+  private rejectedByFirstKey(ordinal: number): boolean {
+    const column = this.firstColumn!;
+    const worst = this.heap[0]!.values[0]!;
+    const v = ordinal < this.firstCount ? column[ordinal]! : NaN;
+    if (v !== v) return worst !== null; // no value: last, unless the worst kept has none either
+    if (worst === null || typeof worst !== 'number') return false;
+    return this.firstDescending ? v < worst : v > worst;
   }
 
   private valueOf(i: number, ordinal: number, score: number): SortValue {
@@ -179,4 +245,29 @@ export function compareValues(a: SortValue, b: SortValue, order: 'asc' | 'desc')
   else if (typeof a === 'string' && typeof b === 'string') c = compareCodePoints(a, b);
   else c = typeof a === 'number' ? -1 : 1;
   return order === 'asc' ? c : -c;
+}
+
+/**
+ * The ordinal of `docid` at or after `from` in the ascending `docids`
+ * (galloping then binary search): amortised O(1) for dense matches, O(log
+ * gap) for sparse ones. −1 when absent.
+ */
+function seekOrdinal(docids: Uint32Array, from: number, count: number, docid: number): number {
+  let lo = from;
+  let step = 1;
+  let hi = from;
+  while (hi < count && docids[hi]! < docid) {
+    lo = hi + 1;
+    hi += step;
+    step <<= 1;
+  }
+  if (hi >= count) hi = count - 1;
+  while (lo <= hi) {
+    const mid = (lo + hi) >>> 1;
+    const d = docids[mid]!;
+    if (d < docid) lo = mid + 1;
+    else if (d > docid) hi = mid - 1;
+    else return mid;
+  }
+  return -1;
 }

@@ -15,6 +15,9 @@ import { SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats,
 import { align8 } from './segment-writer.js';
 import { TermDictionary, TermsIterator } from './term-dictionary.js';
 
+/** Term lookups a segment remembers (a few hundred KiB at most). */
+const TERM_INFO_CACHE_MAX = 2048;
+
 export class SegmentReader implements PostingsSource {
   readonly header: SegmentHeader;
   readonly docCount: number;
@@ -28,6 +31,8 @@ export class SegmentReader implements PostingsSource {
   readonly deleted: Bitset;
   private deletedCount = 0;
   private readonly lookupCursor: TermsIterator;
+  /** Recent lookups (null: absent), copies of the cursor's scratch info; cleared when full. */
+  private readonly termInfos = new Map<string, TermPostingsInfo | null>();
   private readonly numbers = new Map<number, NumericColumn>();
   private readonly strings = new Map<number, StringColumn>();
   private readonly norms = new Map<string, { stats: FieldStats; norms: Uint16Array }>();
@@ -97,7 +102,15 @@ export class SegmentReader implements PostingsSource {
 
   /** The term's dictionary entry (a shared object: copy what you keep), or null. */
   termInfo(term: string): TermPostingsInfo | null {
-    return this.dictionary.lookup(term, this.lookupCursor);
+    // A query looks each term up twice per segment (statistics, then postings), and
+    // queries repeat terms: remember recent answers (the segment never changes).
+    const cached = this.termInfos.get(term);
+    if (cached !== undefined) return cached;
+    const found = this.dictionary.lookup(term, this.lookupCursor);
+    const info = found === null ? null : { ...found };
+    if (this.termInfos.size >= TERM_INFO_CACHE_MAX) this.termInfos.clear();
+    this.termInfos.set(term, info);
+    return info;
   }
 
   /** An iterator over the term's postings (reusing `reuse` when given), or null when absent. */

@@ -190,7 +190,9 @@ export class TermsIterator {
       grown.set(this.termBytes.subarray(0, shared));
       this.termBytes = grown;
     }
-    this.termBytes.set(b.subarray(p, p + suffix), shared);
+    // A byte loop, not set(subarray()): suffixes are short and a view per entry is garbage.
+    const termBytes = this.termBytes;
+    for (let i = 0; i < suffix; i++) termBytes[shared + i] = b[p + i]!;
     p += suffix;
     this.termLength = length;
     const info = this.info;
