@@ -91,7 +91,7 @@ class Folder {
       throw schemaErrors.typeMismatch(String(opts._type), 'object');
     }
     checkOptionsForType(split.options, { base: 'object', array: false }, '_schema');
-    const inh = rootInherited(opts, this.options.strict === true);
+    const inh = isEmpty(split.options) ? rootContext(this.schema, opts, this.options.strict === true) : rootInherited(opts, this.options.strict === true);
     if (opts._recurse === false) return inh.store ? withoutKeys(body, FIELD_OPTION_KEYS, ROOT_CONTROL_KEYS) : {};
     const out = this.objectBody([], split.children, inh, ignoreSet(opts));
     return inh.store ? out : {};
@@ -156,11 +156,19 @@ class Folder {
       }
     }
     if (Array.isArray(value)) inline = gatherElementOptions(value, inline, path);
-    const nodeOpts = node === undefined ? {} : nodeOptions(node);
-    const nodeType = nodeOpts._type === undefined ? undefined : parseType(nodeOpts._type, path);
-    if (nodeType !== undefined) checkInline(nodeOpts, nodeType, inline, path, `${parent.prefix}${name}.`);
-    const opts = { ...nodeOpts, ...inline };
-    const inh = inheritChild(parent, name, opts);
+    const known = node !== undefined && isEmpty(inline) ? resolvedField(parent, node, name, path) : undefined;
+    let opts: Record<string, unknown>;
+    let inh: Inherited;
+    let nodeType: FieldType | undefined;
+    if (known !== undefined) {
+      ({ opts, inh, nodeType } = known);
+    } else {
+      const nodeOpts = node === undefined ? {} : nodeOptions(node);
+      nodeType = nodeOpts._type === undefined ? undefined : parseType(nodeOpts._type, path);
+      if (nodeType !== undefined) checkInline(nodeOpts, nodeType, inline, path, `${parent.prefix}${name}.`);
+      opts = { ...nodeOpts, ...inline };
+      inh = inheritChild(parent, name, opts);
+    }
     const isNew = nodeType === undefined;
 
     if (opts._recurse === false) {
@@ -169,7 +177,7 @@ class Folder {
     }
     if (node === undefined && !parent.dynamic) return plainStored(raw, inh.store);
     if (body !== undefined) return this.objectField(segs, path, body, inline, opts, inh, isNew, parent);
-    return this.valueField(segs, path, value, inline, opts, inh, isNew, parent);
+    return this.valueField(segs, path, value, inline, opts, inh, isNew, parent, known);
   }
 
   private objectField(
@@ -192,8 +200,12 @@ class Folder {
 
   private valueField(
     segs: readonly string[], path: string, value: unknown, inline: Record<string, unknown>,
-    opts: Record<string, unknown>, inh: Inherited, isNew: boolean, parent: Inherited,
+    opts: Record<string, unknown>, inh: Inherited, isNew: boolean, parent: Inherited, known?: ResolvedField,
   ): Stored | typeof DROP {
+    if (known?.spec !== undefined) {
+      const stored = this.convertTree(segs, path, value, known.nodeType!, known.spec, known.indexed, parent);
+      return inh.store ? stored : DROP;
+    }
     let typeStr = opts._type as string | undefined;
     if (typeStr === undefined) {
       const detected = detectType(value, inh.detection);
@@ -207,6 +219,11 @@ class Folder {
     if (isNew) this.define(segs, { ...inline, _type: typeStr });
     const spec = t.base === 'object' ? undefined : resolveSpec(path, t.base, t.array, opts, inh);
     const indexed = spec !== undefined && (spec.index.fieldTerms || spec.index.fieldValues || spec.index.globalTerms || spec.index.globalValues);
+    if (known !== undefined && !isNew && spec !== undefined) {
+      // The node's own type, no inline options: the same for every document of this schema.
+      known.spec = spec;
+      known.indexed = indexed;
+    }
     const stored = this.convertTree(segs, path, value, t, spec, indexed, parent);
     return inh.store ? stored : DROP;
   }
@@ -378,4 +395,49 @@ function plainStored(value: unknown, store: boolean): Stored | typeof DROP {
     if (r !== DROP) out[key] = r;
   }
   return out;
+}
+
+/**
+ * What a field with no inline options resolves to: its node's options, what
+ * it inherits and, once a value was folded, its spec. Schema nodes and
+ * Inherited contexts are values (a schema change clones the schema), so this
+ * is remembered by identity across documents — folding is per document and
+ * per field, and resolving options, prefixes and slots (an xxh32 each) cost
+ * a tenth of bulk indexing.
+ */
+interface ResolvedField {
+  opts: Record<string, unknown>;
+  inh: Inherited;
+  nodeType: FieldType | undefined;
+  spec?: FieldSpec;
+  indexed: boolean;
+}
+
+const RESOLVED_FIELDS = new WeakMap<Inherited, WeakMap<SchemaNode, ResolvedField>>();
+
+function resolvedField(parent: Inherited, node: SchemaNode, name: string, path: string): ResolvedField {
+  let byNode = RESOLVED_FIELDS.get(parent);
+  if (byNode === undefined) RESOLVED_FIELDS.set(parent, byNode = new WeakMap());
+  let resolved = byNode.get(node);
+  if (resolved === undefined) {
+    const opts = nodeOptions(node);
+    const nodeType = opts._type === undefined ? undefined : parseType(opts._type, path);
+    resolved = { opts, inh: inheritChild(parent, name, opts), nodeType, indexed: false };
+    byNode.set(node, resolved);
+  }
+  return resolved;
+}
+
+/** The root's context by schema object (and strictness): stable, so its fields' resolutions are remembered. */
+const ROOT_CONTEXTS = new WeakMap<Schema, { strict?: Inherited; loose?: Inherited }>();
+
+function rootContext(schema: Schema, opts: Record<string, unknown>, strict: boolean): Inherited {
+  let contexts = ROOT_CONTEXTS.get(schema);
+  if (contexts === undefined) ROOT_CONTEXTS.set(schema, contexts = {});
+  return strict ? (contexts.strict ??= rootInherited(opts, true)) : (contexts.loose ??= rootInherited(opts, false));
+}
+
+function isEmpty(o: Record<string, unknown>): boolean {
+  for (const _ in o) return false;
+  return true;
 }
