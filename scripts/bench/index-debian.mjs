@@ -18,7 +18,7 @@ import { request } from 'undici';
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const corpus = join(root, '../shared/data/debian-packages.ndjson.gz');
 const data = mkdtempSync(join(tmpdir(), 'tessera-bench-'));
-const server = spawn(process.execPath, [join(root, 'packages/cli/dist/main.js'), 'serve', '--port', '0', '--data', data, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const server = spawn(process.execPath, [...(process.env.SERVER_NODE_ARGS ?? '').split(' ').filter(Boolean), join(root, 'packages/cli/dist/main.js'), 'serve', '--port', '0', '--data', data, '--log-level', 'info'], { stdio: ['ignore', 'pipe', 'inherit'] });
 const port = await new Promise((res) => {
   let buf = '';
   server.stdout.on('data', (d) => {

@@ -1,10 +1,20 @@
 /**
- * The `tessera` command line. `serve` runs the embedded server; later
- * commands (coordinator, node, cluster, import) slot in beside it.
+ * The `tessera` command line: `serve` runs the embedded server, `import` and
+ * `dump` move documents in and out of a running one; the cluster's
+ * `coordinator`, `node` and `cluster` commands slot in beside them.
+ *
+ * Exit codes: 0 done; 1 failed (some documents not imported, server error);
+ * 2 usage or configuration error (nothing was done).
  */
-import { Command, InvalidArgumentError } from 'commander';
+import { Command, InvalidArgumentError, Option } from 'commander';
 import { pino } from 'pino';
-import { DEFAULT_NODE_NAME, serve, SERVE_DEFAULTS, type ServeOptions } from './serve.js';
+import {
+  CONFIG_FILE_ENV, ConfigError, loadConfigFile, parseText, resolveConfig, serveOptionsOf, SETTINGS, unknownEnvironment,
+  type ConfigKey, type Setting,
+} from './config.js';
+import { runDump } from './dump.js';
+import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
+import { serve } from './serve.js';
 import { TESSERA_VERSION } from './version.js';
 
 function integer(min: number, max: number) {
@@ -16,92 +26,128 @@ function integer(min: number, max: number) {
   };
 }
 
-function envInteger(name: string, min: number, max: number): number | undefined {
-  const raw = process.env[name];
-  if (raw === undefined || raw === '') return undefined;
-  try {
-    return integer(min, max)(raw);
-  } catch (err) {
-    process.stderr.write(`tessera: invalid ${name}=${raw}: ${(err as Error).message}\n`);
-    process.exit(2);
-  }
+/** A `serve` flag for a setting: validated by the same rule as its variable and config key. */
+function settingOption(s: Setting): Option {
+  const placeholder = s.kind.type === 'integer' ? '<n>' : s.kind.type === 'path' ? '<dir>' : `<${s.flag.split('-').pop() as string}>`;
+  const option = new Option(`${s.short === undefined ? '' : `-${s.short}, `}--${s.flag} ${placeholder}`,
+    `${s.description} (config ${s.key}, env ${s.env}, default ${String(s.default)})`);
+  if (s.kind.type === 'enum') return option.choices(s.kind.values);
+  return option.argParser((text: string) => {
+    const checked = parseText(s, text);
+    if (!checked.ok) throw new InvalidArgumentError(checked.expected);
+    return checked.value;
+  });
 }
 
-/** Numeric limits of `serve`: flag, option key, bounds, meaning (each also TESSERA_<KEY> in the environment). */
-const LIMIT_FLAGS: Array<[string, keyof ServeOptions, number, number, string]> = [
-  ['body-bytes-max', 'bodyBytesMax', 0, 2 ** 40, 'largest request body, bytes (413 beyond)'],
-  ['restore-body-bytes-max', 'restoreBodyBytesMax', 0, 2 ** 50, 'largest RESTORE body, bytes, streamed (413 beyond)'],
-  ['header-bytes-max', 'headerBytesMax', 256, 1 << 24, 'largest request line + header section, bytes (431 beyond)'],
-  ['url-bytes-max', 'urlBytesMax', 16, 1 << 24, 'longest request-target, bytes (414 beyond)'],
-  ['headers-timeout-ms', 'headersTimeoutMs', 1, 2 ** 31, 'time to receive a request head (408 beyond)'],
-  ['body-timeout-ms', 'bodyTimeoutMs', 1, 2 ** 31, 'longest silence while a body is read (408 beyond)'],
-  ['idle-timeout-ms', 'idleTimeoutMs', 1, 2 ** 31, 'idle keep-alive connection lifetime'],
-  ['depth-max', 'depthMax', 1, 100_000, 'deepest nesting of a body (400 beyond)'],
-  ['fields-max', 'fieldsMax', 1, 10_000_000, 'most object keys in one body (400 beyond)'],
-  ['document-cache-bytes-max', 'documentCacheBytesMax', 0, 2 ** 40, 'decoded-document cache per shard, bytes'],
-  ['shutdown-grace-ms', 'shutdownGraceMs', 0, 2 ** 31, 'time in-flight requests get on SIGTERM'],
-  ['slow-request-ms', 'slowRequestMs', 0, 2 ** 31, 'requests slower than this are logged at warn'],
-];
-
-function envName(flag: string): string {
-  return `TESSERA_${flag.toUpperCase().replace(/-/g, '_')}`;
+function fail(message: string, code: number): never {
+  process.stderr.write(`tessera: ${message}\n`);
+  process.exit(code);
 }
 
 const program = new Command('tessera')
   .description('Tessera: distributed document index, content store and search server')
-  .version(TESSERA_VERSION);
+  .version(TESSERA_VERSION)
+  .showHelpAfterError();
 
 const serveCommand = program
   .command('serve')
   .description('run the embedded server (coordinator and shard node in one process)')
-  .option('-p, --port <port>', `HTTP port (env TESSERA_PORT, default ${SERVE_DEFAULTS.port}; 0 picks a free one)`, integer(0, 65535))
-  .option('--host <host>', `address to listen on (env TESSERA_HOST, default ${SERVE_DEFAULTS.host})`)
-  .option('-d, --data <dir>', `data directory (env TESSERA_DATA, default ${SERVE_DEFAULTS.dataDir})`)
-  .option('--name <name>', `node name (env TESSERA_NODE_NAME, default ${DEFAULT_NODE_NAME})`)
-  .option('--shards <n>', `default number_of_shards of new indexes (default ${SERVE_DEFAULTS.numberOfShards})`, integer(1, 9999))
-  .option('--log-level <level>', 'fatal, error, warn, info, debug or trace (env TESSERA_LOG_LEVEL, default info)');
-for (const [flag, key, min, max, meaning] of LIMIT_FLAGS) {
-  serveCommand.option(`--${flag} <n>`, `${meaning} (env ${envName(flag)}, default ${String(SERVE_DEFAULTS[key as keyof typeof SERVE_DEFAULTS])})`, integer(min, max));
-}
-serveCommand
-  .action(async (flags: { port?: number; host?: string; data?: string; name?: string; shards?: number; logLevel?: string } & Record<string, unknown>) => {
-    const log = pino({ level: flags.logLevel ?? process.env.TESSERA_LOG_LEVEL ?? 'info', base: { pid: process.pid } });
-    const options: ServeOptions = {
-      ...SERVE_DEFAULTS,
-      port: flags.port ?? envInteger('TESSERA_PORT', 0, 65535) ?? SERVE_DEFAULTS.port,
-      host: flags.host ?? process.env.TESSERA_HOST ?? SERVE_DEFAULTS.host,
-      dataDir: flags.data ?? process.env.TESSERA_DATA ?? SERVE_DEFAULTS.dataDir,
-      nodeName: flags.name ?? process.env.TESSERA_NODE_NAME ?? DEFAULT_NODE_NAME,
-      numberOfShards: flags.shards ?? SERVE_DEFAULTS.numberOfShards,
-    };
-    for (const [flag, key, min, max] of LIMIT_FLAGS) {
-      const camel = flag.replace(/-([a-z])/g, (_, c: string) => c.toUpperCase());
-      const value = (flags[camel] as number | undefined) ?? envInteger(envName(flag), min, max);
-      if (value !== undefined) (options as unknown as Record<string, unknown>)[key] = value;
-    }
-    log.info({ options }, 'starting');
-    let server: Awaited<ReturnType<typeof serve>>;
+  .option('-c, --config <file>', `config file: JSON5 (.json, .json5) or YAML (.yaml, .yml) (env ${CONFIG_FILE_ENV})`)
+  .option('--print-config', 'print the effective configuration as JSON and exit');
+for (const s of SETTINGS) serveCommand.addOption(settingOption(s));
+serveCommand.addHelpText('after', '\nPrecedence: flag > TESSERA_* environment > config file > default.\n');
+serveCommand.action(async (flags: Record<string, unknown>) => {
+  const settingFlags: Partial<Record<ConfigKey, unknown>> = {};
+  for (const s of SETTINGS) if (flags[s.key] !== undefined) settingFlags[s.key] = flags[s.key];
+  let resolved: ReturnType<typeof resolveConfig>;
+  try {
+    const configEnv = process.env[CONFIG_FILE_ENV];
+    const configPath = (flags.config as string | undefined) ?? (configEnv === '' ? undefined : configEnv);
+    const file = configPath === undefined ? undefined : await loadConfigFile(configPath);
+    resolved = resolveConfig({ flags: settingFlags, env: process.env, file });
+  } catch (err) {
+    if (err instanceof ConfigError) fail(`invalid configuration:\n  ${err.problems.join('\n  ')}`, 2);
+    throw err;
+  }
+  if (flags.printConfig === true) {
+    process.stdout.write(`${JSON.stringify(resolved.config, null, 2)}\n`);
+    return;
+  }
+  const { config, sources } = resolved;
+  const log = pino({ level: config.logLevel, base: { pid: process.pid } });
+  const unknown = unknownEnvironment(process.env);
+  if (unknown.length > 0) log.warn({ variables: unknown }, 'TESSERA_* variables that name no setting are ignored');
+  // The effective configuration, once, with where each value came from.
+  log.info({ config, sources, configFile: resolved.file }, 'starting');
+  let server: Awaited<ReturnType<typeof serve>>;
+  try {
+    server = await serve(serveOptionsOf(config), log);
+  } catch (err) {
+    log.fatal({ err }, 'could not start');
+    process.exit(1);
+  }
+  let stopping = false;
+  const stop = (signal: string) => {
+    if (stopping) return;
+    stopping = true;
+    log.info({ signal }, 'shutting down');
+    server.close().then(
+      () => { log.info('stopped'); process.exit(0); },
+      (err: unknown) => { log.error({ err }, 'shutdown failed'); process.exit(1); },
+    );
+  };
+  process.on('SIGTERM', () => stop('SIGTERM'));
+  process.on('SIGINT', () => stop('SIGINT'));
+});
+
+program
+  .command('import')
+  .description('load documents into an index of a running server, through RESTORE')
+  .argument('<file>', 'NDJSON (.ndjson, gzipped or not: detected), a MessagePack sequence (.msgpack), or - for standard input')
+  .requiredOption('-i, --index <path>', 'index to load into, e.g. /debian/ (created if missing)')
+  .option('-u, --url <url>', `server URL (env ${URL_ENV}, default ${DEFAULT_URL})`)
+  .option('-b, --batch <n>', 'documents per RESTORE request', integer(1, 100_000), 1000)
+  .option('--concurrency <n>', 'RESTORE requests in flight at once', integer(1, 64), 2)
+  .addOption(new Option('-f, --format <format>', 'input format (default: .msgpack/.mpk files are msgpack, anything else ndjson)').choices(['ndjson', 'msgpack']))
+  .option('--progress-interval <seconds>', 'seconds between progress lines when standard error is not a terminal', integer(1, 86_400), 5)
+  .option('-q, --quiet', 'no progress bar or progress lines (errors and the summary are still printed)')
+  .addHelpText('after', `
+Documents with an _id replace the document of that ID, so a killed import can
+simply be run again. Documents without one get a generated ID (a rerun adds
+them again). Bad lines are reported on standard error as FILE:LINE: message
+and do not stop the rest; the exit code is 1 when any line failed.`)
+  .action(async (file: string, flags: { index: string; url?: string; batch: number; concurrency: number; format?: 'ndjson' | 'msgpack'; progressInterval: number; quiet?: boolean }) => {
     try {
-      server = await serve(options, log);
+      const summary = await runImport({
+        source: file,
+        index: flags.index,
+        url: flags.url ?? (process.env[URL_ENV] || DEFAULT_URL),
+        batchItems: flags.batch,
+        concurrency: flags.concurrency,
+        format: flags.format,
+        progress: flags.quiet !== true,
+        progressIntervalMs: flags.progressInterval * 1000,
+      });
+      process.exitCode = summary.failed > 0 || summary.aborted !== undefined ? 1 : 0;
     } catch (err) {
-      log.fatal({ err }, 'could not start');
-      process.exit(1);
+      fail((err as Error).message, 2);
     }
-    let stopping = false;
-    const stop = (signal: string) => {
-      if (stopping) return;
-      stopping = true;
-      log.info({ signal }, 'shutting down');
-      server.close().then(
-        () => { log.info('stopped'); process.exit(0); },
-        (err: unknown) => { log.error({ err }, 'shutdown failed'); process.exit(1); },
-      );
-    };
-    process.on('SIGTERM', () => stop('SIGTERM'));
-    process.on('SIGINT', () => stop('SIGINT'));
+  });
+
+program
+  .command('dump')
+  .description('write every document of an index of a running server as NDJSON (DUMP), ready for `tessera import`')
+  .requiredOption('-i, --index <path>', 'index to dump, e.g. /debian/')
+  .option('-u, --url <url>', `server URL (env ${URL_ENV}, default ${DEFAULT_URL})`)
+  .option('-o, --output <file>', 'file to write (gzipped when it ends in .gz), or - for standard output', '-')
+  .action(async (flags: { index: string; url?: string; output: string }) => {
+    try {
+      await runDump({ index: flags.index, url: flags.url ?? (process.env[URL_ENV] || DEFAULT_URL), output: flags.output });
+    } catch (err) {
+      fail((err as Error).message, 1);
+    }
   });
 
 program.parseAsync(process.argv).catch((err: unknown) => {
-  process.stderr.write(`tessera: ${(err as Error).message}\n`);
-  process.exit(1);
+  fail((err as Error).message, 1);
 });

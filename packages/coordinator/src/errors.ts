@@ -30,8 +30,6 @@ export const apiErrors = {
     e('scripts_unavailable', 501, "Scripts ('_script') are not available in this version of Tessera"),
   contentUnavailable: () =>
     e('content_unavailable', 501, "Stored content ('_data') is not available in this version of Tessera"),
-  aggregationsUnavailable: () =>
-    e('aggregations_unavailable', 501, "Aggregations ('_aggs') are not available in this version of Tessera"),
   notImplemented: (method: string) => e('not_implemented', 501, `Method ${method} is not implemented`),
   noShardNode: (index: string, shard: number) =>
     e('no_shard_node', 503, `No node holds shard ${shard} of ${index}`),

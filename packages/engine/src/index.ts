@@ -1,5 +1,5 @@
 /** @tessera/engine — one shard: document store with versions, and the search index over it. */
-export { Shard, SHARD_DEFAULTS } from './shard.js';
+export { SCAN_DOCUMENTS_MAX, Shard, SHARD_DEFAULTS } from './shard.js';
 export type { MutateOptions, ShardOptions, ShardSearchRequest, ShardSearchResult } from './shard.js';
 export type {
   DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
@@ -8,3 +8,5 @@ export { mergeDocument } from './documents/merge.js';
 export { applyDocumentPatch } from './documents/patch.js';
 export { engineErrors } from './errors.js';
 export { OPLOG_READ_ENTRIES_MAX } from './store/oplog.js';
+export { AGGREGATION_DEPTH_MAX, AGGREGATION_PARTIAL_ENTRIES_MAX, aggregationErrors, planAggregations } from './aggregations/index.js';
+export type { AggregationPartial, AggregationSpec, AggregationsPartial } from './aggregations/index.js';

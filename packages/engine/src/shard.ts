@@ -39,6 +39,7 @@ import {
 import { ShardIndex, type ShardIndexOptions } from './indexing/index.js';
 import type { IndexableDocument } from './segments/index.js';
 import { SegmentView } from './indexing/index-view.js';
+import { type AggregationsPartial, planAggregations } from './aggregations/index.js';
 import { search, type SearchReader } from './search/index.js';
 import { parseQuery, parseQueryStrings, parseSort, parseSortStrings, type Query, type SortKey } from './query/index.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
@@ -77,6 +78,11 @@ export const SHARD_DEFAULTS = {
   oplogEntriesMax: 100_000,
 } as const;
 
+/** Documents per `scan` page at most (the caller picks the page size below it). */
+export const SCAN_DOCUMENTS_MAX = 10_000;
+/** Encoded bytes after which a `scan` page ends early: pages of large documents stay small. */
+export const SCAN_PAGE_BYTES_MAX = 4 * 1024 * 1024;
+
 /** A group-commit window beyond this is a configuration mistake, not a tuning. */
 const GROUP_COMMIT_WINDOW_MS_MAX = 1_000;
 /** A LevelDB batch is built and held in memory whole: bound it. */
@@ -93,12 +99,16 @@ export interface ShardSearchRequest {
   k: number;
   countOnly?: boolean | undefined;
   schema?: Record<string, unknown> | undefined;
+  /** An `_aggs` value (API.md §10): aggregated over every match. */
+  aggs?: unknown;
 }
 
 export interface ShardSearchResult {
   total: number;
   hits: Array<{ id: DocumentId; docid: number; version: number; body: DocumentBody; score: number; sortValues?: Array<number | string | null> }>;
   sortOrders: Array<'asc' | 'desc'>;
+  /** This shard's partial of `aggs`, for the coordinator to merge. */
+  aggregations?: AggregationsPartial;
 }
 
 export interface MutateOptions {
@@ -233,7 +243,9 @@ export class Shard {
       : request.sortStrings !== undefined ? parseSortStrings(request.sortStrings) : [];
     // The coordinator's schema is the newest; the shard's own covers what it has indexed.
     const schema = request.schema ?? this.schema;
-    const result = search(this.searchReaders(), { query, sort, k: request.k, countOnly: request.countOnly }, schema);
+    // Bound before the search starts, so a bad `_aggs` is a 400 even on a shard without documents.
+    const aggregations = request.aggs === undefined ? undefined : planAggregations(request.aggs, schema);
+    const result = search(this.searchReaders(), { query, sort, k: request.k, countOnly: request.countOnly, ...(aggregations === undefined ? {} : { aggregations }) }, schema);
     const docs = await Promise.all(result.hits.map((h) => this.getByDocid(h.docid)));
     const hits: ShardSearchResult['hits'] = [];
     result.hits.forEach((h, i) => {
@@ -244,7 +256,9 @@ export class Shard {
       if (h.sortValues !== undefined) hit.sortValues = h.sortValues;
       hits.push(hit);
     });
-    return { total: result.total, hits, sortOrders: sort.map((k) => k.order) };
+    const reply: ShardSearchResult = { total: result.total, hits, sortOrders: sort.map((k) => k.order) };
+    if (result.aggregations !== undefined) reply.aggregations = result.aggregations;
+    return reply;
   }
 
   /** Open (creating if missing) the shard copy in `options.path`. */
@@ -365,6 +379,37 @@ export class Shard {
     } finally {
       await iterator.close();
     }
+  }
+
+  /**
+   * One page of live documents in ID order (numbers first), for DUMP: those
+   * after `after` (exclusive; from the first when undefined), at most `limit`
+   * of them and about SCAN_PAGE_BYTES_MAX bytes (at least one document), so
+   * paging through a shard holds one page in memory, never the shard. Each
+   * page reads a LevelDB snapshot of its own: a document written between two
+   * pages shows in a later page if its ID sorts after the cursor. `done` once
+   * nothing follows the page. Not cached.
+   */
+  async scan(after: DocumentId | undefined, limit: number): Promise<{ documents: StoredDocument[]; done: boolean }> {
+    assert.ok(Number.isInteger(limit) && limit >= 1 && limit <= SCAN_DOCUMENTS_MAX, 'scan limit out of range');
+    if (after !== undefined) validateDocumentId(after);
+    if (this.closing) throw engineErrors.shardClosed();
+    const range = spaceRange(PREFIX_DOCUMENTS);
+    const iterator = this.db.values(after === undefined ? { ...range, limit } : { gt: documentKey(after), lt: range.lt, limit });
+    const documents: StoredDocument[] = [];
+    let bytes = 0;
+    try {
+      for await (const value of iterator) {
+        documents.push(decodeDocumentRecord(value));
+        bytes += value.length;
+        if (bytes >= SCAN_PAGE_BYTES_MAX && documents.length < limit) return { documents, done: false };
+      }
+    } catch (err) {
+      throw err instanceof TesseraError || err instanceof assert.AssertionError ? err : this.readFailed(err);
+    } finally {
+      await iterator.close();
+    }
+    return { documents, done: documents.length < limit };
   }
 
   /** Document counters as of the last acknowledged write (kept in memory, persisted with every batch). */

@@ -45,6 +45,16 @@ describe('ShardNode', () => {
     await expect(node.handle('nope', {})).rejects.toMatchObject({ code: 'rpc_bad_params' });
   });
 
+  it('pages through a shard copy with shard.scan, and refuses a bad page size or cursor', async () => {
+    for (const id of [3, 1, 2]) await node.handle('doc.write', { index: '/s/', shard: 1, op: 'index', id, body: { id } });
+    const first = await node.handle('shard.scan', { index: '/s/', shard: 1, limit: 2 });
+    expect(first).toEqual({ documents: [{ id: 1, version: 1, body: { id: 1 } }, { id: 2, version: 1, body: { id: 2 } }], done: false });
+    expect(await node.handle('shard.scan', { index: '/s/', shard: 1, after: 2, limit: 2 })).toEqual({ documents: [{ id: 3, version: 1, body: { id: 3 } }], done: true });
+    await expect(node.handle('shard.scan', { index: '/s/', shard: 1, limit: 0 })).rejects.toMatchObject({ code: 'rpc_bad_params' });
+    await expect(node.handle('shard.scan', { index: '/s/', shard: 1, limit: 1e9 })).rejects.toMatchObject({ code: 'rpc_bad_params' });
+    await expect(node.handle('shard.scan', { index: '/s/', shard: 1, after: {}, limit: 1 })).rejects.toMatchObject({ code: 'rpc_bad_params' });
+  });
+
   it('refuses calls once closing', async () => {
     await node.close();
     await expect(node.handle('node.info', {})).rejects.toMatchObject({ code: 'node_closing', status: 503 });

@@ -3,9 +3,9 @@
  * coordinator's calls (rpc `ShardCalls`). In the embedded server it is reached
  * through the in-process transport; as `tessera node` over WebSocket.
  */
-import { Shard } from '@tessera/engine';
+import { SCAN_DOCUMENTS_MAX, Shard } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
-import type { DocumentReply, NodeInfoReply, SearchCall, SearchReply, ShardRef, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply } from '@tessera/rpc';
+import type { DocumentReply, NodeInfoReply, ScanCall, ScanReply, SearchCall, SearchReply, ShardRef, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply } from '@tessera/rpc';
 import { nodeErrors } from './errors.js';
 import { shardDirectory } from './shard-paths.js';
 
@@ -76,8 +76,18 @@ export class ShardNode {
         const shard = await this.open(ref(method, p));
         const reply: SearchReply = await shard.search({
           query: call.query, queryStrings: call.queryStrings, sort: call.sort, sortStrings: call.sortStrings,
-          k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema,
+          k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs,
         });
+        return reply;
+      }
+      case 'shard.scan': {
+        const call = p as unknown as ScanCall;
+        if (!Number.isInteger(call.limit) || call.limit < 1 || call.limit > SCAN_DOCUMENTS_MAX) {
+          throw nodeErrors.badCall(method, `limit must be an integer from 1 to ${SCAN_DOCUMENTS_MAX}`);
+        }
+        const shard = await this.open(ref(method, p));
+        const page = await shard.scan(call.after === undefined || call.after === null ? undefined : docId(method, call.after), call.limit);
+        const reply: ScanReply = { documents: page.documents.map((d) => ({ id: d.id, version: d.version, body: d.body })), done: page.done };
         return reply;
       }
       case 'shard.open': {

@@ -69,6 +69,8 @@ export interface SearchCall extends ShardRef {
   countOnly?: boolean;
   /** The index schema (cluster state), to resolve fields. */
   schema: Record<string, unknown>;
+  /** The raw `_aggs` (API.md §10), parsed and validated on the shard. */
+  aggs?: unknown;
 }
 
 export interface SearchHitReply {
@@ -85,6 +87,52 @@ export interface SearchReply {
   hits: SearchHitReply[];
   /** Direction of each sort key, in order (empty: by relevance). */
   sortOrders: Array<'asc' | 'desc'>;
+  /** The shard's partial aggregations, when `aggs` was asked. */
+  aggregations?: AggregationsReply;
+}
+
+/**
+ * A shard's aggregations (mirror of the engine's aggregations/partial.ts,
+ * which documents how shards' partials merge exactly): the normalised
+ * request once, and one partial per aggregation.
+ */
+export interface AggregationsReply {
+  spec: AggregationSpecReply[];
+  partials: AggregationPartialReply[];
+}
+
+export interface AggregationSpecReply {
+  name: string;
+  type: string;
+  sigma?: number;
+  order?: { by: '_doc_count' | '_key' | 'listed' | 'sub'; desc: boolean; sub?: number; metric?: string };
+  limit?: number;
+  minDocCount?: number;
+  keyed?: boolean;
+  aggs?: AggregationSpecReply[];
+}
+
+export type AggregationPartialReply =
+  | {
+    kind: 'metric'; count: number; min: number | null; max: number | null;
+    sum?: number[]; squares?: number[]; values?: number[]; valueCounts?: number[];
+  }
+  | { kind: 'buckets' | 'ranges'; keys: string[]; counts: number[]; subs: AggregationPartialReply[][] }
+  | { kind: 'filter'; count: number; subs: AggregationPartialReply[] };
+
+/**
+ * One page of a shard's documents in ID order (DUMP): those after `after`
+ * (exclusive; from the first when absent), at most `limit`; `done` when
+ * nothing follows. The caller pages with the last ID it got.
+ */
+export interface ScanCall extends ShardRef {
+  after?: DocumentId;
+  limit: number;
+}
+
+export interface ScanReply {
+  documents: Array<{ id: DocumentId; version: number; body: DocumentBody }>;
+  done: boolean;
 }
 
 export interface ShardStatsReply {
@@ -104,6 +152,7 @@ export interface ShardCalls {
   'doc.write': [WriteCall, WriteReply];
   'doc.writeMany': [WriteManyCall, WriteManyReply];
   'shard.search': [SearchCall, SearchReply];
+  'shard.scan': [ScanCall, ScanReply];
   'node.info': [Record<string, never>, NodeInfoReply];
 }
 

@@ -11,6 +11,7 @@ import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
 import { applySelector } from '../response/selector.js';
+import { renderAggregations } from './aggregations.js';
 import { mergePage, type ShardHit } from './merge.js';
 
 /** API.md §13: `_offset + _limit` at most. */
@@ -26,6 +27,8 @@ interface SearchRequest {
   offset: number;
   limit: number;
   selector?: string;
+  /** `_aggs` as given: the shards parse and validate it (400 from any of them). */
+  aggs?: unknown;
 }
 
 export class SearchHandlers {
@@ -43,6 +46,8 @@ export class SearchHandlers {
           index: meta.path, shard: i + 1, k, countOnly: count, schema: meta.schema,
           query: request.query, queryStrings: request.queryStrings, sort: request.sort, sortStrings: request.sortStrings,
         };
+        // COUNT answers only the total: aggregations would be work for nothing.
+        if (request.aggs !== undefined && !count) call.aggs = request.aggs;
         calls.push(this.registry.client(meta.path, copies[0], i + 1).call<SearchReply>('shard.search', call)
           .then((reply) => ({ meta, shard: i + 1, reply })));
       });
@@ -58,8 +63,14 @@ export class SearchHandlers {
     const best = page.reduce((max, h) => Math.max(max, h.score), 0);
     const multiIndex = metas.length > 1;
     const hits = page.map((h, i) => this.present(ctx, h, request.offset + i, best, multiIndex, request.selector));
+    const value: Record<string, unknown> = {};
+    if (request.aggs !== undefined) {
+      const partials = replies.flatMap((r) => (r.reply.aggregations === undefined ? [] : [r.reply.aggregations]));
+      value.aggregations = renderAggregations(partials, total);
+    }
     const took = Number(process.hrtime.bigint() - started) / 1e9;
-    return { status: 200, value: { hits, count: hits.length, total, took: duration(took, ctx.options.human) } };
+    Object.assign(value, { hits, count: hits.length, total, took: duration(took, ctx.options.human) });
+    return { status: 200, value };
   }
 
   private present(ctx: RequestContext, hit: ShardHit, rank: number, best: number, multiIndex: boolean, selector: string | undefined): unknown {
@@ -102,7 +113,6 @@ export class SearchHandlers {
     for (const key of Object.keys(body)) {
       if (key.startsWith('_') && !BODY_KEYS.has(key)) throw apiErrors.badBody(`Unknown search key '${key}'`);
     }
-    if (body._aggs !== undefined || body._aggregations !== undefined) throw apiErrors.aggregationsUnavailable();
     const offset = unsignedFrom(body._offset, '_offset') ?? params.unsigned('offset') ?? 0;
     const limit = unsignedFrom(body._limit, '_limit') ?? params.unsigned('limit') ?? 10;
     unsignedFrom(body._check_at_least, '_check_at_least');
@@ -117,6 +127,9 @@ export class SearchHandlers {
     else if (params.all('sort').length > 0) request.sortStrings = params.all('sort');
     const selector = typeof body._selector === 'string' ? body._selector : ctx.options.selector;
     if (selector !== undefined) request.selector = selector;
+    if (body._aggs !== undefined && body._aggregations !== undefined) throw apiErrors.badBody("Use either '_aggs' or '_aggregations', not both");
+    const aggs = body._aggs ?? body._aggregations;
+    if (aggs !== undefined) request.aggs = aggs;
     return request;
   }
 }

@@ -98,7 +98,7 @@ export class PostingsIterator {
   advance(target: number): number {
     if (this.docid >= target) return this.docid;
     let b = this.block;
-    if (b < 0 || this.docids[this.blockLength - 1]! < target) {
+    if (b < 0 || this.blockLength === 0 || this.docids[this.blockLength - 1]! < target) {
       b++;
       if (b >= this.blockCount) return this.exhaust();
       // Skip whole blocks whose last docid is below target (the last block needs no check).
@@ -148,6 +148,53 @@ export class PostingsIterator {
       out[k] = position;
     }
     return out;
+  }
+
+  /** Blocks of this list (block-max collection walks them). */
+  get blocks(): number {
+    return this.blockCount;
+  }
+
+  /** Index of the block `next()` reads from next: the current one while documents are left in it. */
+  get nextBlock(): number {
+    return this.index + 1 < this.blockLength ? this.block : this.block + 1;
+  }
+
+  /** Whether the current block has documents left to read (block-max collection skips only whole unread blocks). */
+  get inBlock(): boolean {
+    return this.index + 1 < this.blockLength;
+  }
+
+  /** Postings in block `b`. */
+  blockDocCount(b: number): number {
+    return b === this.blockCount - 1 ? this.df - b * BLOCK_SIZE : BLOCK_SIZE;
+  }
+
+  /** Largest frequency in block `b`, from the skip table (no decoding). */
+  maxFreqOfBlock(b: number): number {
+    if (this.blockCount <= 1) return this.maxFreq;
+    return readU32(this.postings, this.base + b * SKIP_ENTRY_BYTES + 4);
+  }
+
+  /**
+   * Pass over block `b` (the next block, none of it read yet) without
+   * decoding it; `next()` continues with block `b + 1`. Ordinals of the
+   * skipped postings go to `ordinalsOut` only when given (decoded then).
+   */
+  skipBlock(b: number, ordinalsOut?: (ordinals: Uint32Array, count: number) => void): void {
+    assert.ok(b === this.nextBlock && !this.inBlock, 'skipBlock: only the next, unread block');
+    if (ordinalsOut !== undefined) {
+      this.decodeBlock(b);
+      ordinalsOut(this.ordinals, this.blockLength);
+    }
+    // Between blocks: nothing decoded is current; next()/advance() read block b + 1.
+    this.block = b;
+    this.blockLength = 0;
+    this.index = -1;
+    this.docid = -1;
+    this.ordinal = -1;
+    this.freq = 0;
+    if (b + 1 >= this.blockCount) this.exhaust();
   }
 
   /** Largest frequency in the current block (block-max WAND). */

@@ -3,7 +3,7 @@ import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';
 import { search, type SearchReader, type SearchResult } from './index.js';
-import { buildReaders, EPOCH_2020, indexDocument, SCHEMA, type Doc } from './search.fixture.js';
+import { buildReaders, EPOCH_2020, indexDocument, random, SCHEMA, type Doc } from './search.fixture.js';
 
 function doc(docid: number, body: string, extra: Partial<Doc> = {}): Doc {
   return { docid, body, tags: [], ...extra };
@@ -146,5 +146,29 @@ describe('search', () => {
     expect(q('gamma')).toEqual([]);
     expect(q('body:alpha OR body:gamma')).toEqual([1, 2, 3]);
     expect(q('*')).toEqual([1, 2, 3]);
+  });
+
+  it('block-max pruning of a one-term query keeps the exact top k and total (deletions included)', async () => {
+    const rand = random(7);
+    const docs: Doc[] = [];
+    for (let d = 1; d <= 3000; d++) {
+      const words: string[] = [];
+      // Mostly once, rarely many times: most blocks cannot reach the best weights and are skipped.
+      const repeats = rand() < 0.6 ? (rand() < 0.01 ? 6 + Math.floor(rand() * 4) : 1) : 0;
+      for (let i = 0; i < repeats; i++) words.push('alpha');
+      const filler = Math.floor(rand() * 30);
+      for (let i = 0; i < filler; i++) words.push('beta');
+      docs.push(doc(d, words.join(' ') || 'gamma'));
+    }
+    const readers = await buildReaders(docs, 3);
+    // Deleted documents in a segment: skipped blocks must count only live ones.
+    for (let d = 5; d <= 1000; d += 7) (readers[0] as SegmentReader).delete(d);
+    const all = run(readers, { body: 'alpha' }, { k: 100_000 });
+    expect(all.total).toBe(all.hits.length);
+    for (const k of [1, 10, 57]) {
+      const top = run(readers, { body: 'alpha' }, { k });
+      expect(top.total).toBe(all.total);
+      expect(top.hits).toEqual(all.hits.slice(0, k));
+    }
   });
 });

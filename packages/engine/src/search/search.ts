@@ -8,12 +8,16 @@
  * shards by `sortValues` (or weight), then `_id`, and cuts the page.
  */
 import { convertValue, fieldSpec, isDateType, isNumericType, type Schema } from '@tessera/schema';
+import { Aggregator } from '../aggregations/aggregator.js';
+import type { AggregationsPartial } from '../aggregations/partial.js';
+import type { AggregationPlan } from '../aggregations/plan.js';
 import { countMatches, TopKCollector } from '../matching/top-k.js';
+import { TermScorer } from './term-scorer.js';
 import type { Query, SortKey } from '../query/ast.js';
 import { ID_SLOT, QueryCompiler } from './compile.js';
 import type { SearchReader } from './reader.js';
 import { SortCollector, type SortPlan, type SortValue } from './sort-collector.js';
-import { Statistics } from './weight.js';
+import { Statistics, type Weight } from './weight.js';
 
 export interface SearchRequest {
   readonly query: Query;
@@ -23,6 +27,8 @@ export interface SearchRequest {
   readonly k: number;
   /** Count only (COUNT, `_limit: 0`): no weights are computed and no hits returned. */
   readonly countOnly?: boolean;
+  /** `_aggs` bound to the schema: aggregated over every match, not only the best k. */
+  readonly aggregations?: AggregationPlan;
 }
 
 export interface SearchHit {
@@ -37,17 +43,29 @@ export interface SearchResult {
   total: number;
   /** The best `k`, best first. */
   hits: SearchHit[];
+  /** This shard's partial of the requested aggregations. */
+  aggregations?: AggregationsPartial;
 }
 
 export function search(readers: readonly SearchReader[], request: SearchRequest, schema: Schema): SearchResult {
   const countOnly = request.countOnly === true || request.k <= 0;
   const stats = new Statistics(readers, !countOnly);
   const weight = new QueryCompiler(schema, stats).compile(request.query);
+  // Aggregations only when asked: the loops below stay as they are without them.
+  const aggregator = request.aggregations === undefined ? null : new Aggregator(request.aggregations);
+  const result = run(readers, request, schema, weight, countOnly, aggregator);
+  if (aggregator !== null) result.aggregations = aggregator.result();
+  return result;
+}
+
+function run(
+  readers: readonly SearchReader[], request: SearchRequest, schema: Schema, weight: Weight, countOnly: boolean, aggregator: Aggregator | null,
+): SearchResult {
   if (countOnly) {
     let total = 0;
     for (const reader of readers) {
       const scorer = weight.scorer(reader);
-      if (scorer !== null) total += countMatches(scorer);
+      if (scorer !== null) total += aggregator === null ? countMatches(scorer) : aggregator.collectAll(reader, scorer);
     }
     return { total, hits: [] };
   }
@@ -57,7 +75,10 @@ export function search(readers: readonly SearchReader[], request: SearchRequest,
     const collector = new TopKCollector(request.k);
     for (const reader of readers) {
       const scorer = weight.scorer(reader);
-      if (scorer !== null) collector.collectAll(scorer);
+      if (scorer === null) continue;
+      if (aggregator !== null) collector.collectAll(aggregator.wrap(reader, scorer));
+      else if (scorer instanceof TermScorer) scorer.collectTopK(collector);
+      else collector.collectAll(scorer);
     }
     const hits: SearchHit[] = collector.hits();
     if (plans.length > 0) for (const hit of hits) hit.sortValues = plans.map((p) => (p.kind === 'score' ? hit.score : null));
@@ -66,7 +87,7 @@ export function search(readers: readonly SearchReader[], request: SearchRequest,
   const collector = new SortCollector(plans, request.k);
   for (const reader of readers) {
     const scorer = weight.scorer(reader);
-    if (scorer !== null) collector.collectAll(reader, scorer);
+    if (scorer !== null) collector.collectAll(reader, aggregator === null ? scorer : aggregator.wrap(reader, scorer));
   }
   return { total: collector.total, hits: collector.hits() };
 }

@@ -6,6 +6,8 @@
  */
 import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
 import type { Bm25Weight } from '../matching/bm25.js';
+import type { TopKCollector } from '../matching/top-k.js';
+import { PostingsIterator } from '../postings/postings-iterator.js';
 import type { SearchPostings, SearchReader } from './reader.js';
 
 export class TermScorer implements Scorer {
@@ -47,6 +49,46 @@ export class TermScorer implements Scorer {
     const norms = this.norms;
     const length = norms === null ? this.defaultLength : norms[this.postings.ordinal]!;
     return this.bm25.score(this.postings.freq, length);
+  }
+
+  /**
+   * Relevance top-k of this term alone with block-max pruning (Lucene's
+   * block-max WAND for one term): once the heap is full, a block whose best
+   * possible weight — its largest frequency at the shortest normalised
+   * length — cannot beat the heap's threshold is counted without being
+   * decoded or scored. The total stays exact.
+   */
+  collectTopK(collector: TopKCollector): void {
+    const postings = this.postings;
+    const bm25 = this.bm25;
+    if (!(postings instanceof PostingsIterator) || bm25 === null || !(bm25.termWeight > 0)) {
+      collector.collectAll(this);
+      return;
+    }
+    const reader = this.reader;
+    const allLive = reader.liveCount === reader.docCount;
+    const countLive = (ordinals: Uint32Array, n: number): void => {
+      for (let i = 0; i < n; i++) if (reader.isLiveOrdinal(ordinals[i]!)) collector.total++;
+    };
+    for (;;) {
+      if (!postings.inBlock) {
+        const b = postings.nextBlock;
+        if (b >= postings.blocks) break;
+        if (bm25.maxScore(postings.maxFreqOfBlock(b)) < collector.threshold()) {
+          if (allLive) {
+            collector.total += postings.blockDocCount(b);
+            postings.skipBlock(b);
+          } else {
+            postings.skipBlock(b, countLive);
+          }
+          continue;
+        }
+      }
+      const d = this.next();
+      if (d === NO_MORE_DOCS) break;
+      collector.collect(d, this.score());
+    }
+    this.docid = NO_MORE_DOCS;
   }
 
   maxScore(): number {

@@ -22,6 +22,12 @@
  * 100-continue` is answered when the handler first pulls; a handler
  * answering without pulling closes the connection, as the client may still
  * be waiting to send the body.
+ *
+ * Streamed responses (`bodyStream`): the head goes out with
+ * `Transfer-Encoding: chunked` and the handler's request stays current while
+ * its chunks are written, each pulled only once the socket has drained; the
+ * requests behind it wait. A producer that fails, or a client that goes away,
+ * ends the connection without the last chunk.
  */
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
@@ -133,6 +139,11 @@ const NON_ASCII = /[^\x00-\x7f]/;
 /** Socket errors that are ordinary client behaviour, not worth reporting. */
 const ROUTINE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED']);
 
+/** End an iterator early (its `finally` blocks run), if it supports that. */
+async function closeIterator(iterator: AsyncIterator<unknown>): Promise<void> {
+  if (typeof iterator.return === 'function') await iterator.return();
+}
+
 function uncorkConnection(connection: Connection): void {
   connection.uncork();
 }
@@ -178,6 +189,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private inParser = false;
   /** The socket is corked until the next tick. */
   private corked = false;
+  /** A streamed response waits for the write buffer to drain (or the socket to close). */
+  private drainWaiter: (() => void) | null = null;
 
   constructor(host: ConnectionHost, socket: Socket) {
     this.host = host;
@@ -204,6 +217,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private readonly onDrain = (): void => {
     this.writeBlocked = false;
     this.drainDeadline = 0;
+    this.wakeStream();
     this.drive();
   };
 
@@ -232,6 +246,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     this.queuedBodyBytes = 0;
     this.deadline = 0;
     this.drainDeadline = 0;
+    this.wakeStream();
     this.host.connectionClosed(this);
   };
 
@@ -446,6 +461,13 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
       return this.handlerFailed(request, serverErrors.invalidResponse('body must be a Buffer, a string or null'));
     }
+    const stream = response.bodyStream;
+    if (stream !== undefined && stream !== null) {
+      if (typeof (stream as Partial<AsyncIterable<Uint8Array>>)[Symbol.asyncIterator] !== 'function') {
+        return this.handlerFailed(request, serverErrors.invalidResponse('bodyStream must be an async iterable'));
+      }
+      if (body !== undefined && body !== null) return this.handlerFailed(request, serverErrors.invalidResponse('body and bodyStream are exclusive'));
+    }
     let extra = '';
     if (response.headers !== undefined && response.headers !== null) {
       const serialized = serializeHeaders(response.headers);
@@ -453,9 +475,102 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
       extra = serialized;
     }
     const mustClose = request.bodyStream !== undefined && this.abandonBody(request);
+    if (stream !== undefined && stream !== null) {
+      this.writeStreamed(request, status, extra, stream, mustClose || !request.keepAlive);
+      return;
+    }
     this.write(status, extra, body ?? null, isHeadMethod(request.originalMethod), request.httpVersion,
       mustClose || !request.keepAlive);
     this.reportResponse(request, status, request.startedAt);
+  }
+
+  /**
+   * Send a streamed response: the head now, then `pump` writes the chunks;
+   * the request stays current (nothing behind it runs) until the last one.
+   * HTTP/1.0 has no chunked coding: the body ends with the connection.
+   */
+  private writeStreamed(request: IncomingRequest, status: number, extra: string, stream: AsyncIterable<Uint8Array>,
+    mustClose: boolean): void {
+    const noBody = isHeadMethod(request.originalMethod) || status === 204 || status === 304;
+    const chunked = request.httpVersion === 11;
+    const close = mustClose || (!chunked && !noBody) || (this.stopReading && this.queue.length === 0);
+    const responseHead = this.host.responseHead;
+    let head = responseHead.statusLine(status) + responseHead.dateLine + extra;
+    if (chunked && status !== 204 && status !== 304) head += 'Transfer-Encoding: chunked\r\n';
+    if (close) head += 'Connection: close\r\n\r\n';
+    else if (request.httpVersion === 10) head += 'Connection: keep-alive\r\n\r\n';
+    else head += '\r\n';
+    const flushed = this.socket.write(head, 'latin1');
+    if (noBody) {
+      // Nothing will read the body: let its producer release what it holds.
+      void closeIterator(stream[Symbol.asyncIterator]()).catch((err: unknown) => this.report(err));
+      this.reportResponse(request, status, request.startedAt);
+      if (close) this.endSocket();
+      else if (!flushed) this.blockWrites();
+      return;
+    }
+    this.current = request;
+    if (!flushed) this.blockWrites();
+    void this.pump(request, status, stream, chunked, close);
+  }
+
+  /** Write the chunks of a streamed response as the socket drains; then go on with the queue. */
+  private async pump(request: IncomingRequest, status: number, stream: AsyncIterable<Uint8Array>, chunked: boolean,
+    close: boolean): Promise<void> {
+    const socket = this.socket;
+    const iterator = stream[Symbol.asyncIterator]();
+    let complete = false;
+    let settled = false;
+    try {
+      for (;;) {
+        if (this.writeBlocked) await new Promise<void>((resolve) => { this.drainWaiter = resolve; });
+        if (this.ended) break;
+        const next = await iterator.next();
+        if (next.done === true) {
+          settled = true;
+          complete = true;
+          break;
+        }
+        if (this.ended) break;
+        const chunk = next.value;
+        if (!(chunk instanceof Uint8Array)) throw serverErrors.invalidResponse('bodyStream must yield Uint8Arrays');
+        // An empty chunk would read as the end of a chunked body.
+        if (chunk.length === 0) continue;
+        let flushed: boolean;
+        if (chunked) {
+          socket.cork();
+          socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
+          socket.write(chunk);
+          flushed = socket.write('\r\n', 'latin1');
+          socket.uncork();
+        } else {
+          flushed = socket.write(chunk);
+        }
+        if (!flushed) this.blockWrites();
+      }
+    } catch (err) {
+      settled = true;
+      this.report(err);
+    }
+    if (!settled) await closeIterator(iterator).catch((err: unknown) => this.report(err));
+    if (this.current === request) this.current = null;
+    this.reportResponse(request, status, request.startedAt);
+    if (!complete) {
+      // Without its last chunk (or, on HTTP/1.0, cut short) the client can tell the body is incomplete.
+      if (!this.ended) this.destroy();
+      return;
+    }
+    if (this.ended) return;
+    if (chunked && !socket.write('0\r\n\r\n', 'latin1') && !close) this.blockWrites();
+    if (close) this.endSocket();
+    else this.drive();
+  }
+
+  private wakeStream(): void {
+    const waiter = this.drainWaiter;
+    if (waiter === null) return;
+    this.drainWaiter = null;
+    waiter();
   }
 
   /**

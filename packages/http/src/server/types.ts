@@ -45,6 +45,17 @@ export interface HttpResponse {
   headers?: Record<string, string | number>;
   /** Omitted/null = no body. On HEAD the server sends the headers only. */
   body?: Buffer | string | null;
+  /**
+   * A body produced while it is sent (instead of `body`): each chunk is
+   * written as it comes (HTTP/1.1 chunked; HTTP/1.0 closes the connection
+   * after it), the next one pulled only once the socket has drained, so the
+   * producer runs at the client's pace. Requests pipelined behind wait for
+   * its end. If it throws, or the client goes away, the connection is
+   * destroyed (the client sees a truncated body, never a complete-looking
+   * one) and the iterator's `return()` runs; on HEAD, 204 and 304 it is not
+   * read at all.
+   */
+  bodyStream?: AsyncIterable<Uint8Array> | null;
 }
 
 export type RequestHandler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse;

@@ -1,0 +1,413 @@
+#!/usr/bin/env node
+// Search benchmark (prints, never asserts): Tessera beside the peer engines of
+// ../shared/bench/peers (Xapian, SQLite FTS5, PostgreSQL, MiniSearch, Orama) on
+// their workload, as issue 4 asks. Run through `scripts/bench/search`, which
+// builds first; this file expects packages/*/dist to be current.
+//
+// 1. Starts the real server (`tessera serve`) on a free port and a temp data dir.
+// 2. Creates index `debian` with an explicit schema for the peers' workload:
+//    `text` = package + summary + description, text without `_language` (no
+//    stemming, no stop words), terms only; `section` keyword; `installed_size`
+//    integer; `_id` integer = 0-based line number. The rest of the record is
+//    stored and not indexed (`_dynamic: false`), as Xapian keeps the JSON line
+//    as document data.
+// 3. Loads the 63,440 documents through RESTORE (NDJSON, streamed) and COMMIT,
+//    timed from parsed documents to the durable commit like the peers.
+// 4. Runs the 1,000 queries of queries.json (+ 100 facet queries) over HTTP on
+//    one keep-alive connection, sequentially: one warm-up pass, one timed pass.
+// 5. Writes results/tessera-run<RUN>.json in the shape of the peers' common.py
+//    and prints a table, with the agreement of totals with Xapian's results.
+//
+// Environment: RUN (default 1), SHARDS (default 1; other values are recorded as
+// engine `tessera-<n>shards`), PEERS_OUT (where results/ goes, as run.sh),
+// SELECTOR (e.g. `_id`: hits carry only what the selector picks; engine
+// `tessera-selector`), KEEP_DATA=1 (keep the data directory and print it).
+import { spawn, execSync } from 'node:child_process';
+import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { cpus, tmpdir } from 'node:os';
+import { dirname, join, resolve } from 'node:path';
+import { Readable } from 'node:stream';
+import { fileURLToPath } from 'node:url';
+import { gunzipSync } from 'node:zlib';
+import { Client } from 'undici';
+
+const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
+const PEERS = resolve(process.env.PEERS_DIR ?? join(ROOT, '../shared/bench/peers'));
+const CORPUS = resolve(process.env.CORPUS ?? join(PEERS, '../../data/debian-packages.ndjson.gz'));
+const RUN = process.env.RUN ?? '1';
+const SHARDS = Number(process.env.SHARDS ?? 1);
+const SELECTOR = process.env.SELECTOR || undefined;
+const ENGINE = process.env.ENGINE
+  ?? `tessera${SHARDS === 1 ? '' : `-${SHARDS}shards`}${SELECTOR === undefined ? '' : '-selector'}`;
+const INDEX = '/debian/';
+const CHUNK_BYTES = 1 << 20;
+const GROUPS = ['text1', 'text2', 'filter', 'range'];
+
+if (!Number.isSafeInteger(SHARDS) || SHARDS < 1) throw new Error(`SHARDS must be a positive integer, not ${process.env.SHARDS}`);
+
+/** results/ beside the peers' scripts, or under PEERS_OUT (run.sh and compare.py look there too). */
+function resultsDir() {
+  const out = resolve(process.env.PEERS_OUT ?? PEERS);
+  const dir = join(out, 'results');
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    console.error(`${dir} is not writable (${err.code ?? err.message}): set PEERS_OUT to a writable folder, and pass the same PEERS_OUT to run.sh`);
+    process.exit(2);
+  }
+  return dir;
+}
+
+/** Apparent size of every file below `path`, as the peers' common.du. */
+function du(path) {
+  let total = 0;
+  for (const entry of readdirSync(path, { withFileTypes: true })) {
+    const p = join(path, entry.name);
+    try {
+      if (entry.isDirectory()) total += du(p);
+      else total += lstatSync(p).size;
+    } catch { /* removed meanwhile (a compaction) */ }
+  }
+  return total;
+}
+
+/** VmHWM (peak resident set) and VmRSS of a process, MiB. */
+function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key) => Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
+  return { peak: round1(kb('VmHWM') / 1024), now: round1(kb('VmRSS') / 1024) };
+}
+
+function round1(x) { return Math.round(x * 10) / 10; }
+
+/** The peers' percentile: nearest rank on the sorted sample. */
+function pct(sorted, p) {
+  if (sorted.length === 0) return null;
+  const k = Math.min(sorted.length - 1, Math.max(0, Math.round((p / 100) * (sorted.length - 1))));
+  return sorted[k];
+}
+
+/** common.summarize: q/s = queries / summed latency; latencies in µs. */
+function summarize(latUs) {
+  const s = [...latUs].sort((a, b) => a - b);
+  const totalS = s.reduce((a, b) => a + b, 0) / 1e6;
+  return {
+    n: s.length, qps: totalS ? round1(s.length / totalS) : null,
+    p50_us: round1(pct(s, 50)), p90_us: round1(pct(s, 90)), p99_us: round1(pct(s, 99)), max_us: round1(s[s.length - 1]),
+  };
+}
+
+async function freePort() {
+  const server = createServer();
+  await new Promise((res) => server.listen(0, '127.0.0.1', res));
+  const { port } = server.address();
+  await new Promise((res) => server.close(res));
+  return port;
+}
+
+/**
+ * Parsed corpus: the NDJSON lines RESTORE receives, one per document, id = line
+ * number. Xapian stores the JSON line as document data and indexes the joined
+ * text without storing it. Tessera does not index a `_store: false` field (the
+ * shard derives terms from the stored form), so `text` is stored and replaces
+ * package, summary and description: the document keeps the record's
+ * information once, as Xapian's does.
+ */
+function loadCorpus() {
+  const lines = gunzipSync(readFileSync(CORPUS)).toString('utf8').split('\n').filter((l) => l.length > 0);
+  return lines.map((line, i) => {
+    const { package: name, summary, description, ...rest } = JSON.parse(line);
+    const text = [name, summary, description].filter(Boolean).join(' ');
+    return JSON.stringify({ _id: i, text, ...rest });
+  });
+}
+
+const SCHEMA = {
+  _dynamic: false, // the rest of the record is stored, not indexed (Xapian: document data)
+  _id: { _type: 'integer' },
+  // No `_language`: no stemming and no stop words, as the peers. Terms only (no value slot).
+  text: { _type: 'text', _index: 'field_terms' },
+  section: { _type: 'keyword' },
+  installed_size: { _type: 'integer' },
+};
+
+/** The Tessera request for one entry of queries.json (its `xapiand_hint`, with `_all` as our `text`). */
+function requestFor(q) {
+  const body = {};
+  if (q.group === 'range') {
+    const r = q.range;
+    body._query = { [r.field]: { _in: { _range: { _from: r.from, _to: r.to } } } };
+    body._sort = [{ [r.field]: { _order: 'desc' } }, '_id'];
+  } else {
+    const parts = q.terms.map((t) => ({ text: t }));
+    if (q.section) parts.push({ section: q.section });
+    body._query = parts.length === 1 ? parts[0] : { _and: parts };
+  }
+  body._limit = q.limit;
+  if (q.facet) body._aggs = { sections: { _values: { _field: q.facet.field, _limit: q.facet.size } } };
+  if (SELECTOR !== undefined && q.limit > 0) body._selector = SELECTOR;
+  return JSON.stringify(body);
+}
+
+/** `took` of a response in µs: `"3.3ms"`, `"559.354µs"`, `"1.2s"`, or seconds as a number (`human=false`). */
+function tookUs(took) {
+  if (typeof took === 'number') return took * 1e6;
+  const m = /^([\d.]+)(µs|ms|s)$/.exec(String(took));
+  if (!m) return NaN;
+  return Number(m[1]) * { µs: 1, ms: 1e3, s: 1e6 }[m[2]];
+}
+
+/** 'ok' when a facet reply carries the `_values` buckets; else why the facet group is skipped. */
+function facetProblem(reply) {
+  if (reply.status !== 200) return `${reply.status}: ${reply.value?.message ?? JSON.stringify(reply.value)}`;
+  const buckets = reply.value?.aggregations?.sections;
+  if (!Array.isArray(buckets) || buckets.some((b) => typeof b?._key !== 'string' || typeof b?._doc_count !== 'number')) {
+    return `unexpected aggregations: ${JSON.stringify(reply.value?.aggregations).slice(0, 200)}`;
+  }
+  return 'ok';
+}
+
+async function call(client, method, path, body, headers = { 'content-type': 'application/json' }) {
+  const res = await client.request({ method, path, headers, body });
+  const text = await res.body.text();
+  return { status: res.statusCode, value: text.length > 0 ? JSON.parse(text) : undefined };
+}
+
+function check(reply, what) {
+  if (reply.status >= 300) throw new Error(`${what} answered ${reply.status}: ${JSON.stringify(reply.value)}`);
+  return reply.value;
+}
+
+async function main() {
+  const outDir = resultsDir();
+  const queriesFile = JSON.parse(readFileSync(join(PEERS, 'queries.json'), 'utf8'));
+  const queries = queriesFile.queries;
+  const timed = queries.filter((q) => q.group !== 'facet');
+  const facets = queries.filter((q) => q.group === 'facet');
+  const bodies = new Map(queries.map((q) => [q.id, requestFor(q)]));
+
+  let t0 = process.hrtime.bigint();
+  const docs = loadCorpus();
+  const parseS = Number(process.hrtime.bigint() - t0) / 1e9;
+
+  const data = mkdtempSync(join(tmpdir(), 'tessera-bench-search-'));
+  const port = await freePort();
+  let stderr = '';
+  const server = spawn(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
+    { stdio: ['ignore', 'inherit', 'pipe'] });
+  server.stderr.on('data', (d) => { stderr += d; process.stderr.write(d); });
+  const exited = new Promise((res) => server.once('exit', res));
+  let client;
+  try {
+    client = new Client(`http://127.0.0.1:${port}`, { pipelining: 1, keepAliveTimeout: 60_000, bodyTimeout: 0, headersTimeout: 0 });
+    for (let i = 0; ; i++) {
+      try { await call(client, 'GET', '/'); break; } catch (err) {
+        if (i >= 300 || server.exitCode !== null) throw new Error(`server did not start: ${err.message}\n${stderr}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+    const rssAfterStart = memoryOf(server.pid).peak;
+
+    // --- Indexing: from parsed documents to the durable commit.
+    t0 = process.hrtime.bigint();
+    check(await call(client, 'PUT', INDEX, JSON.stringify({ _settings: { number_of_shards: SHARDS, number_of_replicas: 0 }, _schema: SCHEMA })), 'PUT /debian/');
+    function* chunks() {
+      let parts = [];
+      let bytes = 0;
+      for (const doc of docs) {
+        parts.push(doc);
+        bytes += doc.length + 1;
+        if (bytes >= CHUNK_BYTES) { yield Buffer.from(parts.join('\n') + '\n'); parts = []; bytes = 0; }
+      }
+      if (parts.length > 0) yield Buffer.from(parts.join('\n') + '\n');
+    }
+    const report = check(await call(client, 'RESTORE', INDEX, Readable.from(chunks()), { 'content-type': 'application/x-ndjson' }), 'RESTORE');
+    check(await call(client, 'COMMIT', INDEX), 'COMMIT');
+    const buildS = Number(process.hrtime.bigint() - t0) / 1e9;
+    if (report.indexed !== docs.length) {
+      const failures = report.items.filter((it) => it.status !== undefined).slice(0, 5);
+      throw new Error(`RESTORE indexed ${report.indexed} of ${docs.length}: ${JSON.stringify(failures)}`);
+    }
+    const bytesAtCommit = du(data);
+    const rssAfterBuild = memoryOf(server.pid).peak;
+    const { total: counted } = check(await call(client, 'COUNT', INDEX), 'COUNT');
+    if (counted !== docs.length) throw new Error(`COUNT answered ${counted}, expected ${docs.length}`);
+
+    // --- Queries: one connection, one at a time; one warm-up pass, one timed pass (common.run_queries).
+    const search = (q) => call(client, 'SEARCH', INDEX, bodies.get(q.id));
+    for (const q of timed) check(await search(q), `query ${q.id}`);
+    let facetStatus = 'ok';
+    for (const q of facets) {
+      const reply = await search(q);
+      facetStatus = facetProblem(reply);
+      if (facetStatus !== 'ok') break;
+    }
+    const lat = Object.fromEntries([...GROUPS, 'facet'].map((g) => [g, []]));
+    const took = Object.fromEntries([...GROUPS, 'facet'].map((g) => [g, []]));
+    const per = {};
+    const clock = process.hrtime.bigint;
+    const tAll0 = clock();
+    for (const q of timed) {
+      const start = clock();
+      const value = check(await search(q), `query ${q.id}`);
+      lat[q.group].push(Number(clock() - start) / 1000);
+      took[q.group].push(tookUs(value.took));
+      per[q.id] = { count: value.total, top: value.hits.map((h) => (SELECTOR === undefined ? h._id : h)) };
+    }
+    const tAll = Number(clock() - tAll0) / 1e9;
+    if (facetStatus === 'ok') {
+      for (const q of facets) {
+        const start = clock();
+        const value = check(await search(q), `query ${q.id}`);
+        lat.facet.push(Number(clock() - start) / 1000);
+        took.facet.push(tookUs(value.took));
+        per[q.id] = { facet: value.aggregations.sections.map((b) => [b._key, b._doc_count]) };
+      }
+    }
+    const stats = {};
+    for (const [g, v] of Object.entries(lat)) if (v.length > 0) stats[g] = summarize(v);
+    stats.all1000 = summarize(GROUPS.flatMap((g) => lat[g]));
+    stats.all1000.wall_qps = round1(timed.length / tAll);
+    // The server's own `took` (handler start to the page built: body, search, fetch; not the HTTP
+    // exchange, the response's JSON or the client): the rest of the latency is the round trip.
+    const serverTook = {};
+    for (const [g, v] of Object.entries(took)) if (v.length > 0) serverTook[g] = summarize(v);
+    serverTook.all1000 = summarize(GROUPS.flatMap((g) => took[g]));
+    // The fixed cost of one query on this connection: a search that matches nothing.
+    const floorBody = JSON.stringify({ _query: { _match_none: {} }, _limit: 0 });
+    const floorLat = [];
+    for (let i = 0; i < 1000; i++) {
+      const start = clock();
+      check(await call(client, 'SEARCH', INDEX, floorBody), 'empty search');
+      if (i >= 200) floorLat.push(Number(clock() - start) / 1000);
+    }
+    const floor = summarize(floorLat);
+    const rssEnd = memoryOf(server.pid).peak;
+    const bytesBeforeShutdown = du(data);
+
+    await client.close();
+    client = undefined;
+    server.kill('SIGTERM');
+    await exited;
+    const bytesAfterShutdown = du(data);
+
+    let commit = 'unknown';
+    try {
+      const git = (args) => execSync(`git ${args}`, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+      commit = git('rev-parse --short HEAD') + (git('status --porcelain -- packages') === '' ? '' : '+uncommitted packages/');
+    } catch { /* not a checkout */ }
+    const version = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')).version;
+    const result = {
+      engine: ENGINE, version: `tessera ${version} (${commit}, node ${process.version}, ${SHARDS} shard${SHARDS === 1 ? '' : 's'})`, run: RUN,
+      docs: docs.length, parse_s: Math.round(parseS * 100) / 100,
+      index: { seconds: Math.round(buildS * 100) / 100, docs_per_s: round1(docs.length / buildS), bytes: bytesAtCommit, mb: round1(bytesAtCommit / 1048576) },
+      rss_mb: { after_parse: rssAfterStart, peak_after_build: rssAfterBuild, peak_end: rssEnd },
+      extra: {
+        shards: SHARDS, selector: SELECTOR ?? null, connections: 1, count_mode: 'exact',
+        bytes_before_shutdown: bytesBeforeShutdown, bytes_after_shutdown: bytesAfterShutdown,
+        facet: facetStatus, rss_note: 'server process VmHWM (client not included)',
+        empty_search: { qps: floor.qps, p50_us: floor.p50_us, p99_us: floor.p99_us },
+        server_took: Object.fromEntries(Object.entries(serverTook).map(([g, t]) => [g, { p50_us: t.p50_us, p99_us: t.p99_us, mean_us: round1(1e6 / t.qps) }])),
+      },
+      query: stats,
+      results: per,
+    };
+    const outFile = join(outDir, `${ENGINE}-run${RUN}.json`);
+    writeFileSync(outFile, JSON.stringify(result));
+    printTable(result, facetStatus, outFile);
+    printAgreement(per, queries, outDir);
+    console.log(`\nBeside the peers (medians over runs, count agreement): ${process.env.PEERS_OUT ? `PEERS_OUT=${process.env.PEERS_OUT} ` : ''}bash ${join(PEERS, 'run.sh')} report`);
+  } finally {
+    if (client) await client.destroy();
+    if (server.exitCode === null && server.signalCode === null) { server.kill('SIGTERM'); await exited; }
+    if (process.env.KEEP_DATA === '1') console.log(`data kept in ${data}`);
+    else rmSync(data, { recursive: true, force: true, maxRetries: 3 });
+  }
+}
+
+function printTable(r, facetStatus, outFile) {
+  const ms = (us) => (us === null || us === undefined ? '-' : (us / 1000).toFixed(2));
+  const n = (x) => (x === null || x === undefined ? '-' : Math.round(x).toLocaleString('en-US'));
+  console.log(`${r.version}, ${cpus().length} cores; ${r.docs.toLocaleString('en-US')} documents`);
+  console.log(`index: ${r.index.seconds} s, ${n(r.index.docs_per_s)} docs/s; on disk ${r.index.mb} MiB after COMMIT`
+    + ` (${round1(r.extra.bytes_before_shutdown / 1048576)} MiB after the queries, ${round1(r.extra.bytes_after_shutdown / 1048576)} MiB after shutdown)`);
+  console.log(`server peak RSS: ${r.rss_mb.after_parse} MiB after start, ${r.rss_mb.peak_after_build} MiB after indexing, ${r.rss_mb.peak_end} MiB at the end`);
+  console.log('\n| group | queries | q/s | p50 ms | p99 ms | server took: mean ms | p50 ms | p99 ms |');
+  console.log('|---|---|---|---|---|---|---|---|');
+  for (const g of ['all1000', ...GROUPS, 'facet']) {
+    const s = r.query[g];
+    const t = r.extra.server_took[g];
+    if (!s) { console.log(`| ${g} | 0 | skipped: ${facetStatus} | - | - | - | - | - |`); continue; }
+    console.log(`| ${g} | ${s.n} | ${n(s.qps)}${g === 'all1000' ? ` (wall ${n(s.wall_qps)})` : ''} | ${ms(s.p50_us)} | ${ms(s.p99_us)} | ${ms(t.mean_us)} | ${ms(t.p50_us)} | ${ms(t.p99_us)} |`);
+  }
+  const f = r.extra.empty_search;
+  console.log(`fixed cost per query (SEARCH matching nothing, same connection): ${n(f.qps)} q/s, p50 ${ms(f.p50_us)} ms, p99 ${ms(f.p99_us)} ms`);
+  console.log(`\nwrote ${outFile}`);
+}
+
+/**
+ * Two top-10 bucket lists with the same counts in the same order, differing
+ * only in how equal counts are ordered (Tessera: key descending, API.md §10.2;
+ * Xapian's top_values: key ascending) and so which key a tie at the cut keeps.
+ */
+function sameUpToTies(a, b) {
+  if (a.length !== b.length || a.some(([, c], i) => c !== b[i][1])) return false;
+  const counts = new Map(b);
+  return a.every(([k, c]) => !counts.has(k) || counts.get(k) === c);
+}
+
+/** Totals against Xapian's first run (what compare.py compares with), with the disagreeing queries. */
+function printAgreement(per, queries, outDir) {
+  const files = existsSync(outDir) ? readdirSync(outDir).filter((f) => /^xapian-run.*\.json$/.test(f) && !f.endsWith('-runt.json')).sort() : [];
+  if (files.length === 0) { console.log('\nno Xapian results to compare with: run `bash run.sh xapian 1` first'); return; }
+  const ref = JSON.parse(readFileSync(join(outDir, files[0]), 'utf8'));
+  console.log(`\nagainst ${files[0]} (Xapian: ${ref.index.docs_per_s} docs/s, ${ref.index.mb} MiB, all1000 ${ref.query.all1000.qps} q/s):`);
+  console.log('| group | totals equal | within 0.5 % | Tessera hits | Xapian hits | sum differs by | largest difference |');
+  console.log('|---|---|---|---|---|---|---|');
+  const differing = [];
+  for (const g of [...GROUPS, 'facet']) {
+    let equal = 0, close = 0, seen = 0, mine = 0, theirs = 0, worst = 0;
+    for (const q of queries.filter((x) => x.group === g)) {
+      const a = per[q.id], b = ref.results[String(q.id)];
+      if (!a || !b) continue;
+      seen++;
+      if (g === 'facet') {
+        if (JSON.stringify(a.facet) === JSON.stringify(b.facet)) equal++;
+        else differing.push({ q, mine: a.facet, theirs: b.facet });
+        if (sameUpToTies(a.facet, b.facet)) close++;
+        continue;
+      }
+      mine += a.count; theirs += b.count;
+      const off = Math.abs(a.count - b.count) / Math.max(1, b.count);
+      if (a.count === b.count) equal++;
+      else differing.push({ q, mine: a.count, theirs: b.count });
+      if (off <= 0.005) close++;
+      worst = Math.max(worst, off);
+    }
+    const share = (k) => `${k}/${seen} (${(100 * k / seen).toFixed(1)} %)`;
+    const pc = (x) => `${(100 * x).toFixed(2)} %`;
+    if (seen === 0) console.log(`| ${g} | - | - | - | - | - | - |`);
+    else if (g === 'facet') console.log(`| ${g} (top-10 equal; up to the order of ties) | ${share(equal)} | ${share(close)} | - | - | - | - |`);
+    else {
+      console.log(`| ${g} | ${share(equal)} | ${share(close)} | ${mine.toLocaleString('en-US')} | ${theirs.toLocaleString('en-US')} | `
+        + `${pc((mine - theirs) / Math.max(1, theirs))} | ${pc(worst)} |`);
+    }
+    if (g === 'range') {
+      const topEqual = queries.filter((x) => x.group === 'range' && per[x.id] && ref.results[String(x.id)])
+        .filter((x) => JSON.stringify(per[x.id].top) === JSON.stringify(ref.results[String(x.id)].top)).length;
+      console.log(`| range top-10 ids | ${share(topEqual)} | | | | | |`);
+    }
+  }
+  if (differing.length > 0) {
+    console.log(`\n${differing.length} queries differ (the first 25 counts, the first 5 facets):`);
+    const shown = [...differing.filter((d) => d.q.group !== 'facet').slice(0, 25), ...differing.filter((d) => d.q.group === 'facet').slice(0, 5)];
+    for (const { q, mine, theirs } of shown) {
+      const what = q.group === 'range' ? `${q.range.from}..${q.range.to}` : `${q.terms.join(' ')}${q.section ? ` section=${q.section}` : ''}`;
+      console.log(`  #${q.id} ${q.group} [${what}]: Tessera ${JSON.stringify(mine)}, Xapian ${JSON.stringify(theirs)}`);
+    }
+  }
+}
+
+await main();
