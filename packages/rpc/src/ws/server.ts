@@ -1,0 +1,136 @@
+/**
+ * The accepting side (the coordinator): listens for peers that join by
+ * dialling, exchanges hellos, and hands each joined peer to `onPeer`. An
+ * accepted peer lives as long as its connection; a node that reconnects
+ * arrives as a new peer.
+ */
+import type { AddressInfo } from 'node:net';
+import { WebSocketServer, type ServerOptions, type WebSocket } from 'ws';
+import type { RpcHandler } from '../transport.js';
+import { awaitHello, ownHello } from './handshake.js';
+import { CloseCode, encodeHello, type PeerHello, type PeerIdentity } from './messages.js';
+import { peerOptions, type RpcPeerOptions } from './options.js';
+import { RpcPeer, closeSocket } from './peer.js';
+
+export interface RpcServerOptions extends Partial<RpcPeerOptions> {
+  /** Interface to listen on; default loopback. */
+  host?: string;
+  /** Port; 0 picks a free one (see `port` once listening). */
+  port?: number;
+  /** What this side says about itself in its hello. */
+  identity: PeerIdentity;
+  /** Serves the calls of every accepted peer (onPeer may set another with peer.serve()). */
+  handler?: RpcHandler;
+  /** A peer joined; called in the same turn as its hello, before any of its calls is read. */
+  onPeer?: (peer: RpcPeer, hello: PeerHello) => void;
+  /** A connection that sends no hello within this is closed. */
+  helloTimeoutMs?: number;
+  /** Connections open at once (joined or in handshake); more are refused with 1013. */
+  connectionsMax?: number;
+}
+
+type ServerSettings = Required<Pick<RpcServerOptions, 'host' | 'port' | 'helloTimeoutMs' | 'connectionsMax'>>;
+
+export const RPC_SERVER_DEFAULTS: Readonly<ServerSettings> = Object.freeze({ host: '127.0.0.1', port: 0, helloTimeoutMs: 5000, connectionsMax: 1024 });
+
+export class RpcServer {
+  private readonly peerSet = new Set<RpcPeer>();
+  private readonly handshaking = new Set<WebSocket>();
+  private closing: Promise<void> | undefined;
+
+  private constructor(
+    private readonly wss: WebSocketServer,
+    private readonly options: RpcServerOptions & RpcPeerOptions & ServerSettings,
+  ) {
+    wss.on('connection', (socket) => this.accept(socket));
+  }
+
+  static async listen(options: RpcServerOptions): Promise<RpcServer> {
+    const merged = {
+      ...options,
+      ...peerOptions(options),
+      host: options.host ?? RPC_SERVER_DEFAULTS.host,
+      port: options.port ?? RPC_SERVER_DEFAULTS.port,
+      helloTimeoutMs: options.helloTimeoutMs ?? RPC_SERVER_DEFAULTS.helloTimeoutMs,
+      connectionsMax: options.connectionsMax ?? RPC_SERVER_DEFAULTS.connectionsMax,
+    };
+    const serverOptions: ServerOptions & { closeTimeout: number } = {
+      host: merged.host,
+      port: merged.port,
+      maxPayload: merged.messageBytesMax,
+      perMessageDeflate: false,
+      clientTracking: false,
+      closeTimeout: merged.closeTimeoutMs,
+    };
+    const wss = new WebSocketServer(serverOptions);
+    await new Promise<void>((resolve, reject) => {
+      wss.once('listening', resolve);
+      wss.once('error', reject);
+    });
+    wss.on('error', (err) => merged.logger.error({ err }, 'rpc server error'));
+    return new RpcServer(wss, merged);
+  }
+
+  get port(): number {
+    return (this.wss.address() as AddressInfo).port;
+  }
+
+  /** `ws://host:port` to give to connectPeer. */
+  get url(): string {
+    const { address, family } = this.wss.address() as AddressInfo;
+    return `ws://${family === 'IPv6' ? `[${address}]` : address}:${this.port}`;
+  }
+
+  /** Peers that joined and are still connected. */
+  get peers(): ReadonlySet<RpcPeer> {
+    return this.peerSet;
+  }
+
+  /** Stops listening and closes every connection. */
+  close(): Promise<void> {
+    if (this.closing !== undefined) return this.closing;
+    const waits: Array<Promise<void>> = [];
+    for (const socket of this.handshaking) waits.push(closeSocket(socket, CloseCode.goingAway, 'server closing'));
+    for (const peer of this.peerSet) waits.push(peer.close());
+    waits.push(new Promise((resolve) => this.wss.close(() => resolve())));
+    this.closing = Promise.all(waits).then(() => undefined);
+    return this.closing;
+  }
+
+  private accept(socket: WebSocket): void {
+    const { logger } = this.options;
+    socket.on('error', (err) => logger.debug({ err }, 'rpc socket error'));
+    if (this.closing !== undefined || this.handshaking.size + this.peerSet.size >= this.options.connectionsMax) {
+      logger.warn({ connectionsMax: this.options.connectionsMax }, 'rpc connection refused');
+      socket.close(CloseCode.tryAgainLater, 'too many connections');
+      return;
+    }
+    this.handshaking.add(socket);
+    awaitHello(socket, this.options.messageBytesMax, this.options.helloTimeoutMs, (hello) => {
+      this.handshaking.delete(socket);
+      this.join(socket, hello);
+    }, (failure) => {
+      this.handshaking.delete(socket);
+      logger.warn({ reason: failure.reason }, 'rpc handshake failed');
+      if (failure.closeCode !== undefined) socket.close(failure.closeCode, failure.reason.slice(0, 120));
+    });
+  }
+
+  private join(socket: WebSocket, hello: PeerHello): void {
+    const peer = new RpcPeer(this.options);
+    if (this.options.handler !== undefined) peer.serve(this.options.handler);
+    socket.send(encodeHello(ownHello(this.options.identity, this.options.messageBytesMax)));
+    peer.attach(socket, hello);
+    this.peerSet.add(peer);
+    const forget = (): void => { this.peerSet.delete(peer); };
+    peer.once('lost', forget);
+    peer.once('closed', forget);
+    this.options.logger.info({ peer: hello.name, role: hello.role }, 'rpc peer joined');
+    try {
+      this.options.onPeer?.(peer, hello);
+    } catch (err) {
+      this.options.logger.error({ peer: hello.name, err }, 'rpc peer refused by onPeer');
+      void peer.close();
+    }
+  }
+}
