@@ -73,8 +73,8 @@ export class SegmentReader implements PostingsSource {
     for (const h of header.numbers) {
       const min = f64(h.min);
       this.numbers.set(h.slot, h.offsets === undefined
-        ? new NumericColumn(this.docCount, min, min, null, min)
-        : new NumericColumn(this.docCount, min, f64(h.max!), u32(h.offsets), f64(h.values!)));
+        ? new NumericColumn(this.docCount, min, min, null, min, true)
+        : new NumericColumn(this.docCount, min, f64(h.max!), u32(h.offsets), f64(h.values!), true));
     }
     for (const h of header.strings) {
       const dictionary = new StringDictionary(u8(h.dictionaryBytes), u32(h.dictionaryOffsets));

@@ -2,6 +2,7 @@ import fc from 'fast-check';
 import { Bitset } from './bitset.js';
 import { NumericColumnBuilder, StringColumnBuilder } from './column-builder.js';
 import { gatherNumeric, gatherStrings } from './gather.js';
+import { NumericColumn } from './numeric-column.js';
 import { StringDictionary } from './string-dictionary.js';
 
 const numberArb = fc.oneof(fc.integer({ min: -50, max: 50 }), fc.double({ min: -1e6, max: 1e6, noNaN: true }));
@@ -99,5 +100,29 @@ describe('string columns', () => {
       gathered.scanRange(from, to, again);
       expect(bits(again)).toEqual(expected);
     }));
+  });
+
+  test('an immutable column answers ranges through its sorted index exactly as the scan does', () => {
+    fc.assert(fc.property(fc.boolean(), fc.integer({ min: 1, max: 1 << 30 }), (multi, seed) => {
+      let state = seed;
+      const next = (): number => (state = (Math.imul(state, 1103515245) + 12345) >>> 0) / 2 ** 32;
+      const docs = 6000;
+      const builder = new NumericColumnBuilder();
+      for (let o = 0; o < docs; o++) {
+        if (next() < 0.1) continue; // no value
+        const n = multi && next() < 0.3 ? 2 + Math.floor(next() * 3) : 1;
+        builder.add(o, Array.from({ length: n }, () => Math.floor(next() * 5000) - 100));
+      }
+      const mutable = builder.column(docs);
+      const frozen = new NumericColumn(docs, mutable.min, mutable.max, mutable.offsets, mutable.values, true);
+      for (const width of [0, 3, 40, 800, 6000]) {
+        const from = Math.floor(next() * 5000) - 100;
+        const expected = new Bitset(docs);
+        const got = new Bitset(docs);
+        const n = mutable.scanRange(from, from + width, expected);
+        expect(frozen.scanRange(from, from + width, got)).toBe(n);
+        expect(bits(got)).toEqual(bits(expected));
+      }
+    }), { numRuns: 20 });
   });
 });
