@@ -14,6 +14,7 @@
 import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
 import { compareCodePoints } from '../segments/write-buffer.js';
 import type { NumericColumn } from '../values/numeric-column.js';
+import { indexOfSorted } from '../values/sorted-search.js';
 import type { StringColumn } from '../values/string-column.js';
 import { OrderedBitsetScorer } from './ordinal-scorers.js';
 import { ordinalsInDocidOrder, type SearchReader } from './reader.js';
@@ -261,13 +262,5 @@ function seekOrdinal(docids: Uint32Array, from: number, count: number, docid: nu
     hi += step;
     step <<= 1;
   }
-  if (hi >= count) hi = count - 1;
-  while (lo <= hi) {
-    const mid = (lo + hi) >>> 1;
-    const d = docids[mid]!;
-    if (d < docid) lo = mid + 1;
-    else if (d > docid) hi = mid - 1;
-    else return mid;
-  }
-  return -1;
+  return indexOfSorted(docids, docid, lo, Math.min(hi, count - 1));
 }

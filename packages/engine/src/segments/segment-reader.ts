@@ -9,6 +9,7 @@ import { PostingsIterator, type PostingsSource } from '../postings/postings-iter
 import type { TermPostingsInfo } from '../postings/postings-writer.js';
 import { Bitset } from '../values/bitset.js';
 import { NumericColumn } from '../values/numeric-column.js';
+import { indexOfSorted } from '../values/sorted-search.js';
 import { StringColumn } from '../values/string-column.js';
 import { StringDictionary } from '../values/string-dictionary.js';
 import { SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats, type Section, type SegmentHeader } from './segment-format.js';
@@ -157,17 +158,7 @@ export class SegmentReader implements PostingsSource {
 
   /** The ordinal of `docid`, or −1 (binary search). */
   ordinalOf(docid: number): number {
-    const docids = this.docids;
-    let lo = 0;
-    let hi = docids.length - 1;
-    while (lo <= hi) {
-      const mid = (lo + hi) >>> 1;
-      const d = docids[mid]!;
-      if (d < docid) lo = mid + 1;
-      else if (d > docid) hi = mid - 1;
-      else return mid;
-    }
-    return -1;
+    return indexOfSorted(this.docids, docid, 0, this.docids.length - 1);
   }
 
   isLive(docid: number): boolean {
