@@ -1,0 +1,2 @@
+/** Lua 5.4 scripts in writes (API.md §11), through wasmoon. */
+export {};
