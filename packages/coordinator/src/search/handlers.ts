@@ -115,7 +115,8 @@ export class SearchHandlers {
     }
     const offset = unsignedFrom(body._offset, '_offset') ?? params.unsigned('offset') ?? 0;
     const limit = unsignedFrom(body._limit, '_limit') ?? params.unsigned('limit') ?? 10;
-    unsignedFrom(body._check_at_least, '_check_at_least');
+    // Totals are always exact (API.md §9.2): the value is only validated.
+    if (unsignedFrom(body._check_at_least, '_check_at_least') === undefined) params.unsigned('check_at_least');
     if (offset + limit > RESULT_WINDOW_MAX) throw apiErrors.badBody(`_offset + _limit must not exceed ${RESULT_WINDOW_MAX}`);
     const request: SearchRequest = { offset, limit };
     if (body._query !== undefined) request.query = body._query;

@@ -36,7 +36,11 @@ export function stringLeaf(
  */
 export function parseRangeString(s: string): { from: RangeEnd; to: RangeEnd } | null {
   let inner = s.trim();
-  if (inner.startsWith('[') && inner.endsWith(']') && inner.length >= 2) inner = inner.slice(1, -1);
+  const open = inner.startsWith('[');
+  const close = inner.endsWith(']') && inner.length >= 2;
+  // One bracket without the other is a malformed range, not an end that happens to start with `[`.
+  if (open !== close) return null;
+  if (open) inner = inner.slice(1, -1);
   const dots = inner.indexOf('..');
   if (dots < 0) return null;
   const from = inner.slice(0, dots).trim();

@@ -95,6 +95,7 @@ export class QueryCompiler {
       case 'string':
         return this.string(spec, value);
       case 'cast': {
+        checkCast(value.cast, spec);
         const casted = castValue(value.cast, value.value);
         return casted === undefined ? NONE_WEIGHT : this.equal(spec, casted);
       }
@@ -123,11 +124,8 @@ export class QueryCompiler {
     if (spec.type === 'text') return this.text(plainText(String(raw)), textContext(spec)) ?? NONE_WEIGHT;
     const value = convert(spec.type, raw);
     if (value === undefined) return NONE_WEIGHT;
-    if (spec.index.fieldTerms) return new TermWeight(fieldTerm(spec, value), null, '', 0);
-    if (!spec.index.fieldValues) return NONE_WEIGHT;
-    if (spec.type === 'keyword') return new ValueWeight(spec.slot, { kind: 'string', from: String(value), to: String(value) });
-    const n = numericValue(value);
-    return new ValueWeight(spec.slot, { kind: 'numeric', from: n, to: n });
+    // A field indexed without terms is not matched by a term query (its values still sort and range).
+    return spec.index.fieldTerms ? new TermWeight(fieldTerm(spec, value), null, '', 0) : NONE_WEIGHT;
   }
 
   /** Whole keyword values: exact (lower-cased unless `_bool_term`), `v*` wildcard, `v**` prefix; fuzzy searches `v`. */
@@ -455,6 +453,35 @@ function rawValue(value: LeafValue): IndexValue | undefined {
 }
 
 /** `{"_<cast>": v}`: v converted to the cast's type (undefined when impossible or the type is not supported). */
+/** What a cast may be applied to (§9.3): numbers, booleans and text interconvert; dates, geo and uuid cast to text only. */
+type CastFamily = 'number' | 'boolean' | 'text' | 'date' | 'geo' | 'uuid' | 'other';
+
+function castFamily(type: string): CastFamily {
+  if (isNumericType(type as ScalarType)) return 'number';
+  if (type === 'boolean') return 'boolean';
+  if (type === 'text' || type === 'keyword' || type === 'string' || type === 'term') return 'text';
+  if (type === 'date' || type === 'datetime' || type === 'time' || type === 'timedelta') return 'date';
+  if (type === 'geo') return 'geo';
+  if (type === 'uuid') return 'uuid';
+  return 'other';
+}
+
+const CAST_FAMILIES: Readonly<Record<CastName, CastFamily>> = {
+  _integer: 'number', _positive: 'number', _float: 'number', _boolean: 'boolean', _keyword: 'text', _term: 'text',
+  _text: 'text', _string: 'text', _date: 'date', _datetime: 'date', _time: 'date', _timedelta: 'date', _uuid: 'uuid',
+};
+
+/** 400 when the cast cannot apply to the field's type. */
+function checkCast(cast: CastName, spec: FieldSpec): void {
+  const from = CAST_FAMILIES[cast];
+  const to = castFamily(spec.type);
+  if (from === to) return;
+  const interconvert = (f: CastFamily): boolean => f === 'number' || f === 'boolean' || f === 'text';
+  if (interconvert(from) && interconvert(to)) return;
+  if ((from === 'date' || from === 'uuid' || from === 'geo') && to === 'text') return;
+  throw queryErrors.invalidQuery(`Cast ${cast} does not apply to field '${spec.path}' of type ${spec.type}`);
+}
+
 function castValue(cast: CastName, inner: LeafValue): IndexValue | undefined {
   const type = CAST_TYPES[cast];
   if (type === undefined) return undefined;
