@@ -248,6 +248,26 @@ describe('ShardIndex', () => {
     });
   });
 
+  test('a buffer that stops changing is flushed into a segment after idleFlushMs', async () => {
+    await withDb(async (_db, open) => {
+      const index = await open({ idleFlushMs: 40 });
+      const model = new Map<number, Body>();
+      for (let d = 1; d <= 30; d++) {
+        const body = { section: SECTIONS[d % 3]!, words: WORDS[d % 5]!, size: d };
+        model.set(d, body);
+        index.apply({ seq: d, docid: d, id: `d${d}`, body }, schema);
+      }
+      expect(index.metrics().segments).toBe(0);
+      const deadline = Date.now() + 5000;
+      while (index.metrics().segments === 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+      expect(index.metrics()).toMatchObject({ segments: 1, writeBufferDocs: 0, frozenBuffers: 0 });
+      expectMatches(index, model);
+      // Nothing changed since: no further flush.
+      await new Promise((r) => setTimeout(r, 120));
+      expect(index.metrics().flushes).toBe(1);
+    });
+  });
+
   test('apply checks seq order; a delete of an unknown docid is harmless', async () => {
     await withDb(async (db, open) => {
       const index = await open();

@@ -56,6 +56,13 @@ export interface ShardIndexOptions {
   mergePolicy?: TieredMergePolicy | TieredMergePolicyOptions;
   /** First wait before retrying a failed flush or merge, ms. Default 1,000. */
   retryMs?: number;
+  /**
+   * A buffer that has taken no change for this long is flushed into a
+   * segment (ENGINE.md: on its budget "or when it idles"), so that a quiet
+   * index is searched through segments and their sorted/encoded structures,
+   * not the write buffer. Default 1,000 ms; 0 turns it off.
+   */
+  idleFlushMs?: number;
   /** Called with each background failure (flush, merge), after it is counted; the shard logs it. */
   onBackgroundError?: (error: unknown, task: 'flush' | 'merge') => void;
 }
@@ -64,6 +71,7 @@ export const SHARD_INDEX_DEFAULTS = {
   writeBufferBytesMax: 32 * 1024 * 1024,
   writeBufferOpsMax: 50_000,
   retryMs: 1000,
+  idleFlushMs: 1000,
 } as const;
 
 /** Longest wait between two retries of a failing flush, ms. */
@@ -119,6 +127,8 @@ export class ShardIndex {
   private mergeRetryAt = 0;
   private wake: (() => void) | null = null;
   private closing = false;
+  private lastChangeAt = 0;
+  private idleTimer: NodeJS.Timeout | null = null;
   private readonly settings: Required<Omit<ShardIndexOptions, 'mergePolicy' | 'onBackgroundError'>>;
   private readonly policy: TieredMergePolicy;
   private readonly onBackgroundError: (error: unknown, task: 'flush' | 'merge') => void;
@@ -131,11 +141,13 @@ export class ShardIndex {
       writeBufferBytesMax: options.writeBufferBytesMax ?? SHARD_INDEX_DEFAULTS.writeBufferBytesMax,
       writeBufferOpsMax: options.writeBufferOpsMax ?? SHARD_INDEX_DEFAULTS.writeBufferOpsMax,
       retryMs: options.retryMs ?? SHARD_INDEX_DEFAULTS.retryMs,
+      idleFlushMs: options.idleFlushMs ?? SHARD_INDEX_DEFAULTS.idleFlushMs,
     };
     const s = this.settings;
     assert.ok(Number.isFinite(s.writeBufferBytesMax) && s.writeBufferBytesMax > 0, 'writeBufferBytesMax must be positive');
     assert.ok(Number.isInteger(s.writeBufferOpsMax) && s.writeBufferOpsMax >= 1, 'writeBufferOpsMax must be a positive integer');
     assert.ok(Number.isFinite(s.retryMs) && s.retryMs >= 0, 'retryMs must be ≥ 0');
+    assert.ok(Number.isFinite(s.idleFlushMs) && s.idleFlushMs >= 0, 'idleFlushMs must be ≥ 0');
     this.policy = options.mergePolicy instanceof TieredMergePolicy ? options.mergePolicy : new TieredMergePolicy(options.mergePolicy);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
     this.segments = [...store.readers];
@@ -185,7 +197,31 @@ export class ShardIndex {
     this.currentOps++;
     if (this.currentOps >= this.settings.writeBufferOpsMax || this.current.memoryBytes() >= this.settings.writeBufferBytesMax) {
       this.rotate();
+    } else {
+      this.noteChange();
     }
+  }
+
+  /** Last change time for the idle flush, checked by one coarse timer (not one per write). */
+  private noteChange(): void {
+    const idleMs = this.settings.idleFlushMs;
+    if (idleMs === 0) return;
+    this.lastChangeAt = Date.now();
+    if (this.idleTimer !== null) return;
+    this.idleTimer = setInterval(() => {
+      if (this.closing || this.currentOps === 0) {
+        this.stopIdleTimer();
+      } else if (Date.now() - this.lastChangeAt >= idleMs) {
+        this.stopIdleTimer();
+        this.rotate();
+      }
+    }, Math.max(1, idleMs / 2));
+    this.idleTimer.unref();
+  }
+
+  private stopIdleTimer(): void {
+    if (this.idleTimer !== null) clearInterval(this.idleTimer);
+    this.idleTimer = null;
   }
 
   /**
@@ -233,6 +269,7 @@ export class ShardIndex {
   /** Stop background work: waits for the running flush and merge (no new retries start). Unflushed changes come back by replay. */
   async close(): Promise<void> {
     this.closing = true;
+    this.stopIdleTimer();
     this.wake?.();
     while (this.flushing !== null || this.merging !== null) await Promise.all([this.flushing, this.merging]);
   }

@@ -17,7 +17,7 @@ import type { Query, SortKey } from '../query/ast.js';
 import { ID_SLOT, QueryCompiler } from './compile.js';
 import type { SearchReader } from './reader.js';
 import { SortCollector, type SortPlan, type SortValue } from './sort-collector.js';
-import { Statistics, type Weight } from './weight.js';
+import { Statistics, ValueWeight, type Weight } from './weight.js';
 
 export interface SearchRequest {
   readonly query: Query;
@@ -85,7 +85,19 @@ function run(
     return { total: collector.total, hits };
   }
   const collector = new SortCollector(plans, request.k);
+  const first = plans[0];
+  // A range sorted by its own field: read the matches in value order from the sorted index.
+  const range = aggregator === null && weight instanceof ValueWeight && weight.filter.kind === 'numeric'
+    && first !== undefined && first.kind === 'slot' && first.slot === weight.slot && first.reference === null
+    ? { slot: weight.slot, from: weight.filter.from, to: weight.filter.to } : null;
   for (const reader of readers) {
+    if (range !== null && reader.stringColumn(range.slot) === null) {
+      const run = reader.numericColumn(range.slot)?.sortedRun(range.from, range.to) ?? null;
+      if (run !== null) {
+        collector.collectSortedRun(reader, run.ordinals, run.values, run.lo, run.hi);
+        continue;
+      }
+    }
     const scorer = weight.scorer(reader);
     if (scorer !== null) collector.collectAll(reader, aggregator === null ? scorer : aggregator.wrap(reader, scorer));
   }

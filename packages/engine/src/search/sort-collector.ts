@@ -54,12 +54,7 @@ export class SortCollector {
 
   /** Collect every document of `scorer`, which walks `reader`. */
   collectAll(reader: SearchReader, scorer: Scorer): void {
-    for (let i = 0; i < this.plans.length; i++) {
-      const plan = this.plans[i]!;
-      this.numeric[i] = plan.kind === 'slot' ? reader.numericColumn(plan.slot) : null;
-      this.strings[i] = plan.kind === 'slot' ? reader.stringColumn(plan.slot) : null;
-    }
-    this.prepareFirstKey();
+    this.prepare(reader);
     if (scorer instanceof OrderedBitsetScorer && scorer.reader === reader) {
       this.collectBits(scorer);
       return;
@@ -78,6 +73,48 @@ export class SortCollector {
         if (ordinal < 0) continue;
       }
       this.collect(d, ordinal, scorer);
+    }
+  }
+
+  private prepare(reader: SearchReader): void {
+    for (let i = 0; i < this.plans.length; i++) {
+      const plan = this.plans[i]!;
+      this.numeric[i] = plan.kind === 'slot' ? reader.numericColumn(plan.slot) : null;
+      this.strings[i] = plan.kind === 'slot' ? reader.stringColumn(plan.slot) : null;
+    }
+    this.prepareFirstKey();
+  }
+
+  /**
+   * A weight-0 range on the first sort key's own column, given as its run of
+   * the column's value-sorted index (ascending values in [lo, hi)): the
+   * matches are read best first and the walk stops once the heap is full and
+   * the next value is strictly worse than the worst kept one (equal values
+   * still compete on the later keys). The total is exact: the run's live
+   * documents.
+   */
+  collectSortedRun(reader: SearchReader, ordinals: Uint32Array, values: Float64Array, lo: number, hi: number): void {
+    this.prepare(reader);
+    const allLive = reader.liveCount === reader.docCount;
+    if (allLive) {
+      this.total += hi - lo;
+    } else {
+      for (let i = lo; i < hi; i++) if (reader.isLiveOrdinal(ordinals[i]!)) this.total++;
+    }
+    if (this.k === 0) return;
+    const descending = (this.plans[0] as { order: 'asc' | 'desc' }).order === 'desc';
+    const docids = reader.docidOf;
+    const heap = this.heap;
+    for (let n = 0; n < hi - lo; n++) {
+      const i = descending ? hi - 1 - n : lo + n;
+      const ordinal = ordinals[i]!;
+      if (!allLive && !reader.isLiveOrdinal(ordinal)) continue;
+      if (heap.length >= this.k) {
+        const worst = heap[0]!.values[0];
+        const v = values[i]!;
+        if (typeof worst === 'number' && (descending ? v < worst : v > worst)) break;
+      }
+      this.offer(docids[ordinal]!, ordinal, ZERO_SCORE);
     }
   }
 
@@ -102,6 +139,11 @@ export class SortCollector {
   private collect(docid: number, ordinal: number, scorer: Scorer): void {
     this.total++;
     if (this.k === 0) return;
+    this.offer(docid, ordinal, scorer);
+  }
+
+  /** Consider one match for the heap (the total is counted by the caller). */
+  private offer(docid: number, ordinal: number, scorer: { score(): number }): void {
     const heap = this.heap;
     const full = heap.length >= this.k;
     // Most candidates lose on the first key alone once the heap is full: decide that from the typed array.
@@ -247,6 +289,9 @@ export function compareValues(a: SortValue, b: SortValue, order: 'asc' | 'desc')
   else c = typeof a === 'number' ? -1 : 1;
   return order === 'asc' ? c : -c;
 }
+
+/** The weight of a weight-0 match (ranges, filters). */
+const ZERO_SCORE = { score: (): number => 0 };
 
 /**
  * The ordinal of `docid` at or after `from` in the ascending `docids`

@@ -179,7 +179,7 @@ export type ValueFilter =
 
 /** Exact filter on a slot's doc values (ranges, equality without terms, `"*"`), scanned into a bitset; weight 0. */
 export class ValueWeight implements Weight {
-  constructor(private readonly slot: number, private readonly filter: ValueFilter) {}
+  constructor(readonly slot: number, readonly filter: ValueFilter) {}
 
   scorer(reader: SearchReader): Scorer | null {
     const f = this.filter;

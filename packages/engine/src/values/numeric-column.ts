@@ -94,6 +94,19 @@ export class NumericColumn {
   }
 
   /**
+   * The values in [from, to] in ascending order with their ordinals (a
+   * slice [lo, hi) of the sorted index), for a single-valued immutable
+   * column; null otherwise. Sorting by this column then reads matches in
+   * order instead of collecting them all.
+   */
+  sortedRun(from: number, to: number): { ordinals: Uint32Array; values: Float64Array; lo: number; hi: number } | null {
+    if (!this.immutable || this.offsets !== null || this.docCount < SORTED_INDEX_DOCS_MIN) return null;
+    if (this.sortedValues === null) this.buildSortedIndex();
+    const values = this.sortedValues!;
+    return { ordinals: this.sortedOrdinals!, values, lo: lowerBound(values, from, false), hi: lowerBound(values, to, true) };
+  }
+
+  /**
    * The range through the sorted index when it selects few enough values
    * (a quarter of the docs at most: beyond that the sequential pass wins);
    * −1 when the caller should scan.
