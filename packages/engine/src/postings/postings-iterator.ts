@@ -11,6 +11,7 @@
 import assert from 'node:assert/strict';
 import { unpackBlock } from './bitpack.js';
 import { BLOCK_SIZE, NO_MORE_DOCS } from './constants.js';
+import type { DecodedPostings } from './postings-cache.js';
 import { SKIP_ENTRY_BYTES, type TermPostingsInfo } from './postings-writer.js';
 
 /** The bytes a postings list lives in, and the ordinal → docid map of its segment. */
@@ -49,9 +50,26 @@ export class PostingsIterator {
   private positionsPointer = 0;
   private positionsDoc = 0;
   private positionsBuffer = new Int32Array(64);
+  /** The whole list already decoded (postings cache): blocks are copied from it, not unpacked. */
+  private decoded: DecodedPostings | null = null;
 
-  /** Point the iterator at another term's postings. */
-  reset(source: PostingsSource, info: TermPostingsInfo): this {
+  /** The whole list decoded into fresh arrays (to cache it); the iterator is left exhausted. */
+  decodeAll(): DecodedPostings {
+    const n = this.df;
+    const out = { ordinals: new Uint32Array(n), docids: new Uint32Array(n), freqs: new Uint32Array(n) };
+    let i = 0;
+    for (let d = this.next(); d !== NO_MORE_DOCS; d = this.next(), i++) {
+      out.ordinals[i] = this.ordinal;
+      out.docids[i] = d;
+      out.freqs[i] = this.freq;
+    }
+    assert.equal(i, n, 'postings list shorter than its df');
+    return out;
+  }
+
+  /** Point the iterator at another term's postings (`decoded`: the same list, already decoded). */
+  reset(source: PostingsSource, info: TermPostingsInfo, decoded: DecodedPostings | null = null): this {
+    this.decoded = decoded;
     this.postings = source.postings;
     this.positionsBytes = source.positions;
     this.docidOf = source.docidOf;
@@ -245,6 +263,19 @@ export class PostingsIterator {
     const ordinals = this.ordinals;
     const freqs = this.freqs;
     const tail = b === this.blockCount - 1 ? this.df - b * BLOCK_SIZE : BLOCK_SIZE;
+    const decoded = this.decoded;
+    if (decoded !== null) {
+      const start = b * BLOCK_SIZE;
+      const docids = this.docids;
+      for (let i = 0; i < tail; i++) {
+        ordinals[i] = decoded.ordinals[start + i]!;
+        docids[i] = decoded.docids[start + i]!;
+        freqs[i] = decoded.freqs[start + i]!;
+      }
+      this.blockLength = tail;
+      this.block = b;
+      return;
+    }
     if (tail === BLOCK_SIZE) {
       p = unpackBlock(bytes, p + 1, bytes[p]!, ordinals, 1);
       unpackBlock(bytes, p + 1, bytes[p]!, freqs, 1);

@@ -5,6 +5,7 @@
  */
 import assert from 'node:assert/strict';
 import { decode } from '@msgpack/msgpack';
+import { POSTINGS_CACHE_DF_MIN, postingsCache } from '../postings/postings-cache.js';
 import { PostingsIterator, type PostingsSource } from '../postings/postings-iterator.js';
 import type { TermPostingsInfo } from '../postings/postings-writer.js';
 import { Bitset } from '../values/bitset.js';
@@ -19,6 +20,9 @@ import { TermDictionary, TermsIterator } from './term-dictionary.js';
 /** Term lookups a segment remembers (a few hundred KiB at most). */
 const TERM_INFO_CACHE_MAX = 2048;
 
+/** Distinguishes readers in the process-wide postings cache. */
+let nextReaderKey = 0;
+
 export class SegmentReader implements PostingsSource {
   readonly header: SegmentHeader;
   readonly docCount: number;
@@ -32,6 +36,8 @@ export class SegmentReader implements PostingsSource {
   readonly deleted: Bitset;
   private deletedCount = 0;
   private readonly lookupCursor: TermsIterator;
+  /** This reader's prefix in the process-wide postings cache (segment ids repeat across shards). */
+  private readonly cacheKey = `${nextReaderKey++}\u0000`;
   /** Recent lookups (null: absent), copies of the cursor's scratch info; cleared when full. */
   private readonly termInfos = new Map<string, TermPostingsInfo | null>();
   private readonly numbers = new Map<number, NumericColumn>();
@@ -118,7 +124,15 @@ export class SegmentReader implements PostingsSource {
   postingsIterator(term: string, reuse?: PostingsIterator): PostingsIterator | null {
     const info = this.termInfo(term);
     if (info === null) return null;
-    return (reuse ?? new PostingsIterator()).reset(this, info);
+    const iterator = reuse ?? new PostingsIterator();
+    if (info.df < POSTINGS_CACHE_DF_MIN || postingsCache.budget === 0) return iterator.reset(this, info);
+    const key = this.cacheKey + term;
+    let decoded = postingsCache.get(key);
+    if (decoded === undefined) {
+      decoded = iterator.reset(this, info).decodeAll();
+      postingsCache.put(key, decoded);
+    }
+    return iterator.reset(this, info, decoded);
   }
 
   /** Terms starting with `prefix`, in byte order. */
