@@ -1,13 +1,11 @@
 import { accuracyTerms, createSchema, fieldSpec, type Schema, sortableToken } from '@tessera/schema';
+import { termsOfDocument } from '../segments/indexable-document.fixture.js';
 import type { IndexableDocument } from '../segments/write-buffer.js';
 import { documentTerms, globalValueSlot, ID_SLOT, idTerm, POSITION_GAP, VERSION_SLOT } from './document-terms.js';
 
 function termMap(doc: IndexableDocument): Map<string, { positions: number[] | null; freq: number }> {
-  const out = new Map<string, { positions: number[] | null; freq: number }>();
-  for (const t of doc.terms) {
-    out.set(t.term, { positions: t.positions === null ? null : Array.from(t.positions), freq: t.freq ?? (t.positions === null ? 1 : t.positions.length) });
-  }
-  return out;
+  expect(doc.positions.length).toBe(doc.terms.length);
+  return termsOfDocument(doc);
 }
 
 const slotValues = <T>(list: readonly { slot: number; values: readonly T[] }[] | undefined, slot: number): T[] | undefined =>

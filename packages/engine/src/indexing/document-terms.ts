@@ -31,7 +31,7 @@ import {
   isDateType, isNumericType, parseType, type Schema, stemTerm, textTerm, TYPE_CHARS, valueToken,
 } from '@tessera/schema';
 import { analyzerFor, NO_POSITION } from '../analysis/analyzer.js';
-import type { IndexableDocument, IndexableTerm } from '../segments/write-buffer.js';
+import type { IndexableDocument } from '../segments/write-buffer.js';
 
 /** Position gap between two values of one field (Xapian's `increase_termpos` idiom). */
 export const POSITION_GAP = 100;
@@ -71,14 +71,15 @@ export function idTerm(schema: Schema, id: string | number): string {
   return `Q${valueToken(idSpec(schema, id), id)}`;
 }
 
-/** One term being collected: positions while every occurrence has one. */
-interface TermEntry {
-  positions: number[] | null;
-  freq: number;
-}
+/** Token lists of the document being collected: scratch reused across documents (collection is synchronous). */
+const scratchTerms: string[] = [];
+const scratchPositions: number[] = [];
+/** Scratch length beyond which it is released after the document. */
+const SCRATCH_TOKENS_KEPT = 65_536;
 
 class DocumentCollector {
-  readonly terms = new Map<string, TermEntry>();
+  /** Tokens collected into the scratch lists. */
+  tokens = 0;
   /** Next free position per namespace (field prefix, `''` = global). */
   readonly nextPosition = new Map<string, number>();
   /** Token count per field prefix. */
@@ -86,17 +87,11 @@ class DocumentCollector {
   readonly numbers = new Map<number, number[]>();
   readonly strings = new Map<number, string[]>();
 
+  /** A token; NO_POSITION for terms without one (the write buffer drops a term's positions if any occurrence has none). */
   add(term: string, position: number): void {
-    const entry = this.terms.get(term);
-    if (entry === undefined) {
-      this.terms.set(term, { positions: position === NO_POSITION ? null : [position], freq: 1 });
-      return;
-    }
-    entry.freq++;
-    // A term met both with and without positions (a global text term from two fields, one `_positions: false`) keeps none.
-    if (entry.positions === null) return;
-    if (position === NO_POSITION) entry.positions = null;
-    else entry.positions.push(position);
+    scratchTerms[this.tokens] = term;
+    scratchPositions[this.tokens] = position;
+    this.tokens++;
   }
 
   number(slot: number, value: number): void {
@@ -118,19 +113,17 @@ class DocumentCollector {
   }
 
   result(): IndexableDocument {
-    const terms: IndexableTerm[] = [];
-    for (const [term, e] of this.terms) {
-      // Positions arrive ascending per namespace; a global term fed by several fields may interleave.
-      if (e.positions !== null && e.positions.length > 1) e.positions.sort((a, b) => a - b);
-      terms.push(e.positions === null ? { term, positions: null, freq: e.freq } : { term, positions: e.positions });
-    }
     const fieldLengths: Array<{ field: string; length: number }> = [];
     for (const [field, length] of this.lengths) fieldLengths.push({ field, length });
     const numbers: Array<{ slot: number; values: number[] }> = [];
     for (const [slot, values] of this.numbers) numbers.push({ slot, values });
     const strings: Array<{ slot: number; values: string[] }> = [];
     for (const [slot, values] of this.strings) strings.push({ slot, values });
-    return { terms, fieldLengths, numbers, strings };
+    const terms = scratchTerms.slice(0, this.tokens);
+    const positions = scratchPositions.slice(0, this.tokens);
+    // Don't keep a huge document's terms alive in the scratch.
+    if (scratchTerms.length > SCRATCH_TOKENS_KEPT) scratchTerms.length = scratchPositions.length = 0;
+    return { terms, positions, fieldLengths, numbers, strings };
   }
 }
 

@@ -12,7 +12,7 @@ import { Bm25Weight } from '../matching/bm25.js';
 import type { Query } from '../query/ast.js';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
-import { WriteBuffer, type IndexableDocument, type IndexableTerm } from '../segments/write-buffer.js';
+import { WriteBuffer, type IndexableDocument } from '../segments/write-buffer.js';
 import { idTerm } from './compile.js';
 import type { SearchReader } from './reader.js';
 
@@ -84,12 +84,11 @@ function spec(path: string): FieldSpec {
 
 /** Index one document the way the shard's indexer names terms, lengths and values. */
 export function indexDocument(doc: Doc): IndexableDocument {
-  const terms = new Map<string, { positions: number[] | null; freq: number }>();
+  const terms: string[] = [];
+  const positions: number[] = [];
   const add = (term: string, position: number): void => {
-    let t = terms.get(term);
-    if (t === undefined) terms.set(term, (t = { positions: position === NO_POSITION ? null : [], freq: 0 }));
-    t.freq++;
-    if (t.positions !== null && position !== NO_POSITION) t.positions.push(position);
+    terms.push(term);
+    positions.push(position);
   };
   const fieldLengths: { field: string; length: number }[] = [];
   const numbers: { slot: number; values: number[] }[] = [{ slot: 0, values: [doc.docid] }];
@@ -117,8 +116,7 @@ export function indexDocument(doc: Doc): IndexableDocument {
     for (const t of accuracyTerms(s, v)) add(t, NO_POSITION);
     if (s.index.fieldValues) numbers.push({ slot: s.slot, values: [v] });
   }
-  const list: IndexableTerm[] = [...terms].map(([term, t]) => (t.positions === null ? { term, positions: null, freq: t.freq } : { term, positions: t.positions }));
-  return { terms: list, fieldLengths, numbers, strings };
+  return { terms, positions, fieldLengths, numbers, strings };
 }
 
 /** Readers over `docs`: the first parts flushed into segments, the last part left in a write buffer. */

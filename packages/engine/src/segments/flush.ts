@@ -4,6 +4,7 @@
  * byte order, norms and doc values gathered by the new ordinals. Runs in
  * slices of YieldBudget.sliceMs with an await between.
  */
+import { type BufferedPostings, DecodedTerm, PostingsCursor } from '../postings/buffered-postings.js';
 import { gatherNumeric, gatherStrings } from '../values/gather.js';
 import { SegmentWriter } from './segment-writer.js';
 import type { WriteBuffer } from './write-buffer.js';
@@ -29,46 +30,48 @@ export async function flushWriteBuffer(buffer: WriteBuffer, budget = new YieldBu
   const writer = new SegmentWriter(docids);
 
   // Terms in UTF-8 byte order.
-  const names = [...buffer.terms.keys()];
-  const encoded = names.map((t) => Buffer.from(t, 'utf8'));
-  const byBytes = new Uint32Array(names.length).map((_, i) => i);
-  byBytes.sort((a, b) => Buffer.compare(encoded[a]!, encoded[b]!));
+  const postings = buffer.postings;
+  const names = postings.names;
+  const byBytes = termIdsInByteOrder(postings);
   if (budget.due()) await budget.pause();
+  let termBytes = Buffer.allocUnsafe(256);
 
+  const cursor = new PostingsCursor();
+  const decoded = new DecodedTerm();
+  let positions = new Int32Array(256);
   let entries = new Int32Array(1024);
-  let starts = new Uint32Array(1024);
   for (let t = 0; t < byBytes.length; t++) {
     if (t % TERMS_PER_CHECK === 0 && budget.due()) await budget.pause();
-    const name = names[byBytes[t]!]!;
-    const postings = buffer.terms.get(name)!;
-    const termBytes = encoded[byBytes[t]!]!;
-    writer.startTerm(termBytes, termBytes.length, postings.hasPositions);
-    const { ordinals, freqs, positions, hasPositions } = postings;
-    const positionsArray = hasPositions ? positions : null;
+    const id = byBytes[t]!;
+    const name = names[id]!;
+    if (termBytes.length < name.length * 3) termBytes = Buffer.allocUnsafe(name.length * 3);
+    const termLength = termBytes.write(name, 0, 'utf8');
     if (buffer.inDocidOrder) {
-      let p = 0;
-      for (let i = 0; i < postings.count; i++) {
-        const target = newOrdinal[ordinals[i]!]!;
-        if (target >= 0) writer.addDoc(target, freqs[i]!, positionsArray, p);
-        p += freqs[i]!;
+      cursor.reset(postings, id);
+      const hasPositions = cursor.withPositions;
+      writer.startTerm(termBytes, termLength, hasPositions);
+      while (cursor.next()) {
+        const target = newOrdinal[cursor.ordinal]!;
+        if (target < 0) continue;
+        if (hasPositions) {
+          if (positions.length < cursor.freq) positions = new Int32Array(Math.max(cursor.freq, positions.length * 2));
+          cursor.readPositions(positions);
+        }
+        writer.addDoc(target, cursor.freq, hasPositions ? positions : null, 0);
       }
     } else {
       // Out of docid order: sort this term's live postings by their new ordinal.
-      if (entries.length < postings.count) {
-        entries = new Int32Array(postings.count * 2);
-        starts = new Uint32Array(postings.count * 2);
-      }
+      decoded.decode(postings, id, true);
+      writer.startTerm(termBytes, termLength, decoded.withPositions);
+      if (entries.length < decoded.count) entries = new Int32Array(decoded.count * 2);
+      const ordinals = decoded.ordinals;
       let m = 0;
-      let p = 0;
-      for (let i = 0; i < postings.count; i++) {
-        starts[i] = p;
-        p += freqs[i]!;
-        if (newOrdinal[ordinals[i]!]! >= 0) entries[m++] = i;
-      }
+      for (let i = 0; i < decoded.count; i++) if (newOrdinal[ordinals[i]!]! >= 0) entries[m++] = i;
       const sorted = entries.subarray(0, m).sort((a, b) => newOrdinal[ordinals[a]!]! - newOrdinal[ordinals[b]!]!);
+      const positionsArray = decoded.withPositions ? decoded.positions : null;
       for (let k = 0; k < m; k++) {
         const i = sorted[k]!;
-        writer.addDoc(newOrdinal[ordinals[i]!]!, freqs[i]!, positionsArray, starts[i]!);
+        writer.addDoc(newOrdinal[ordinals[i]!]!, decoded.freqs[i]!, positionsArray, decoded.positionsStart[i]!);
       }
     }
     writer.finishTerm();
@@ -95,4 +98,22 @@ export async function flushWriteBuffer(buffer: WriteBuffer, budget = new YieldBu
   for (const slot of buffer.stringSlots()) writer.addStrings(slot, gatherStrings([buffer.stringColumn(slot)], single, order));
   if (budget.due()) await budget.pause();
   return writer.finish();
+}
+
+const SURROGATE = /[\uD800-\uDFFF]/;
+
+/** The buffer's term ids sorted by their names' UTF-8 bytes. */
+function termIdsInByteOrder(postings: BufferedPostings): Uint32Array {
+  const names = postings.names;
+  const ids = new Uint32Array(names.length);
+  if (!names.some((name) => SURROGATE.test(name))) {
+    // Without surrogates UTF-16 unit order (the default sort, no comparator call) is code point order, i.e. UTF-8 byte order.
+    const sorted = names.slice().sort();
+    for (let i = 0; i < ids.length; i++) ids[i] = postings.termId(sorted[i]!);
+    return ids;
+  }
+  // Astral characters (and lone surrogates, encoded as U+FFFD): compare the bytes themselves.
+  for (let i = 0; i < ids.length; i++) ids[i] = i;
+  const encoded = names.map((name) => Buffer.from(name, 'utf8'));
+  return ids.sort((a, b) => Buffer.compare(encoded[a]!, encoded[b]!));
 }

@@ -1,5 +1,5 @@
 /** Segments: the write buffer, immutable segments in LevelDB, flush, merge and the manifest. */
-export { WriteBuffer, compareCodePoints, type IndexableDocument, type IndexableTerm } from './write-buffer.js';
+export { WriteBuffer, compareCodePoints, NO_TOKEN_POSITION, type IndexableDocument } from './write-buffer.js';
 export { flushWriteBuffer } from './flush.js';
 export { mergeSegments } from './merge.js';
 export { SegmentReader } from './segment-reader.js';

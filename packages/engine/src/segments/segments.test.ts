@@ -11,27 +11,31 @@ import { mergeSegments } from './merge.js';
 import { TieredMergePolicy } from './merge-policy.js';
 import { SegmentReader } from './segment-reader.js';
 import { chunkKey, readManifest, SegmentStore, writeSegmentChunks, type SegmentDatabase } from './segment-store.js';
-import { compareCodePoints, WriteBuffer, type IndexableDocument } from './write-buffer.js';
+import { termsOfDocument, tokenDocument } from './indexable-document.fixture.js';
+import { compareCodePoints, NO_TOKEN_POSITION, WriteBuffer, type IndexableDocument } from './write-buffer.js';
 
 const WORDS = ['a', 'ab', 'abc', 'b', 'ba', 'zeta', 'é', 'éa', '😀', 'ｆ', 'x'];
 
-/** A document: text terms with positions, a keyword without, a length, values. */
+/**
+ * A document: text terms with positions, a keyword (once or twice) without,
+ * a length, values; tokens in a random order (positions need not ascend in
+ * token order).
+ */
 function docArb(): fc.Arbitrary<IndexableDocument> {
   return fc.record({
     words: fc.array(fc.constantFrom(...WORDS), { minLength: 1, maxLength: 12 }),
     keyword: fc.constantFrom('games', 'net', 'libs'),
+    keywordFreq: fc.integer({ min: 1, max: 2 }),
+    shuffle: fc.array(fc.integer(), { minLength: 14, maxLength: 14 }),
     n: fc.option(fc.array(fc.integer({ min: -100, max: 100 }), { minLength: 1, maxLength: 2 }), { nil: undefined }),
     s: fc.option(fc.array(fc.constantFrom('x', 'y', 'zz'), { minLength: 1, maxLength: 2 }), { nil: undefined }),
-  }).map(({ words, keyword, n, s }) => {
-    const positions = new Map<string, number[]>();
-    words.forEach((w, i) => {
-      const term = `text.S${w}`;
-      const list = positions.get(term) ?? [];
-      list.push(i);
-      positions.set(term, list);
-    });
+  }).map(({ words, keyword, keywordFreq, shuffle, n, s }) => {
+    const tokens: [string, number][] = words.map((w, i) => [`text.S${w}`, i]);
+    for (let k = 0; k < keywordFreq; k++) tokens.push([`section.K${keyword}`, NO_TOKEN_POSITION]);
+    const order = tokens.map((_, i) => i).sort((a, b) => shuffle[a]! - shuffle[b]! || a - b);
     return {
-      terms: [...[...positions].map(([term, p]) => ({ term, positions: p })), { term: `section.K${keyword}`, positions: null }],
+      terms: order.map((i) => tokens[i]![0]),
+      positions: order.map((i) => tokens[i]![1]),
       fieldLengths: [{ field: 'text', length: words.length }],
       ...(n === undefined ? {} : { numbers: [{ slot: 1, values: n }] }),
       ...(s === undefined ? {} : { strings: [{ slot: 2, values: s }] }),
@@ -57,11 +61,7 @@ function modelSnapshot(model: Map<number, IndexableDocument>): Snapshot {
   const snap: Snapshot = { postings: {}, numbers: {}, strings: {}, norms: {} };
   for (const docid of [...model.keys()].sort((a, b) => a - b)) {
     const doc = model.get(docid)!;
-    for (const t of doc.terms) {
-      (snap.postings[t.term] ??= []).push(t.positions === null
-        ? { docid, freq: 1, positions: [] }
-        : { docid, freq: t.positions.length, positions: Array.from(t.positions) });
-    }
+    for (const [term, t] of termsOfDocument(doc)) (snap.postings[term] ??= []).push({ docid, freq: t.freq, positions: t.positions ?? [] });
     const n = doc.numbers?.[0]?.values;
     if (n !== undefined) snap.numbers[docid] = [Math.min(...n), Math.max(...n), n.length];
     const s = doc.strings?.[0]?.values;
@@ -102,7 +102,7 @@ function bufferView(b: WriteBuffer): View {
     docids: () => Array.from(b.docidOf.subarray(0, b.docCount)).filter((d) => b.isLive(d)).sort((x, y) => x - y),
     ordinalOf: (d) => b.ordinalOf(d),
     isLive: (d) => b.isLive(d),
-    termList: () => [...b.terms.keys()].filter((t) => b.postingsIterator(t)!.next() !== NO_MORE_DOCS).sort(compareCodePoints),
+    termList: () => b.postings.names.filter((t) => b.postingsIterator(t)!.next() !== NO_MORE_DOCS).sort(compareCodePoints),
     postings: (term) => collectAll(b.postingsIterator(term)!, true),
     numeric: b.numericColumn(1),
     strings: b.stringColumn(2),
@@ -188,7 +188,7 @@ describe('flush and SegmentReader', () => {
   test('term lookups and prefix iteration match a sorted array', async () => {
     await fc.assert(fc.asyncProperty(fc.uniqueArray(fc.string({ unit: 'grapheme', maxLength: 6 }), { minLength: 0, maxLength: 300 }), fc.string({ unit: 'grapheme', maxLength: 2 }), async (terms, prefix) => {
       const buffer = new WriteBuffer();
-      buffer.add(1, { terms: terms.map((term) => ({ term, positions: null })) });
+      buffer.add(1, { terms, positions: terms.map(() => NO_TOKEN_POSITION) });
       const reader = new SegmentReader(1, await flushWriteBuffer(buffer));
       const sorted = [...terms].sort(compareCodePoints);
       for (const term of sorted) expect(reader.termInfo(term)?.df).toBe(1);
@@ -266,13 +266,13 @@ describe('SegmentStore in LevelDB', () => {
   test('a crash between segment write and manifest replace keeps the old manifest; orphans are removed on open', async () => {
     await withDb(async (db) => {
       const buffer = new WriteBuffer();
-      buffer.add(3, { terms: [{ term: 'a', positions: [0] }], fieldLengths: [{ field: 'text', length: 1 }] });
+      buffer.add(3, tokenDocument([{ term: 'a', positions: [0] }], { fieldLengths: [{ field: 'text', length: 1 }] }));
       let store = await SegmentStore.open(db);
       await store.addSegment(await flushWriteBuffer(buffer), 7);
       const manifest = await readManifest(db);
       // The "crash": a new segment's chunks are written, the manifest is not replaced.
       const next = new WriteBuffer();
-      next.add(4, { terms: [{ term: 'b', positions: [0] }] });
+      next.add(4, tokenDocument([{ term: 'b', positions: [0] }]));
       const orphanId = manifest.nextSegmentId;
       await writeSegmentChunks(db, orphanId, await flushWriteBuffer(next));
       expect(await db.get(chunkKey(orphanId, 0))).toBeDefined();
@@ -290,7 +290,7 @@ describe('SegmentStore in LevelDB', () => {
     await withDb(async (db) => {
       const buffer = new WriteBuffer();
       for (let d = 1; d <= 80_000; d++) {
-        buffer.add(d, { terms: [{ term: `unique-term-${d}`, positions: [0, 1, 2] }, { term: `common${d % 7}`, positions: [3] }], numbers: [{ slot: 0, values: [d] }] });
+        buffer.add(d, tokenDocument([{ term: `unique-term-${d}`, positions: [0, 1, 2] }, { term: `common${d % 7}`, positions: [3] }], { numbers: [{ slot: 0, values: [d] }] }));
       }
       const store = await SegmentStore.open(db);
       const bytes = await flushWriteBuffer(buffer);

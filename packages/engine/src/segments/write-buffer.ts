@@ -1,44 +1,41 @@
 /**
  * The write buffer: the mutable, immediately searchable segment. Documents
- * get buffer ordinals in add order; per term it keeps growable typed arrays
- * (postings/term-postings.ts), per field a Uint16Array of lengths, per slot a
- * doc-values builder. An update (add of a docid already here) deletes the old
- * ordinal and adds a new one; a delete marks the ordinal. Queries see it as
- * one more segment (same method names as SegmentReader); flush.ts turns it
- * into an immutable segment once it passes its byte budget.
+ * get buffer ordinals in add order; postings go to shared pools
+ * (postings/buffered-postings.ts), per field a Uint16Array of lengths, per
+ * slot a doc-values builder. An update (add of a docid already here) deletes
+ * the old ordinal and adds a new one; a delete marks the ordinal. Queries see
+ * it as one more segment (same method names as SegmentReader); flush.ts turns
+ * it into an immutable segment once it passes its byte budget.
  */
 import assert from 'node:assert/strict';
+import { BufferedPostings } from '../postings/buffered-postings.js';
 import { MemoryPostingsIterator } from '../postings/memory-postings-iterator.js';
-import { TermPostings } from '../postings/term-postings.js';
 import { NumericColumnBuilder, StringColumnBuilder } from '../values/column-builder.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 import { NORM_MAX, type FieldStats } from './segment-format.js';
 
-/** One term of a document: its positions (ascending) or, for terms without positions, just a frequency. */
-export interface IndexableTerm {
-  readonly term: string;
-  /** Ascending token positions; null for terms indexed without positions (keywords). */
-  readonly positions: ArrayLike<number> | null;
-  /** Occurrences; defaults to positions.length, or 1 without positions. */
-  readonly freq?: number;
-}
+/** Position of a token indexed without one (keywords, `stem_some` stems); any negative position means none. */
+export const NO_TOKEN_POSITION = -1;
 
-/** What the analysis layer hands to the engine for one document. */
+/**
+ * What the analysis layer hands to the engine for one document: its tokens
+ * as two flat lists (no object or array per term), in the order met.
+ */
 export interface IndexableDocument {
-  readonly terms: readonly IndexableTerm[];
+  /** The term of each token: a term is listed once per occurrence (its frequency is that count). */
+  readonly terms: readonly string[];
+  /**
+   * The position of each token of `terms`, or NO_TOKEN_POSITION. A term with
+   * an occurrence without a position is indexed without positions.
+   */
+  readonly positions: ArrayLike<number>;
   /** Token count per field (BM25 length normalisation). */
   readonly fieldLengths?: readonly { readonly field: string; readonly length: number }[];
   readonly numbers?: readonly { readonly slot: number; readonly values: readonly number[] }[];
   readonly strings?: readonly { readonly slot: number; readonly values: readonly string[] }[];
 }
 
-/**
- * Estimated V8 bytes per term entry beyond its arrays: the Map entry, the
- * TermPostings object, three typed-array headers and the key string
- * (calibrated against heap growth in segments.bench.ts).
- */
-const TERM_OVERHEAD_BYTES = 96;
 /** Per-document overhead: the docid map entry and per-doc arrays. */
 const DOC_OVERHEAD_BYTES = 40;
 
@@ -54,14 +51,11 @@ export class WriteBuffer {
   inDocidOrder = true;
   /** Highest op-log seq applied (set by the caller; recorded in the manifest at flush). */
   seq = 0;
-  readonly terms = new Map<string, TermPostings>();
+  readonly postings = new BufferedPostings();
   private readonly ordinals = new Map<number, number>();
   private readonly fields = new Map<string, { lengths: Uint16Array; docCount: number; sumLength: number; full: Uint32Array | null }>();
   private readonly numbers = new Map<number, NumericColumnBuilder>();
   private readonly strings = new Map<number, StringColumnBuilder>();
-  private termBytes = 0;
-  /** Sum of the TermPostings arrays' bytes, kept up to date on add (memoryBytes() is called per write). */
-  private postingsBytes = 0;
   private frozen = false;
 
   /** Index a document (replacing the buffer's copy of the same docid). */
@@ -70,6 +64,7 @@ export class WriteBuffer {
     assert.ok(Number.isInteger(docid) && docid >= 1 && docid < 0x7fffffff, 'docid out of range');
     this.delete(docid);
     const ordinal = this.docCount;
+    assert.ok(ordinal < 0x3fffffff, 'write buffer ordinals exhausted');
     if (ordinal === this.docidOf.length) {
       const docidOf = new Uint32Array(ordinal * 2);
       docidOf.set(this.docidOf);
@@ -84,18 +79,7 @@ export class WriteBuffer {
     this.ordinals.set(docid, ordinal);
     this.docCount = ordinal + 1;
     this.liveCount++;
-    for (const t of doc.terms) {
-      const freq = t.freq ?? (t.positions === null ? 1 : t.positions.length);
-      assert.ok(t.positions === null || t.positions.length === freq, 'a term needs one position per occurrence');
-      let postings = this.terms.get(t.term);
-      if (postings === undefined) {
-        postings = new TermPostings(t.positions !== null);
-        this.terms.set(t.term, postings);
-        this.termBytes += TERM_OVERHEAD_BYTES + 2 * t.term.length;
-        this.postingsBytes += postings.bytes();
-      }
-      this.postingsBytes += postings.add(ordinal, freq, t.positions, 0);
-    }
+    this.postings.addDocument(ordinal, doc.terms, doc.positions);
     if (doc.fieldLengths !== undefined) {
       for (const { field, length } of doc.fieldLengths) {
         let f = this.fields.get(field);
@@ -182,20 +166,26 @@ export class WriteBuffer {
 
   /** Postings of `term` in docid order over live docs, or null. */
   postingsIterator(term: string, reuse?: MemoryPostingsIterator): MemoryPostingsIterator | null {
-    const postings = this.terms.get(term);
-    if (postings === undefined) return null;
-    return (reuse ?? new MemoryPostingsIterator()).reset(postings, this.docidOf, this.deleted, this.inDocidOrder);
+    const id = this.postings.termId(term);
+    if (id < 0) return null;
+    return (reuse ?? new MemoryPostingsIterator()).reset(this.postings, id, this.docidOf, this.deleted, this.inDocidOrder);
   }
 
   /** The term's document frequency (deleted docs included, as in segments), or 0. */
   docFreq(term: string): number {
-    return this.terms.get(term)?.count ?? 0;
+    const id = this.postings.termId(term);
+    return id < 0 ? 0 : this.postings.docFreq[id]!;
+  }
+
+  /** Distinct terms indexed (including terms whose documents were all deleted). */
+  get termCount(): number {
+    return this.postings.termCount;
   }
 
   /** Terms starting with `prefix`, sorted by code point (allocates: the buffer is small and short-lived). */
   termsWithPrefix(prefix: string): string[] {
     const out: string[] = [];
-    for (const term of this.terms.keys()) if (term.startsWith(prefix)) out.push(term);
+    for (const term of this.postings.names) if (term.startsWith(prefix)) out.push(term);
     return out.sort(compareCodePoints);
   }
 
@@ -237,10 +227,9 @@ export class WriteBuffer {
     return [...this.strings.keys()];
   }
 
-  /** Estimated heap bytes held (the flush trigger compares it with the buffer budget). */
+  /** Estimated bytes held, JS heap and array buffers (the flush trigger compares it with the buffer budget). */
   memoryBytes(): number {
-    let bytes = this.termBytes + this.docidOf.byteLength + this.deleted.byteLength + this.ordinals.size * DOC_OVERHEAD_BYTES;
-    bytes += this.postingsBytes;
+    let bytes = this.postings.bytes() + this.docidOf.byteLength + this.deleted.byteLength + this.ordinals.size * DOC_OVERHEAD_BYTES;
     for (const f of this.fields.values()) bytes += f.lengths.byteLength;
     for (const b of this.numbers.values()) bytes += b.bytes();
     for (const b of this.strings.values()) bytes += b.bytes();

@@ -1,0 +1,394 @@
+/**
+ * The write buffer's postings, laid out as Lucene's indexing chain does:
+ * each distinct term gets a dense id (one Map entry per term); per-term state
+ * lives in parallel typed arrays indexed by id, grown by doubling as a whole;
+ * postings are appended to two slice streams per term inside one shared
+ * ByteSlicePool — never an array per term.
+ *
+ * Streams of a term (varints):
+ * - docs: per posting `(ordinal − previous ordinal − 1) · 2 + (freq = 1)`,
+ *   then `freq − 2` when freq ≠ 1 (the segment tail-block encoding);
+ * - positions: per posting with positions, its `freq` ascending positions as
+ *   deltas from the previous one (the first from 0). Opened at the term's
+ *   first positional posting.
+ *
+ * Positions: the postings `[0, positionalDocs)` of a term carry them. A
+ * posting without positions ends that for the term (the schema decides per
+ * field, so a mix only follows a schema change, or a global term fed by a
+ * field indexed without positions); the term is then read and flushed
+ * without positions.
+ *
+ * - skips: before every SKIP_INTERVAL-th posting, the previous posting's
+ *   ordinal and the docs and positions streams' write states (address, slice
+ *   end, slice level), so `PostingsCursor.skipTo` can jump over postings
+ *   without decoding them.
+ *
+ * Buffer ordinals are assigned in add order, so they ascend within a term.
+ * A document's postings are all written inside `addDocument`, so a reader
+ * (which captures a term's posting count at its reset) never sees half a
+ * document.
+ */
+import assert from 'node:assert/strict';
+import { ByteSlicePool, growInt32, SliceReader, SliceStreams } from './byte-slice-pool.js';
+
+const INITIAL_TERMS = 1024;
+/** Postings between two skip entries. */
+export const SKIP_INTERVAL = 32;
+/**
+ * Estimated V8 bytes per distinct term outside the typed arrays: the Map
+ * entry and the id → term slot, plus the key string's header (its characters
+ * are counted apart; calibrated against heap growth in segments.bench.ts).
+ */
+const TERM_OVERHEAD_BYTES = 48;
+
+export class BufferedPostings {
+  readonly pool = new ByteSlicePool();
+  readonly docs: SliceStreams;
+  readonly positions: SliceStreams;
+  readonly skips: SliceStreams;
+  /** Term id → term. */
+  readonly names: string[] = [];
+  /** Postings per term (replaced and deleted documents included). */
+  docFreq: Int32Array;
+  /** Leading postings that carry positions; = docFreq while the term has positions. */
+  positionalDocs: Int32Array;
+  /** Ordinal of the term's last posting (the docs stream's delta base), −1 before the first. */
+  private lastOrdinal: Int32Array;
+  /** During `addDocument`: the term's frequency in the document (0 when it has not occurred yet). */
+  private docTermFreq: Int32Array;
+  /**
+   * During `addDocument`: the term's last position in the document, or −1
+   * once an occurrence had none; while positions are written, the delta base.
+   */
+  private docTermPosition: Int32Array;
+  private readonly ids = new Map<string, number>();
+  private capacity = INITIAL_TERMS;
+  /** Term ids of the current document's tokens, and its distinct terms. */
+  private tokenIds = new Int32Array(256);
+  private touched: Int32Array = new Int32Array(256);
+  private termBytes = 0;
+
+  constructor() {
+    this.docs = new SliceStreams(this.pool, INITIAL_TERMS);
+    this.positions = new SliceStreams(this.pool, INITIAL_TERMS);
+    this.skips = new SliceStreams(this.pool, INITIAL_TERMS);
+    this.docFreq = new Int32Array(INITIAL_TERMS);
+    this.positionalDocs = new Int32Array(INITIAL_TERMS);
+    this.lastOrdinal = new Int32Array(INITIAL_TERMS);
+    this.docTermFreq = new Int32Array(INITIAL_TERMS);
+    this.docTermPosition = new Int32Array(INITIAL_TERMS);
+  }
+
+  get termCount(): number {
+    return this.names.length;
+  }
+
+  /** The id of `term`, or −1. */
+  termId(term: string): number {
+    return this.ids.get(term) ?? -1;
+  }
+
+  hasPositions(id: number): boolean {
+    return this.positionalDocs[id] === this.docFreq[id];
+  }
+
+  /** Estimated bytes held: the pool, the per-term arrays, the term strings and their map entries. */
+  bytes(): number {
+    return this.pool.byteLength + this.docs.byteLength + this.positions.byteLength + this.skips.byteLength
+      + 5 * this.capacity * 4 + this.tokenIds.byteLength + this.touched.byteLength + this.termBytes;
+  }
+
+  /**
+   * Append one document: token `i` is `terms[i]` at `positions[i]` (< 0: no
+   * position). A term's frequency is its number of tokens. `ordinal` must be
+   * above every ordinal added before.
+   */
+  addDocument(ordinal: number, terms: readonly string[], positions: ArrayLike<number>): void {
+    const n = terms.length;
+    if (positions.length !== n) assert.fail('a document needs one position (or −1) per token');
+    if (this.tokenIds.length < n) this.tokenIds = new Int32Array(Math.max(n, this.tokenIds.length * 2));
+    const tokenIds = this.tokenIds;
+    // Pass 1: term ids, frequencies, whether every occurrence has a position and they ascend.
+    let touchedCount = 0;
+    let unsorted = false;
+    for (let i = 0; i < n; i++) {
+      const id = this.idOf(terms[i]!);
+      tokenIds[i] = id;
+      const position = positions[i]!;
+      const freq = this.docTermFreq[id]!;
+      if (freq === 0) {
+        if (touchedCount === this.touched.length) this.touched = growInt32(this.touched, touchedCount * 2);
+        this.touched[touchedCount++] = id;
+        this.docTermPosition[id] = position < 0 ? -1 : position;
+      } else {
+        const last = this.docTermPosition[id]!;
+        if (last >= 0) {
+          if (position < 0) this.docTermPosition[id] = -1;
+          else {
+            if (position < last) unsorted = true;
+            this.docTermPosition[id] = position;
+          }
+        }
+      }
+      this.docTermFreq[id] = freq + 1;
+    }
+    // Pass 2: one docs-stream entry per distinct term; decide which terms write positions.
+    const touched = this.touched;
+    const docFreq = this.docFreq;
+    const positionalDocs = this.positionalDocs;
+    const lastOrdinal = this.lastOrdinal;
+    const docTermFreq = this.docTermFreq;
+    const docTermPosition = this.docTermPosition;
+    for (let k = 0; k < touchedCount; k++) {
+      const id = touched[k]!;
+      const freq = docTermFreq[id]!;
+      const delta = ordinal - lastOrdinal[id]! - 1;
+      if (delta < 0) assert.fail('buffer ordinals must ascend within a term');
+      const df = docFreq[id]!;
+      if (df % SKIP_INTERVAL === 0 && df > 0) this.writeSkip(id, df);
+      this.docs.writeVarint(id, delta * 2 + (freq === 1 ? 1 : 0));
+      if (freq !== 1) this.docs.writeVarint(id, freq - 2);
+      lastOrdinal[id] = ordinal;
+      if (docTermPosition[id]! >= 0 && positionalDocs[id] === df) {
+        if (df === 0) this.positions.open(id);
+        positionalDocs[id] = df + 1;
+        docTermPosition[id] = 0;
+      } else {
+        docTermPosition[id] = -1;
+      }
+      docFreq[id] = df + 1;
+      docTermFreq[id] = 0;
+    }
+    // Pass 3: positions as deltas, in position order per term.
+    if (unsorted) {
+      this.writePositions(sortedByPosition(n, positions), positions);
+      return;
+    }
+    for (let i = 0; i < n; i++) {
+      const id = tokenIds[i]!;
+      const previous = docTermPosition[id]!;
+      if (previous < 0) continue;
+      const position = positions[i]!;
+      this.positions.writeVarint(id, position - previous);
+      docTermPosition[id] = position;
+    }
+  }
+
+  /** The skip entry before posting `df` of term `id` (all earlier postings are written, positions included). */
+  private writeSkip(id: number, df: number): void {
+    const skips = this.skips;
+    if (df === SKIP_INTERVAL) skips.open(id);
+    const docs = this.docs;
+    const positions = this.positions;
+    skips.writeVarint(id, this.lastOrdinal[id]!);
+    skips.writeVarint(id, docs.upto[id]!);
+    skips.writeVarint(id, docs.end[id]! - docs.upto[id]!);
+    skips.writeVarint(id, docs.level[id]!);
+    skips.writeVarint(id, positions.upto[id]!);
+    skips.writeVarint(id, positions.end[id]! - positions.upto[id]!);
+    skips.writeVarint(id, positions.level[id]!);
+  }
+
+  /** Pass 3 for a document whose positions did not ascend per term: tokens in `order`. */
+  private writePositions(order: Int32Array, positions: ArrayLike<number>): void {
+    const tokenIds = this.tokenIds;
+    const docTermPosition = this.docTermPosition;
+    for (let k = 0; k < order.length; k++) {
+      const i = order[k]!;
+      const id = tokenIds[i]!;
+      const previous = docTermPosition[id]!;
+      if (previous < 0) continue;
+      const position = positions[i]!;
+      this.positions.writeVarint(id, position - previous);
+      docTermPosition[id] = position;
+    }
+  }
+
+  private idOf(term: string): number {
+    let id = this.ids.get(term);
+    if (id !== undefined) return id;
+    id = this.names.length;
+    if (id === this.capacity) this.grow(id * 2);
+    this.ids.set(term, id);
+    this.names.push(term);
+    this.docs.open(id);
+    this.lastOrdinal[id] = -1;
+    this.termBytes += TERM_OVERHEAD_BYTES + 2 * term.length;
+    return id;
+  }
+
+  private grow(capacity: number): void {
+    this.capacity = capacity;
+    this.docs.grow(capacity);
+    this.positions.grow(capacity);
+    this.skips.grow(capacity);
+    this.docFreq = growInt32(this.docFreq, capacity);
+    this.positionalDocs = growInt32(this.positionalDocs, capacity);
+    this.lastOrdinal = growInt32(this.lastOrdinal, capacity);
+    this.docTermFreq = growInt32(this.docTermFreq, capacity);
+    this.docTermPosition = growInt32(this.docTermPosition, capacity);
+  }
+}
+
+/** Token indices ordered by position (stable; rare path, allocates). */
+function sortedByPosition(n: number, positions: ArrayLike<number>): Int32Array {
+  const order = new Int32Array(n);
+  for (let i = 0; i < n; i++) order[i] = i;
+  return order.sort((a, b) => positions[a]! - positions[b]! || a - b);
+}
+
+/**
+ * Sequential reader of one term's postings, oldest first: `next()` decodes
+ * the next posting into `ordinal` and `freq`; `readPositions` gives the
+ * current posting's positions (skipping those of postings passed over);
+ * `skipTo` jumps over postings by the skip entries. Reads the postings
+ * present at `reset` only.
+ */
+export class PostingsCursor {
+  ordinal = -1;
+  freq = 0;
+  /** Index of the current posting in the term (−1 before the first). */
+  index = -1;
+  /** Postings to read (the term's count at reset). */
+  count = 0;
+  /** The term had positions for every posting at reset. */
+  withPositions = false;
+  private positional = 0;
+  private postings: BufferedPostings | null = null;
+  private readonly docs = new SliceReader();
+  private readonly positions = new SliceReader();
+  private readonly skips = new SliceReader();
+  /** Skip entries of the postings present at reset, and those read. */
+  private skipCount = 0;
+  private skipsRead = 0;
+  /** The skip entry read but not applied yet (its ordinal; −1: none). */
+  private skipOrdinal = -1;
+  private readonly skipState = new Int32Array(6);
+  /** Positions stored before the current posting's that the positions reader has not passed yet. */
+  private positionsToSkip = 0;
+  /** The current posting's positions have been read. */
+  private positionsRead = false;
+
+  /** Read term `id`'s first `count` postings (default: all it has now). */
+  reset(postings: BufferedPostings, id: number, count = postings.docFreq[id]!): this {
+    this.postings = postings;
+    this.count = count;
+    this.positional = Math.min(postings.positionalDocs[id]!, count);
+    this.withPositions = this.positional === this.count;
+    this.docs.reset(postings.pool, postings.docs.start[id]!);
+    if (this.positional > 0) this.positions.reset(postings.pool, postings.positions.start[id]!);
+    // Entries precede postings SKIP_INTERVAL, 2·SKIP_INTERVAL, … below count.
+    this.skipCount = count > 0 ? Math.floor((count - 1) / SKIP_INTERVAL) : 0;
+    if (this.skipCount > 0) this.skips.reset(postings.pool, postings.skips.start[id]!);
+    this.skipsRead = 0;
+    this.skipOrdinal = -1;
+    this.ordinal = -1;
+    this.freq = 0;
+    this.index = -1;
+    this.positionsToSkip = 0;
+    this.positionsRead = true;
+    return this;
+  }
+
+  next(): boolean {
+    const index = this.index;
+    if (index + 1 >= this.count) {
+      this.index = this.count;
+      return false;
+    }
+    if (!this.positionsRead && index >= 0 && index < this.positional) this.positionsToSkip += this.freq;
+    const code = this.docs.readVarint();
+    this.ordinal += (code >>> 1) + 1;
+    this.freq = (code & 1) === 1 ? 1 : this.docs.readVarint() + 2;
+    this.index = index + 1;
+    this.positionsRead = false;
+    return true;
+  }
+
+  /**
+   * Jump over postings whose docid is below `target`, as far as the skip
+   * entries allow (then `next()` goes on from there). Only when ordinal order
+   * is docid order (`docidOf` ascending).
+   */
+  skipTo(docidOf: Uint32Array, target: number): void {
+    const state = this.skipState;
+    while (this.skipsRead < this.skipCount) {
+      if (this.skipOrdinal < 0) {
+        const skips = this.skips;
+        this.skipOrdinal = skips.readVarint();
+        for (let k = 0; k < 6; k++) state[k] = skips.readVarint();
+      }
+      // The entry precedes posting `first`; posting first − 1 has skipOrdinal.
+      const first = (this.skipsRead + 1) * SKIP_INTERVAL;
+      if (first > this.index + 1) {
+        if (docidOf[this.skipOrdinal]! >= target) return;
+        const pool = this.postings!.pool;
+        this.docs.seek(pool, state[0]!, state[0]! + state[1]!, state[2]!);
+        if (first < this.positional) this.positions.seek(pool, state[3]!, state[3]! + state[4]!, state[5]!);
+        this.index = first - 1;
+        this.ordinal = this.skipOrdinal;
+        this.positionsToSkip = 0;
+        this.positionsRead = true;
+      }
+      this.skipsRead++;
+      this.skipOrdinal = -1;
+    }
+  }
+
+  /** The current posting's positions into `out[start, start + freq)`; once per posting, only when it has them. */
+  readPositions(out: Int32Array, start = 0): void {
+    if (this.positionsRead || this.index >= this.positional) assert.fail('positions read twice or absent');
+    if (this.positionsToSkip > 0) {
+      this.positions.skipVarints(this.positionsToSkip);
+      this.positionsToSkip = 0;
+    }
+    let position = 0;
+    for (let k = 0; k < this.freq; k++) {
+      position += this.positions.readVarint();
+      out[start + k] = position;
+    }
+    this.positionsRead = true;
+  }
+}
+
+/**
+ * A whole term decoded into flat arrays (flush and search when buffer
+ * ordinals are not in docid order, where postings must be reordered).
+ * Arrays are reused across calls and valid up to `count`.
+ */
+export class DecodedTerm {
+  count = 0;
+  withPositions = false;
+  ordinals = new Int32Array(64);
+  freqs = new Int32Array(64);
+  /** Start of each posting's positions in `positions` (when decoded with them). */
+  positionsStart = new Int32Array(64);
+  positions: Int32Array = new Int32Array(256);
+  private readonly cursor = new PostingsCursor();
+
+  /** Decode term `id` (its first `count` postings); positions too when `withPositions` and the term has them. */
+  decode(postings: BufferedPostings, id: number, withPositions: boolean, count = postings.docFreq[id]!): this {
+    const cursor = this.cursor.reset(postings, id, count);
+    const n = cursor.count;
+    if (this.ordinals.length < n) {
+      const capacity = Math.max(n, this.ordinals.length * 2);
+      this.ordinals = new Int32Array(capacity);
+      this.freqs = new Int32Array(capacity);
+      this.positionsStart = new Int32Array(capacity);
+    }
+    this.count = n;
+    this.withPositions = cursor.withPositions;
+    const decodePositions = withPositions && cursor.withPositions;
+    let p = 0;
+    for (let i = 0; cursor.next(); i++) {
+      this.ordinals[i] = cursor.ordinal;
+      this.freqs[i] = cursor.freq;
+      if (!decodePositions) continue;
+      this.positionsStart[i] = p;
+      if (p + cursor.freq > this.positions.length) this.positions = growInt32(this.positions, Math.max(p + cursor.freq, this.positions.length * 2));
+      cursor.readPositions(this.positions, p);
+      p += cursor.freq;
+    }
+    return this;
+  }
+}
