@@ -1,8 +1,9 @@
 /**
- * Configuration of `tessera serve`: one table of settings (SETTINGS) from
- * which the command-line flags, the `TESSERA_*` environment variables, the
- * config-file keys, their validation and the reference table of
- * docs/operations.md are all derived, so none of them can drift from the
+ * Configuration of the long-running commands (`tessera serve`, `coordinator`,
+ * `node`): one table of settings (SETTINGS), each naming the commands it
+ * applies to, from which the command-line flags, the `TESSERA_*` environment
+ * variables, the config-file keys, their validation and the reference table
+ * of docs/operations.md are all derived, so none of them can drift from the
  * others.
  *
  * Precedence, per setting: flag > environment > config file > default. The
@@ -17,10 +18,17 @@ import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { parse as parseYaml } from 'yaml';
+import { SCRIPT_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
+import { COORDINATOR_DEFAULTS, type CoordinatorProcessOptions } from './coordinator.js';
+import { NODE_DEFAULTS, type NodeProcessOptions } from './node.js';
 import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, type ServeOptions } from './serve.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
+
+/** The commands that take settings. */
+export const COMMANDS = ['serve', 'coordinator', 'node'] as const;
+export type CommandName = (typeof COMMANDS)[number];
 
 /** Every setting of `tessera serve`, under its config-file key (the flag name in camelCase). */
 export interface ServeConfig {
@@ -29,7 +37,9 @@ export interface ServeConfig {
   data: string;
   name: string;
   shards: number;
+  replicas: number;
   logLevel: LogLevel;
+  logPretty: boolean;
   bodyBytesMax: number;
   restoreBodyBytesMax: number;
   headerBytesMax: number;
@@ -40,18 +50,64 @@ export interface ServeConfig {
   depthMax: number;
   fieldsMax: number;
   documentCacheBytesMax: number;
+  writeBufferBytes: number;
+  writeBufferOps: number;
+  scriptCacheEntriesMax: number;
+  scriptCacheTtlMs: number;
+  scriptInstructionsMax: number;
+  scriptMemoryBytesMax: number;
+  scriptTimeoutMs: number;
   shutdownGraceMs: number;
   slowRequestMs: number;
 }
 
-export type ConfigKey = keyof ServeConfig;
+/** `tessera coordinator`: the HTTP API without a shard node, and the RPC listener nodes join. */
+export interface CoordinatorConfig extends Omit<ServeConfig, 'documentCacheBytesMax' | 'writeBufferBytes' | 'writeBufferOps' | ScriptSettingKey> {
+  rpcHost: string;
+  rpcPort: number;
+}
+
+/** `tessera node`: a shard node without HTTP, joining a coordinator. */
+export interface NodeConfig {
+  join: string;
+  name: string;
+  data: string;
+  logLevel: LogLevel;
+  logPretty: boolean;
+  documentCacheBytesMax: number;
+  writeBufferBytes: number;
+  writeBufferOps: number;
+  scriptCacheEntriesMax: number;
+  scriptCacheTtlMs: number;
+  scriptInstructionsMax: number;
+  scriptMemoryBytesMax: number;
+  scriptTimeoutMs: number;
+  shutdownGraceMs: number;
+}
+
+/** The settings of the Lua scripts a shard node runs (API.md §11.4, §13). */
+type ScriptSettingKey = 'scriptCacheEntriesMax' | 'scriptCacheTtlMs' | 'scriptInstructionsMax' | 'scriptMemoryBytesMax' | 'scriptTimeoutMs';
+
+export interface CommandConfigs {
+  serve: ServeConfig;
+  coordinator: CoordinatorConfig;
+  node: NodeConfig;
+}
+
+export type ConfigKey = keyof ServeConfig | keyof CoordinatorConfig | keyof NodeConfig;
 
 type Kind =
   | { type: 'integer'; min: number; max: number }
   | { type: 'string' }
+  /** A node name: it names a directory and the holder of shard copies, so a short, plain token (NODE_NAME). */
+  | { type: 'name' }
   /** A directory; relative paths in a config file are taken from the file's directory. */
   | { type: 'path' }
-  | { type: 'enum'; values: readonly string[] };
+  | { type: 'enum'; values: readonly string[] }
+  /** A switch: the flag alone sets it; variables and files say true or false. */
+  | { type: 'boolean' }
+  /** An absolute URL with one of these schemes (`ws:`). */
+  | { type: 'url'; protocols: readonly string[] };
 
 export interface Setting {
   key: ConfigKey;
@@ -60,38 +116,74 @@ export interface Setting {
   short?: string;
   env: string;
   kind: Kind;
-  default: number | string;
+  default: number | string | boolean;
   description: string;
+  /** The commands that take this setting. */
+  commands: readonly CommandName[];
+  /** Where a command's default differs from `default`; null: that command needs a value. */
+  defaults?: Partial<Record<CommandName, number | string | boolean | null>>;
 }
 
 const integer = (min: number, max: number): Kind => ({ type: 'integer', min, max });
 
-function setting(key: ConfigKey, kind: Kind, defaultValue: number | string, description: string,
-  extra: { short?: string; env?: string } = {}): Setting {
+function setting(key: ConfigKey, kind: Kind, defaultValue: number | string | boolean, description: string, commands: readonly CommandName[],
+  extra: { short?: string; env?: string; defaults?: Setting['defaults'] } = {}): Setting {
   const flag = key.replace(/[A-Z]/g, (c) => `-${c.toLowerCase()}`);
-  return { key, flag, env: extra.env ?? `TESSERA_${flag.toUpperCase().replace(/-/g, '_')}`, kind, default: defaultValue, description, ...(extra.short === undefined ? {} : { short: extra.short }) };
+  const s: Setting = { key, flag, env: extra.env ?? `TESSERA_${flag.toUpperCase().replace(/-/g, '_')}`, kind, default: defaultValue, description, commands };
+  if (extra.short !== undefined) s.short = extra.short;
+  if (extra.defaults !== undefined) s.defaults = extra.defaults;
+  return s;
 }
 
+/** Commands serving the HTTP API; commands hosting shard copies; all of them. */
+const HTTP: readonly CommandName[] = ['serve', 'coordinator'];
+const SHARDS: readonly CommandName[] = ['serve', 'node'];
+const ALL: readonly CommandName[] = COMMANDS;
+
 export const SETTINGS: readonly Setting[] = [
-  setting('port', integer(0, 65535), SERVE_DEFAULTS.port, 'HTTP port; 0 picks a free one', { short: 'p' }),
-  setting('host', { type: 'string' }, SERVE_DEFAULTS.host, 'address to listen on'),
-  setting('data', { type: 'path' }, SERVE_DEFAULTS.dataDir, 'data directory (created if missing)', { short: 'd' }),
-  setting('name', { type: 'string' }, DEFAULT_NODE_NAME, 'node name (shard copies are allocated to it: keep it across restarts)', { env: 'TESSERA_NODE_NAME' }),
-  setting('shards', integer(1, 9999), SERVE_DEFAULTS.numberOfShards, 'default number_of_shards of new indexes'),
-  setting('logLevel', { type: 'enum', values: LOG_LEVELS }, 'info', 'log level'),
-  setting('bodyBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.bodyBytesMax, 'largest request body, bytes (413 beyond); also the largest RESTORE item'),
-  setting('restoreBodyBytesMax', integer(0, 2 ** 50), SERVE_DEFAULTS.restoreBodyBytesMax, 'largest RESTORE body, bytes, streamed (413 beyond)'),
-  setting('headerBytesMax', integer(256, 1 << 24), SERVE_DEFAULTS.headerBytesMax, 'largest request line + header section, bytes (431 beyond)'),
-  setting('urlBytesMax', integer(16, 1 << 24), SERVE_DEFAULTS.urlBytesMax, 'longest request-target, bytes (414 beyond); at most headerBytesMax'),
-  setting('headersTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.headersTimeoutMs, 'time to receive a request head, ms (408 beyond)'),
-  setting('bodyTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.bodyTimeoutMs, 'longest silence while a body is read, ms (408 beyond)'),
-  setting('idleTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.idleTimeoutMs, 'idle keep-alive connection lifetime, ms; also how long a client may stop reading a response'),
-  setting('depthMax', integer(1, 100_000), SERVE_DEFAULTS.depthMax, 'deepest nesting of a body (400 beyond)'),
-  setting('fieldsMax', integer(1, 10_000_000), SERVE_DEFAULTS.fieldsMax, 'most object keys in one body (400 beyond)'),
-  setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache per shard, bytes; 0 disables it'),
-  setting('shutdownGraceMs', integer(0, 2 ** 31), SERVE_DEFAULTS.shutdownGraceMs, 'time in-flight requests get on SIGTERM, ms'),
-  setting('slowRequestMs', integer(0, 2 ** 31), SERVE_DEFAULTS.slowRequestMs, 'requests slower than this are logged at warn, ms'),
+  setting('port', integer(0, 65535), SERVE_DEFAULTS.port, 'HTTP port; 0 picks a free one', HTTP, { short: 'p' }),
+  setting('host', { type: 'string' }, SERVE_DEFAULTS.host, 'address to listen on', HTTP),
+  setting('data', { type: 'path' }, SERVE_DEFAULTS.dataDir, 'data directory (created if missing)', ALL, { short: 'd' }),
+  setting('name', { type: 'name' }, DEFAULT_NODE_NAME, 'node name (shard copies are allocated to it: keep it across restarts)', ALL,
+    { env: 'TESSERA_NODE_NAME', defaults: { coordinator: COORDINATOR_DEFAULTS.name, node: null } }),
+  setting('join', { type: 'url', protocols: ['ws:', 'wss:'] }, NODE_DEFAULTS.join, 'the coordinator\'s RPC address to join', ['node']),
+  setting('rpcHost', { type: 'string' }, COORDINATOR_DEFAULTS.rpcHost, 'address the RPC listener (for nodes) listens on', ['coordinator']),
+  setting('rpcPort', integer(0, 65535), COORDINATOR_DEFAULTS.rpcPort, 'RPC port nodes join (`--join ws://host:port`); 0 picks a free one', ['coordinator']),
+  setting('shards', integer(1, 9999), SERVE_DEFAULTS.numberOfShards, 'default number_of_shards of new indexes', HTTP),
+  setting('replicas', integer(0, 9998), SERVE_DEFAULTS.numberOfReplicas, 'default number_of_replicas of new indexes', HTTP),
+  setting('logLevel', { type: 'enum', values: LOG_LEVELS }, 'info', 'log level', ALL),
+  setting('logPretty', { type: 'boolean' }, false, 'log coloured lines for a terminal instead of JSON (needs the pino-pretty package)', ALL),
+  setting('bodyBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.bodyBytesMax, 'largest request body, bytes (413 beyond); also the largest RESTORE item', HTTP),
+  setting('restoreBodyBytesMax', integer(0, 2 ** 50), SERVE_DEFAULTS.restoreBodyBytesMax, 'largest RESTORE body, bytes, streamed (413 beyond)', HTTP),
+  setting('headerBytesMax', integer(256, 1 << 24), SERVE_DEFAULTS.headerBytesMax, 'largest request line + header section, bytes (431 beyond)', HTTP),
+  setting('urlBytesMax', integer(16, 1 << 24), SERVE_DEFAULTS.urlBytesMax, 'longest request-target, bytes (414 beyond); at most headerBytesMax', HTTP),
+  setting('headersTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.headersTimeoutMs, 'time to receive a request head, ms (408 beyond)', HTTP),
+  setting('bodyTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.bodyTimeoutMs, 'longest silence while a body is read, ms (408 beyond)', HTTP),
+  setting('idleTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.idleTimeoutMs, 'idle keep-alive connection lifetime, ms; also how long a client may stop reading a response', HTTP),
+  setting('depthMax', integer(1, 100_000), SERVE_DEFAULTS.depthMax, 'deepest nesting of a body (400 beyond)', HTTP),
+  setting('fieldsMax', integer(1, 10_000_000), SERVE_DEFAULTS.fieldsMax, 'most object keys in one body (400 beyond)', HTTP),
+  setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache per shard, bytes; 0 disables it', SHARDS),
+  setting('writeBufferBytes', integer(1, 2 ** 40), SERVE_DEFAULTS.writeBufferBytesMax, 'write buffer of a shard copy, estimated bytes, before it is flushed into a segment', SHARDS),
+  setting('writeBufferOps', integer(1, 100_000_000), SERVE_DEFAULTS.writeBufferOpsMax, 'changes a shard copy\'s write buffer takes before it is flushed into a segment', SHARDS),
+  setting('scriptCacheEntriesMax', integer(1, 1_000_000), SCRIPT_DEFAULTS.cacheEntriesMax, 'compiled Lua scripts a shard node keeps (LRU)', SHARDS),
+  setting('scriptCacheTtlMs', integer(0, 2 ** 31), SCRIPT_DEFAULTS.cacheTtlMs, 'a compiled Lua script is compiled again after this long, ms; 0: never', SHARDS),
+  setting('scriptInstructionsMax', integer(1000, 2 ** 40), SCRIPT_DEFAULTS.instructionsMax, 'Lua instructions one script run may execute (400 beyond)', SHARDS),
+  setting('scriptMemoryBytesMax', integer(1 << 20, 2 ** 31), SCRIPT_DEFAULTS.memoryBytesMax, 'memory one script run may allocate, bytes (400 beyond)', SHARDS),
+  setting('scriptTimeoutMs', integer(1, 2 ** 31), SCRIPT_DEFAULTS.timeMsMax, 'time one script run may take, ms (400 beyond): the backstop for work inside Lua library calls', SHARDS),
+  setting('shutdownGraceMs', integer(0, 2 ** 31), SERVE_DEFAULTS.shutdownGraceMs, 'time in-flight requests (on a node: calls) get on SIGTERM, ms', ALL),
+  setting('slowRequestMs', integer(0, 2 ** 31), SERVE_DEFAULTS.slowRequestMs, 'requests slower than this are logged at warn, ms', HTTP),
 ];
+
+/** The settings of one command, in table order. */
+export function settingsOf(command: CommandName): Setting[] {
+  return SETTINGS.filter((s) => s.commands.includes(command));
+}
+
+/** A setting's default for a command; null when the command needs a value. */
+export function defaultOf(s: Setting, command: CommandName): number | string | boolean | null {
+  const specific = s.defaults?.[command];
+  return specific === undefined ? s.default : specific;
+}
 
 /** `--config FILE` / this variable: the config file. */
 export const CONFIG_FILE_ENV = 'TESSERA_CONFIG';
@@ -116,10 +208,10 @@ export interface ConfigFile {
   values: Record<string, unknown>;
 }
 
-export interface ResolvedConfig {
-  config: ServeConfig;
+export interface ResolvedConfig<C extends CommandName = 'serve'> {
+  config: CommandConfigs[C];
   /** Where each setting's value came from. */
-  sources: Record<ConfigKey, ConfigSource>;
+  sources: Partial<Record<ConfigKey, ConfigSource>>;
   /** The config file, absolute, when one was read. */
   file: string | undefined;
 }
@@ -152,22 +244,27 @@ export async function loadConfigFile(path: string): Promise<ConfigFile> {
 }
 
 /**
- * The effective configuration: for each setting the flag, else its
- * environment variable, else the config file, else the default. Flags come
- * validated by commander; everything else is validated here.
+ * The effective configuration of a command (default `serve`): for each of
+ * its settings the flag, else its environment variable, else the config
+ * file, else the default. Flags come validated by commander; everything else
+ * is validated here. A config-file key of another command's setting is a
+ * problem too (it would silently do nothing).
  */
-export function resolveConfig(input: {
+export function resolveConfig<C extends CommandName = 'serve'>(input: {
+  command?: C;
   flags: Partial<Record<ConfigKey, unknown>>;
   env: NodeJS.ProcessEnv;
   file?: ConfigFile | undefined;
-}): ResolvedConfig {
+}): ResolvedConfig<C> {
+  const command: CommandName = input.command ?? 'serve';
   const problems: string[] = [];
-  const fromFile = input.file === undefined ? new Map<ConfigKey, unknown>() : fileValues(input.file, problems);
+  const fromFile = input.file === undefined ? new Map<ConfigKey, unknown>() : fileValues(input.file, command, problems);
   const config: Record<string, unknown> = {};
-  const sources = {} as Record<ConfigKey, ConfigSource>;
-  for (const s of SETTINGS) {
+  const sources: Partial<Record<ConfigKey, ConfigSource>> = {};
+  for (const s of settingsOf(command)) {
     const flag = input.flags[s.key];
     const raw = input.env[s.env];
+    const fallback = defaultOf(s, command);
     if (flag !== undefined) {
       config[s.key] = flag;
       sources[s.key] = 'flag';
@@ -179,16 +276,18 @@ export function resolveConfig(input: {
     } else if (fromFile.has(s.key)) {
       config[s.key] = fromFile.get(s.key);
       sources[s.key] = 'file';
+    } else if (fallback === null) {
+      problems.push(`tessera ${command} needs a ${s.key}: --${s.flag}, ${s.env} or '${s.key}' in the config file`);
     } else {
-      config[s.key] = s.default;
+      config[s.key] = fallback;
       sources[s.key] = 'default';
     }
   }
-  if (problems.length === 0 && (config.urlBytesMax as number) > (config.headerBytesMax as number)) {
+  if (problems.length === 0 && typeof config.urlBytesMax === 'number' && (config.urlBytesMax as number) > (config.headerBytesMax as number)) {
     problems.push(`urlBytesMax (${String(config.urlBytesMax)}, from ${sources.urlBytesMax}) must not exceed headerBytesMax (${String(config.headerBytesMax)}, from ${sources.headerBytesMax}): the request-target is part of the head`);
   }
   if (problems.length > 0) throw new ConfigError(problems);
-  return { config: config as unknown as ServeConfig, sources, file: input.file?.path };
+  return { config: config as unknown as CommandConfigs[C], sources, file: input.file?.path };
 }
 
 /** `TESSERA_*` variables that name no setting (likely typos), sorted. */
@@ -200,11 +299,53 @@ export function unknownEnvironment(env: NodeJS.ProcessEnv): string[] {
 export function serveOptionsOf(config: ServeConfig): ServeOptions {
   return {
     ...SERVE_DEFAULTS,
+    ...httpOptionsOf(config),
+    nodeName: config.name,
+    documentCacheBytesMax: config.documentCacheBytesMax,
+    writeBufferBytesMax: config.writeBufferBytes,
+    writeBufferOpsMax: config.writeBufferOps,
+    scripts: scriptOptionsOf(config),
+  };
+}
+
+/** The options `runCoordinator()` takes. */
+export function coordinatorOptionsOf(config: CoordinatorConfig): CoordinatorProcessOptions {
+  return { ...httpOptionsOf(config), name: config.name, rpcHost: config.rpcHost, rpcPort: config.rpcPort };
+}
+
+/** The options `runNode()` takes. */
+export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
+  return {
+    join: config.join,
+    name: config.name,
+    dataDir: config.data,
+    documentCacheBytesMax: config.documentCacheBytesMax,
+    writeBufferBytesMax: config.writeBufferBytes,
+    writeBufferOpsMax: config.writeBufferOps,
+    shutdownGraceMs: config.shutdownGraceMs,
+    scripts: scriptOptionsOf(config),
+  };
+}
+
+function scriptOptionsOf(config: Pick<ServeConfig, ScriptSettingKey>): ScriptRunnerOptions {
+  return {
+    cacheEntriesMax: config.scriptCacheEntriesMax,
+    cacheTtlMs: config.scriptCacheTtlMs,
+    instructionsMax: config.scriptInstructionsMax,
+    memoryBytesMax: config.scriptMemoryBytesMax,
+    timeMsMax: config.scriptTimeoutMs,
+  };
+}
+
+/** What serve and coordinator share: the HTTP API and its limits. */
+function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
+  return {
     port: config.port,
     host: config.host,
     dataDir: config.data,
-    nodeName: config.name,
+    clusterName: SERVE_DEFAULTS.clusterName,
     numberOfShards: config.shards,
+    numberOfReplicas: config.replicas,
     bodyBytesMax: config.bodyBytesMax,
     restoreBodyBytesMax: config.restoreBodyBytesMax,
     headerBytesMax: config.headerBytesMax,
@@ -214,13 +355,12 @@ export function serveOptionsOf(config: ServeConfig): ServeOptions {
     idleTimeoutMs: config.idleTimeoutMs,
     depthMax: config.depthMax,
     fieldsMax: config.fieldsMax,
-    documentCacheBytesMax: config.documentCacheBytesMax,
     shutdownGraceMs: config.shutdownGraceMs,
     slowRequestMs: config.slowRequestMs,
   };
 }
 
-type Checked = { ok: true; value: number | string } | { ok: false; expected: string };
+type Checked = { ok: true; value: number | string | boolean } | { ok: false; expected: string };
 
 /** A flag's or variable's text as the setting's value, or what was expected instead. */
 export function parseText(s: Setting, text: string): Checked {
@@ -234,8 +374,24 @@ export function parseText(s: Setting, text: string): Checked {
     }
     case 'enum': ok = kind.values.includes(text); break;
     case 'string': case 'path': ok = text.length > 0; break;
+    case 'name': ok = NODE_NAME.test(text); break;
+    case 'url': ok = isUrl(text, kind.protocols); break;
+    case 'boolean': {
+      const value = BOOLEAN_TEXT.get(text.toLowerCase());
+      return value === undefined ? { ok: false, expected: expectation(kind) } : { ok: true, value };
+    }
   }
   return ok ? { ok: true, value: text } : { ok: false, expected: expectation(kind) };
+}
+
+/** Node names: safe as a directory name, readable in logs and `/.nodes`. */
+const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** What a variable may say for a boolean setting. */
+const BOOLEAN_TEXT = new Map([['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false]]);
+
+function isUrl(text: string, protocols: readonly string[]): boolean {
+  return URL.canParse(text) && protocols.includes(new URL(text).protocol);
 }
 
 function expectation(kind: Kind): string {
@@ -244,11 +400,14 @@ function expectation(kind: Kind): string {
     case 'enum': return `expected one of ${kind.values.join(', ')}`;
     case 'string': return 'expected a non-empty string';
     case 'path': return 'expected a non-empty path';
+    case 'name': return 'expected a name of 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit';
+    case 'url': return `expected a URL (${kind.protocols.map((p) => `${p}//host:port`).join(' or ')})`;
+    case 'boolean': return 'expected true or false';
   }
 }
 
 /** The file's settings by key, validated; problems name the file and the key as written. */
-function fileValues(file: ConfigFile, problems: string[]): Map<ConfigKey, unknown> {
+function fileValues(file: ConfigFile, command: CommandName, problems: string[]): Map<ConfigKey, unknown> {
   const out = new Map<ConfigKey, unknown>();
   const writtenAs = new Map<ConfigKey, string>();
   for (const [written, value] of Object.entries(file.values)) {
@@ -256,6 +415,10 @@ function fileValues(file: ConfigFile, problems: string[]): Map<ConfigKey, unknow
     if (s === undefined) {
       const hint = closestKey(written);
       problems.push(`${file.path}: unknown key '${written}'${hint === undefined ? '' : ` (did you mean '${hint}'?)`}`);
+      continue;
+    }
+    if (!s.commands.includes(command)) {
+      problems.push(`${file.path}: '${written}' is a setting of ${s.commands.map((c) => `tessera ${c}`).join(' and ')}, not of tessera ${command}`);
       continue;
     }
     const earlier = writtenAs.get(s.key);
@@ -285,13 +448,22 @@ function checkFileValue(s: Setting, value: unknown, filePath: string): Checked {
     case 'string':
       ok = typeof value === 'string' && value.length > 0;
       break;
+    case 'name':
+      ok = typeof value === 'string' && NODE_NAME.test(value);
+      break;
+    case 'url':
+      ok = typeof value === 'string' && isUrl(value, kind.protocols);
+      break;
+    case 'boolean':
+      ok = typeof value === 'boolean';
+      break;
     case 'path':
       // Relative to the file, so a config file and its data directory can move together.
       if (typeof value === 'string' && value.length > 0) return { ok: true, value: resolve(dirname(filePath), value) };
       ok = false;
       break;
   }
-  return ok ? { ok: true, value: value as number | string } : { ok: false, expected: expectation(kind) };
+  return ok ? { ok: true, value: value as number | string | boolean } : { ok: false, expected: expectation(kind) };
 }
 
 function describeValue(value: unknown): string {
@@ -336,17 +508,26 @@ export function configReference(): string {
   const rows = SETTINGS.map((s) => {
     const flag = `${s.short === undefined ? '' : `\`-${s.short}\`, `}\`--${s.flag}\``;
     const values = s.kind.type === 'integer' ? `integer ${s.kind.min}–${s.kind.max}`
-      : s.kind.type === 'enum' ? s.kind.values.join(', ') : s.kind.type;
-    return `| \`${s.key}\` | ${flag} | \`${s.env}\` | ${values} | ${defaultText(s)} | ${s.description} |`;
+      : s.kind.type === 'enum' ? s.kind.values.join(', ')
+        : s.kind.type === 'url' ? s.kind.protocols.map((p) => `${p}//…`).join(' ') : s.kind.type;
+    const commands = s.commands.length === COMMANDS.length ? 'all' : s.commands.join(', ');
+    return `| \`${s.key}\` | ${flag} | \`${s.env}\` | ${commands} | ${values} | ${defaultText(s)} | ${s.description} |`;
   });
   return [
-    '| key | flag | environment | values | default | meaning |',
-    '|---|---|---|---|---|---|',
+    '| key | flag | environment | commands | values | default | meaning |',
+    '|---|---|---|---|---|---|---|',
     ...rows,
   ].join('\n');
 }
 
 function defaultText(s: Setting): string {
+  const special = Object.entries(s.defaults ?? {}).map(([command, value]) =>
+    `${command}: ${value === null ? 'required' : `\`${String(value)}\``}`);
+  const base = bytesText(s);
+  return special.length === 0 ? base : `${base} (${special.join('; ')})`;
+}
+
+function bytesText(s: Setting): string {
   const value = `\`${String(s.default)}\``;
   if (typeof s.default !== 'number' || !s.key.endsWith('BytesMax') || s.default < 1024) return value;
   const units = ['KiB', 'MiB', 'GiB', 'TiB'];

@@ -1,2 +1,10 @@
-/** @tessera/cli — the `tessera` command (bin: main.ts). Exported: the configuration schema, for docs and tests. */
-export { configReference, resolveConfig, SETTINGS, type ConfigKey, type ServeConfig, type Setting } from './config.js';
+/**
+ * @tessera/cli — the `tessera` command (bin: main.ts). Exported: the
+ * configuration schema (for docs and tests) and the command-line program
+ * (tests parse real command lines with it without starting anything).
+ */
+export {
+  COMMANDS, configReference, defaultOf, resolveConfig, settingsOf, SETTINGS,
+  type CommandConfigs, type CommandName, type ConfigKey, type CoordinatorConfig, type NodeConfig, type ResolvedConfig, type ServeConfig, type Setting,
+} from './config.js';
+export { buildProgram, CliExit, type CommandRun, type ProgramOptions } from './program.js';

@@ -6,6 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Coordinator, NodeDirectory } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
+import type { ScriptRunnerOptions } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
@@ -29,6 +30,12 @@ export interface ServeOptions {
   depthMax: number;
   fieldsMax: number;
   documentCacheBytesMax: number;
+  /** A shard's write buffer is flushed into a segment past this many estimated bytes… */
+  writeBufferBytesMax: number;
+  /** …or this many changes. */
+  writeBufferOpsMax: number;
+  /** Budgets and cache of the Lua scripts (engine defaults when absent). */
+  scripts?: ScriptRunnerOptions;
   shutdownGraceMs: number;
   slowRequestMs: number;
 }
@@ -50,9 +57,17 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   depthMax: 128,
   fieldsMax: 10_000,
   documentCacheBytesMax: 64 * 1024 * 1024,
+  // The engine's own defaults (ShardIndex), restated so the config reference can show them.
+  writeBufferBytesMax: 32 * 1024 * 1024,
+  writeBufferOpsMax: 50_000,
   shutdownGraceMs: 10_000,
   slowRequestMs: 1000,
 };
+
+/** What the HTTP API needs; `serve` and `coordinator` share it. */
+export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
+  | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
+  | 'depthMax' | 'fieldsMax' | 'shutdownGraceMs' | 'slowRequestMs'>;
 
 export interface RunningServer {
   port: number;
@@ -67,6 +82,8 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     name: options.nodeName,
     dataDir: join(dataDir, 'nodes', options.nodeName),
     documentCacheBytesMax: options.documentCacheBytesMax,
+    index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
+    scripts: options.scripts,
   });
   const nodes = new NodeDirectory();
   nodes.add({
@@ -77,14 +94,28 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     role: 'coordinator+shard',
     local: true,
   });
-  const coordinator = await Coordinator.create({
+  const coordinator = await createCoordinator({ ...options, dataDir }, options.nodeName, nodes, log);
+  const http = await listenHttp(coordinator, options, log, { dataDir, node: options.nodeName });
+  return {
+    port: http.port,
+    host: http.host,
+    async close() {
+      await http.close(options.shutdownGraceMs);
+      await node.close();
+    },
+  };
+}
+
+/** The coordinator over the cluster state in `dataDir` and the nodes of `nodes`. */
+export function createCoordinator(options: HttpApiOptions, name: string, nodes: NodeDirectory, log: Logger): Promise<Coordinator> {
+  return Coordinator.create({
     identity: {
-      name: options.nodeName,
+      name,
       clusterName: options.clusterName,
       version: TESSERA_VERSION,
       libraries: {},
     },
-    stateFile: join(dataDir, 'cluster-state.json'),
+    stateFile: join(options.dataDir, 'cluster-state.json'),
     nodes,
     indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
@@ -93,6 +124,14 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     restoreBatchItems: 1000,
     restoreItemBytesMax: options.bodyBytesMax,
   });
+}
+
+/**
+ * Serve the coordinator's HTTP API; logs `listening` (with `fields`) once it
+ * does, and tells the coordinator its address for `/.nodes`.
+ */
+export async function listenHttp(coordinator: Coordinator, options: HttpApiOptions, log: Logger, fields: Record<string, unknown>)
+  : Promise<{ port: number; host: string; close(graceMs: number): Promise<void> }> {
   const http: HttpServer = createHttpServer({
     // RESTORE bodies are streamed item by item with their own, larger limit (API.md §13).
     streamBody: (head) => head.method === 'RESTORE',
@@ -108,15 +147,18 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
   coordinator.metrics.attach({
     documentsByIndex: () => coordinator.documentsByIndex(),
     connections: () => http.connections,
+    nodeStats: () => coordinator.nodeStats(),
   });
   const address = await http.listen(options.port, options.host);
-  log.info({ host: address.host, port: address.port, dataDir, node: options.nodeName }, 'listening');
+  coordinator.advertise({ host: address.host, httpPort: address.port });
+  log.info({ host: address.host, port: address.port, ...fields }, 'listening');
   return {
     port: address.port,
     host: address.host,
-    async close() {
-      await http.close(options.shutdownGraceMs);
-      await node.close();
+    close: (graceMs) => {
+      // Not ready from the first moment of a shutdown; requests already in flight are still answered.
+      coordinator.beginShutdown();
+      return http.close(graceMs);
     },
   };
 }

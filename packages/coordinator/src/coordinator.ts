@@ -7,7 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { toTesseraError, type TesseraError } from '@tessera/errors';
 import { KNOWN_METHODS, type DecodeLimits, type HttpRequest, type HttpResponse } from '@tessera/http';
 import type { Logger } from 'pino';
-import { ClusterInfo, type ClusterIdentity } from './cluster/info.js';
+import { ClusterInfo, type ClusterIdentity, type HttpEndpoint } from './cluster/info.js';
 import type { NodeDirectory } from './cluster/nodes.js';
 import { DocumentHandlers } from './documents/handlers.js';
 import { apiErrors } from './errors.js';
@@ -25,6 +25,8 @@ import { RestoreHandler } from './bulk/restore.js';
 import { SearchHandlers } from './search/handlers.js';
 import { LocalStateStore } from './state/local-store.js';
 import { Metrics } from './observability/metrics.js';
+import { Readiness } from './observability/readiness.js';
+import type { NodeStatsReply } from '@tessera/rpc';
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
@@ -54,10 +56,13 @@ const SPECIAL_PATHS = new Set(['/:metrics', '/metrics', '/healthz', '/readyz']);
 /** A client's X-Request-Id is echoed when it is a sane token; else one is generated. */
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
 
-export class Coordinator {
-  readonly metrics = new Metrics();
+/** A node's figures for a metrics scrape: a slow node is left out of that scrape rather than holding it. */
+const NODE_STATS_TIMEOUT_MS = 2_000;
 
+export class Coordinator {
   private constructor(
+    readonly metrics: Metrics,
+    private readonly readiness: Readiness,
     private readonly options: CoordinatorOptions,
     private readonly registry: IndexRegistry,
     private readonly documents: DocumentHandlers,
@@ -70,10 +75,21 @@ export class Coordinator {
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
     const store = await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
-    const registry = new IndexRegistry(store, options.nodes, options.indexDefaults);
+    const metrics = new Metrics();
+    const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client), { log: options.log });
+    metrics.attachReplication(() => registry.replication.lag());
+    const readiness = new Readiness(options.nodes, {
+      copiesOn: (node) => registry.list().flatMap((meta) =>
+        meta.allocation.flatMap((copies, i) => (copies.includes(node) ? [{ index: meta.path, shard: i + 1 }] : []))),
+      open: (node, copy) => registry.client(copy.index, node, copy.shard).call('shard.open', copy),
+    }, options.log);
+    followMembership(options.nodes, registry, options.log);
     const router = await ShardRouter.create();
     const documents = new DocumentHandlers(registry, router);
+    readiness.start();
     return new Coordinator(
+      metrics,
+      readiness,
       options,
       registry,
       documents,
@@ -87,6 +103,11 @@ export class Coordinator {
       new SearchHandlers(registry),
       new DumpHandler(registry, router),
     );
+  }
+
+  /** Where the HTTP API listens, once it does (shown in `/.nodes`). */
+  advertise(endpoint: HttpEndpoint): void {
+    this.cluster.advertise(endpoint);
   }
 
   /** The HTTP handler. Never throws: every failure becomes an error response. */
@@ -121,20 +142,21 @@ export class Coordinator {
 
   /** Endpoints outside the index/document grammar: metrics and health. */
   private async special(req: HttpRequest): Promise<HttpResponse> {
+    if (req.method !== 'GET' && req.method !== 'HEAD') {
+      throw apiErrors.methodNotAllowed(req.method, req.path.endsWith('metrics') ? 'the metrics endpoint' : 'a health endpoint');
+    }
     switch (req.path) {
       case '/:metrics':
       case '/metrics': {
-        if (req.method !== 'GET' && req.method !== 'HEAD') throw apiErrors.methodNotAllowed(req.method, 'the metrics endpoint');
         const { contentType, body } = await this.metrics.text();
         return { status: 200, headers: { 'Content-Type': contentType }, body };
       }
       case '/healthz':
         return { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{"status":"ok"}' };
       case '/readyz': {
-        const inactive = (await this.cluster.nodeList()).filter((n) => n.active !== true).map((n) => n.name);
-        const ready = inactive.length === 0;
-        const body = JSON.stringify(ready ? { status: 'ready' } : { status: 'not ready', reason: `nodes not active: ${inactive.join(', ')}` });
-        return { status: ready ? 200 : 503, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body };
+        const state = this.readiness.state();
+        const body = JSON.stringify(state.ready ? { status: 'ready' } : { status: 'not ready', reason: state.reason });
+        return { status: state.ready ? 200 : 503, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body };
       }
       default:
         throw new Error(`no special endpoint ${req.path}`);
@@ -152,6 +174,19 @@ export class Coordinator {
     } else if (log.isLevelEnabled('info')) {
       log.info({ requestId, method: req.method, path: req.path, status, ms }, 'request');
     }
+  }
+
+  /** Shutdown began (SIGTERM): `/readyz` answers 503 from now on; requests are still served while they drain. */
+  beginShutdown(): void {
+    this.readiness.beginShutdown();
+  }
+
+  /** Every active node's figures of its open shard copies, for the metrics scrape (nodes that do not answer in time are left out). */
+  async nodeStats(): Promise<NodeStatsReply[]> {
+    const nodes = this.options.nodes;
+    const replies = await Promise.all(nodes.activeNames().map((name) =>
+      nodes.get(name)?.client.call<NodeStatsReply>('node.stats', {}, { timeoutMs: NODE_STATS_TIMEOUT_MS }).catch(() => undefined)));
+    return replies.filter((r) => r !== undefined);
   }
 
   /** Live documents per index, for the metrics scrape. */
@@ -206,6 +241,24 @@ export class Coordinator {
     const selector = ctx.options.selector ?? ctx.path.selector;
     return selector === undefined ? value : applySelector(value, selector);
   }
+}
+
+/**
+ * Membership in the cluster state and the log: nodes named in the state are
+ * expected (listed inactive until they join); a joining node is remembered
+ * and gets the deletions it missed.
+ */
+function followMembership(nodes: NodeDirectory, registry: IndexRegistry, log: Logger): void {
+  nodes.expect(registry.knownNodes());
+  const joined = (name: string): void => {
+    registry.nodeJoined(name).catch((err: unknown) => log.error({ err, node: name }, 'could not record the node in the cluster state'));
+  };
+  for (const name of nodes.activeNames()) joined(name);
+  nodes.on('nodeJoined', (entry) => {
+    log.info({ node: entry.name, host: entry.host, dataDir: entry.dataDir, pid: entry.pid }, 'node joined');
+    joined(entry.name);
+  });
+  nodes.on('nodeLost', (entry, reason) => log.warn({ node: entry.name, reason }, 'node lost'));
 }
 
 /** `document.get`, `index.put`…: the operation label, built once per resource and method. */

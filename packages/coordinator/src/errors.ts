@@ -26,11 +26,18 @@ export const apiErrors = {
   methodNotAllowed: (method: string, what: string) => e('method_not_allowed', 405, `Method ${method} is not allowed on ${what}`),
   unsupportedMediaType: (mediaType: string) =>
     e('unsupported_media_type', 415, `Content type '${mediaType}' cannot be used here; send JSON, YAML or MessagePack`),
-  scriptsUnavailable: () =>
-    e('scripts_unavailable', 501, "Scripts ('_script') are not available in this version of Tessera"),
+  badScript: (why: string) => e('invalid_script', 400, `Invalid '_script': ${why}`),
+  scriptNotFound: (what: string) => e('script_not_found', 400, `Script not found: ${what}`),
+  scriptInRestore: () => e('invalid_script', 400, "RESTORE stores documents as they are: '_script' is not run there"),
+  scriptSchemaUnstable: () =>
+    e('script_schema_unstable', 400, 'The script added fields unknown to the index schema again after the schema learnt them; give them types in _schema'),
   contentUnavailable: () =>
     e('content_unavailable', 501, "Stored content ('_data') is not available in this version of Tessera"),
   notImplemented: (method: string) => e('not_implemented', 501, `Method ${method} is not implemented`),
   noShardNode: (index: string, shard: number) =>
     e('no_shard_node', 503, `No node holds shard ${shard} of ${index}`),
+  noActiveNodes: () =>
+    e('no_active_nodes', 503, 'No shard node is active to place a new index on: start one with `tessera node --join ws://<coordinator>:<rpc port>`'),
+  nodeUnavailable: (index: string, shard: number, node: string) =>
+    e('node_unavailable', 503, `Shard ${shard} of ${index} is on node '${node}', which is not active`),
 };

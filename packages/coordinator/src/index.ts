@@ -1,6 +1,13 @@
 export { Coordinator, type CoordinatorOptions } from './coordinator.js';
-export { NodeDirectory, allocateShards, type NodeEntry } from './cluster/nodes.js';
-export type { ClusterIdentity } from './cluster/info.js';
+export { NodeDirectory, allocateShards, type JoinOutcome, type NodeDirectoryEvents, type NodeEntry, type NodeStatus } from './cluster/nodes.js';
+export { admitPeer, NODE_REFUSED_METHOD, SHARD_NODE_HELLO_ROLE, SHARD_NODE_ROLE, type AdmissionOptions, type NodeAnnouncement } from './cluster/membership.js';
+export type { ClusterIdentity, HttpEndpoint } from './cluster/info.js';
+export type { ClusterState, CopyState, NodeRecord } from './indexes/registry.js';
 export type { IndexSettings } from './indexes/settings.js';
 export { parsePath, INDEX_PATH_BYTES_MAX, DOCUMENT_ID_BYTES_MAX } from './request/path.js';
 export { apiErrors } from './errors.js';
+export { metricsReference } from './observability/reference.js';
+export { IndexRegistry, EMPTY_CLUSTER_STATE, type IndexMeta } from './indexes/registry.js';
+export { LocalStateStore, type StateStore } from './state/local-store.js';
+export { REPLICATION_DEFAULTS, Replicator, type CopyReplicationState, type ReplicationLag, type ReplicationLog, type ReplicationOptions } from './replication/replicator.js';
+export type { Placement, ShardReplicationState } from './replication/placement.js';

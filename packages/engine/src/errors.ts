@@ -21,11 +21,26 @@ export const engineErrors = {
   oplogTrimmed: (afterSeq: number, firstSeq: number) =>
     new TesseraError('oplog_trimmed', 410,
       `Operation log no longer holds entries after seq ${afterSeq} (first kept: ${firstSeq}); a full copy is needed`),
+  /** A write or replicated change under a primary term older than one this copy has seen: it comes from a demoted primary's era. */
+  stalePrimaryTerm: (term: number, current: number) =>
+    new TesseraError('stale_primary_term', 503,
+      `Primary term ${term} is older than term ${current} this shard copy has seen: the shard has a new primary; retry`),
   docidsExhausted: () => new TesseraError('docids_exhausted', 507, 'Shard has used every #docid'),
+  /** A write with a script reached a shard opened without a script runner. */
+  scriptsUnavailable: () => new TesseraError('scripts_unavailable', 503, 'This shard copy cannot run scripts'),
+  /**
+   * A script's result has fields the write's schema lacks: the coordinator
+   * folds `details.scriptResult` into the index schema and writes again.
+   */
+  scriptSchemaChange: (result: DocumentBodyLike) =>
+    new TesseraError('script_schema_change', 409, 'The script added fields the index schema does not have yet',
+      { details: { scriptResult: result } }),
   invalidOption: (name: string, why: string) => new TesseraError('invalid_option', 500, `Invalid shard option '${name}': ${why}`),
   formatUnsupported: (path: string, format: unknown) =>
     new TesseraError('shard_format_unsupported', 500, `Shard at ${path} has unsupported format ${String(format)}`),
 };
+
+type DocumentBodyLike = Record<string, unknown>;
 
 function describeCause(cause: unknown): string {
   if (cause instanceof Error) {

@@ -1,12 +1,19 @@
 /** @tessera/engine — one shard: document store with versions, and the search index over it. */
 export { SCAN_DOCUMENTS_MAX, Shard, SHARD_DEFAULTS } from './shard.js';
-export type { MutateOptions, ShardOptions, ShardSearchRequest, ShardSearchResult } from './shard.js';
+export type { MutateOptions, ShardOptions, ShardReplicationState, ShardSearchRequest, ShardSearchResult } from './shard.js';
+export {
+  FIRST_TERM, isNewer, originOf, REPLICATE_CHANGES_MAX, TOMBSTONE_TTL_MS,
+  type Origin, type ReplicatedChange, type ReplicateOutcome, type ReplicationState,
+} from './replication/index.js';
 export type {
-  DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
+  DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,
 } from './documents/types.js';
 export { mergeDocument } from './documents/merge.js';
 export { applyDocumentPatch } from './documents/patch.js';
 export { engineErrors } from './errors.js';
+export { type WriteContext } from './documents/write.js';
+// The Lua runner a shard runs write scripts with: one per process, made by whoever hosts the shards.
+export { SCRIPT_DEFAULTS, ScriptRunner, type ScriptRunnerOptions, type ScriptRunnerStats } from '@tessera/scripting';
 export { OPLOG_READ_ENTRIES_MAX } from './store/oplog.js';
 export { AGGREGATION_DEPTH_MAX, AGGREGATION_PARTIAL_ENTRIES_MAX, aggregationErrors, planAggregations } from './aggregations/index.js';
 export type { AggregationPartial, AggregationSpec, AggregationsPartial } from './aggregations/index.js';

@@ -11,7 +11,11 @@
  *   is all-or-nothing and the counters are exact after any crash; concurrent
  *   `commit` writes share one fsync;
  * - a document cache (documents/document-cache.ts) updated only once a batch
- *   is in LevelDB, so a GET never shows an unacknowledged write.
+ *   is in LevelDB, so a GET never shows an unacknowledged write;
+ * - replication (replication/): the primary term this copy has seen (older
+ *   ones refused), `applyReplicated` for a replica — a primary's changes
+ *   stored only when newer by origin (term, primary seq), with tombstones for
+ *   deletions — and the copy's checkpoint, persisted with the batches.
  *
  * A write's promise resolves once its batch is in LevelDB's log: without
  * `commit` it survives a process kill, with `commit` (sync) a power loss.
@@ -33,10 +37,12 @@ import { decideWrite, validateWriteRequest } from './documents/write.js';
 import { engineErrors } from './errors.js';
 import { GetCoalescer } from './store/get-coalescer.js';
 import { GroupCommit, type BatchOutcome } from './store/group-commit.js';
+import { LatencyHistogram } from './store/latency-histogram.js';
 import {
-  decodeIdTag, docidKey, DOCID_MAX, documentKey, encodeIdTag, META_COUNTERS, META_FORMAT, META_SCHEMA, oplogKey, PREFIX_DOCUMENTS, spaceRange,
+  decodeIdTag, docidKey, DOCID_MAX, documentKey, encodeIdTag, META_COUNTERS, META_FORMAT, META_REPLICATION, META_SCHEMA, oplogKey, PREFIX_DOCUMENTS, spaceRange,
 } from './store/keys.js';
 import { ShardIndex, type ShardIndexOptions } from './indexing/index.js';
+import type { ScriptRunner } from '@tessera/scripting';
 import type { IndexableDocument } from './segments/index.js';
 import { SegmentView } from './indexing/index-view.js';
 import { type AggregationsPartial, planAggregations } from './aggregations/index.js';
@@ -44,9 +50,13 @@ import { search, type SearchReader } from './search/index.js';
 import { parseQuery, parseQueryStrings, parseSort, parseSortStrings, type Query, type SortKey } from './query/index.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
 import {
-  decodeCounters, decodeDocumentRecord, decodeFormat, encodeBody, encodeCounters, encodeDocumentRecord, encodeFormat,
-  encodeOplogEntry, SHARD_FORMAT, type ShardCounters,
+  decodeCounters, decodeDocumentRecord, decodeFormat, decodeReplicationState, encodeBody, encodeCounters, encodeDocumentRecord, encodeFormat,
+  encodeOplogEntry, encodeReplicationState, SHARD_FORMAT, type ShardCounters,
 } from './store/records.js';
+import {
+  INITIAL_REPLICATION_STATE, isNewer, originOf, ReplicaPosition, Tombstones, validateReplicatedChanges, validateTerm,
+  type Origin, type ReplicatedChange, type ReplicateOutcome, type ReplicationState,
+} from './replication/index.js';
 
 export interface ShardOptions {
   /** Directory of the shard copy's LevelDB database (created if missing). */
@@ -61,6 +71,8 @@ export interface ShardOptions {
   oplogEntriesMax?: number | undefined;
   /** Options of the search index (write buffer budget, merge policy). */
   index?: ShardIndexOptions | undefined;
+  /** Runs the `_script` of writes (API.md §11; one runner per process); without it such a write is a 503. */
+  scripts?: ScriptRunner | undefined;
 }
 
 /** ShardOptions with every default applied and checked. */
@@ -116,6 +128,14 @@ export interface MutateOptions {
   commit?: boolean | undefined;
   /** The index schema to index the document with (sent by the coordinator with each write). */
   schema?: Record<string, unknown> | undefined;
+  /** The primary term the write is made under; refused (503 stale_primary_term) when older than one this copy has seen. */
+  term?: number | undefined;
+}
+
+/** A copy's replication position (replication/position.ts) and how far back its operation log reaches. */
+export interface ShardReplicationState extends ReplicationState {
+  /** Lowest seq the operation log may still hold: catch-up from below it needs a full copy. */
+  oplogFirstSeq: number;
 }
 
 /** What one write hands to the batch writer; `barrier` carries no change (commit(), recovery). */
@@ -129,6 +149,10 @@ interface Change {
   readonly version: number;
   /** The document's #docid; 0 for a put that creates it (assigned in the batch). */
   readonly docid: number;
+  /** The primary term the version is written in. */
+  readonly originTerm: number;
+  /** The primary's seq, for a replicated change (a copy's own writes take the seq the batch assigns). */
+  readonly originSeq?: number | undefined;
   readonly body: DocumentBody | undefined;
   readonly bodyBytes: Uint8Array | undefined;
   /** `stateEpoch` when the current document was read (see `recover`). */
@@ -146,7 +170,7 @@ interface ReadFlight {
 }
 
 const BARRIER: Change = {
-  kind: 'barrier', key: '', id: '', documentKey: Buffer.alloc(0), version: 0, docid: 0, body: undefined, bodyBytes: undefined, epoch: -1,
+  kind: 'barrier', key: '', id: '', documentKey: Buffer.alloc(0), version: 0, docid: 0, originTerm: 0, body: undefined, bodyBytes: undefined, epoch: -1,
 };
 
 const noop = (): void => {};
@@ -171,11 +195,19 @@ export class Shard {
   private closing = false;
   private closed: Promise<void> | undefined;
   private readonly counts = { batchesWritten: 0, batchesSynced: 0, batchesFailed: 0, changesWritten: 0, recoveries: 0 };
+  /** Time of each successful LevelDB batch write, buffered and synced (fsync) apart: they differ by orders of magnitude. */
+  private readonly commitSeconds = { buffered: new LatencyHistogram(), synced: new LatencyHistogram() };
   /** The searchable index: write buffer, segments, merges. */
   private index!: ShardIndex;
   /** The index schema the shard indexes with (cluster state, sent with each write) and its JSON. */
   private schema: Record<string, unknown> = {};
   private schemaJson = '{}';
+  /** Runs the scripts of writes on this copy when it is the primary (ShardOptions.scripts). */
+  private scripts: ScriptRunner | undefined;
+  /** Primary term seen and replication checkpoint, persisted with the batches (META_REPLICATION). */
+  private readonly position: ReplicaPosition;
+  /** Origins of documents deleted by replication, so a late older put does not bring them back. */
+  private readonly tombstones = new Tombstones();
 
   private constructor(
     private readonly db: ShardDatabase,
@@ -183,8 +215,10 @@ export class Shard {
     settings: ShardSettings,
     counters: ShardCounters,
     oplogFirstSeq: number,
+    replication: ReplicationState,
   ) {
     this.counters = counters;
+    this.position = new ReplicaPosition(replication);
     this.cache = new DocumentCache(settings.documentCacheBytesMax);
     this.oplog = new Oplog(db, settings.oplogEntriesMax, oplogFirstSeq);
     this.reader = new GetCoalescer(db);
@@ -279,8 +313,11 @@ export class Shard {
     try {
       const counters = await loadCounters(db, path);
       const firstSeq = await Oplog.bounds(db, counters.seq);
-      const shard = new Shard(db, path, resolved, counters, firstSeq);
+      const [replication] = await db.getMany([META_REPLICATION]);
+      const shard = new Shard(db, path, resolved, counters, firstSeq,
+        replication === undefined ? INITIAL_REPLICATION_STATE : decodeReplicationState(replication));
       await shard.openIndex(options.index ?? {});
+      shard.scripts = options.scripts;
       return shard;
     } catch (err) {
       await db.close().catch(noop);
@@ -325,23 +362,18 @@ export class Shard {
   mutate(id: DocumentId, decide: (current: StoredDocument | undefined) => Mutation, options: MutateOptions = {}): Promise<WriteResult> {
     try {
       validateDocumentId(id);
+      if (options.term !== undefined) validateTerm(options.term);
     } catch (err) {
       return Promise.reject(err);
     }
     if (this.closing) return Promise.reject(engineErrors.shardClosed());
     const key = documentIdKey(id);
     const commit = options.commit === true;
-    const schema = options.schema;
-    const previous = this.locks.get(key);
-    const run = previous === undefined
-      ? this.mutateLocked(id, key, decide, commit, schema)
-      : previous.then(() => this.mutateLocked(id, key, decide, commit, schema));
-    const tail = run.then(noop, noop);
-    this.locks.set(key, tail);
-    void tail.then(() => {
-      if (this.locks.get(key) === tail) this.locks.delete(key);
-    });
-    return run;
+    const { schema, term } = options;
+    if (term === undefined || term === this.position.term) {
+      return this.locked(key, () => this.mutateLocked(id, key, decide, commit, schema, term));
+    }
+    return this.acceptTerm(term).then(() => this.locked(key, () => this.mutateLocked(id, key, decide, commit, schema, term)));
   }
 
   /** A document write with API.md §5 semantics (index, update, patch, delete; expected versions; upsert). */
@@ -351,7 +383,126 @@ export class Shard {
     } catch (err) {
       return Promise.reject(err);
     }
-    return this.mutate(req.id, (current) => decideWrite(req, current), { commit: req.commit, schema: req.schema });
+    return this.mutate(req.id, (current) => decideWrite(req, current, { scripts: this.scripts, schema: req.schema ?? this.schema }),
+      { commit: req.commit, schema: req.schema, term: req.term });
+  }
+
+  /**
+   * Apply changes a primary made (DESIGN.md "Writes, versions, replication"):
+   * each is stored only if its origin is newer than the version this copy
+   * holds — or than the deletion it remembers — so a change arriving twice
+   * or late changes nothing. Changes of one document apply in the order
+   * given; the call resolves once every applied change is in LevelDB (sync
+   * with `commit`), and each change's `seq` then counts towards the copy's
+   * checkpoint. Refused as a whole when `term` is older than one seen.
+   */
+  async applyReplicated(term: number, changes: readonly ReplicatedChange[], options: Omit<MutateOptions, 'term'> = {}): Promise<ReplicateOutcome> {
+    validateTerm(term);
+    validateReplicatedChanges(changes);
+    if (this.closing) throw engineErrors.shardClosed();
+    await this.acceptTerm(term);
+    const commit = options.commit === true;
+    const settled = await Promise.allSettled(changes.map((change) => {
+      const key = documentIdKey(change.id);
+      return this.locked(key, () => this.replicateLocked(term, change, key, commit, options.schema));
+    }));
+    const outcome: ReplicateOutcome = { applied: 0, discarded: 0 };
+    for (const result of settled) {
+      if (result.status === 'rejected') throw result.reason;
+      if (result.value) outcome.applied++;
+      else outcome.discarded++;
+    }
+    return outcome;
+  }
+
+  /**
+   * The coordinator vouches that this copy holds every change the primary of
+   * `term` numbered up to `checkpoint` (a promotion: the copies in sync hold
+   * what the new primary holds; the end of a full copy). Persisted (sync)
+   * before it resolves.
+   */
+  async follow(term: number, checkpoint: number): Promise<ShardReplicationState> {
+    validateTerm(term);
+    if (!Number.isSafeInteger(checkpoint) || checkpoint < 0) throw engineErrors.invalidWrite('checkpoint must be a non-negative integer');
+    if (this.closing) throw engineErrors.shardClosed();
+    if (term < this.position.term) throw engineErrors.stalePrimaryTerm(term, this.position.term);
+    this.position.follow(term, checkpoint);
+    await this.writer.submit(BARRIER, true);
+    return this.replicationState();
+  }
+
+  /** The copy's replication position. */
+  replicationState(): ShardReplicationState {
+    return { ...this.position.snapshot(), oplogFirstSeq: this.oplog.firstSeq };
+  }
+
+  /** Run `work` after every earlier write to the document (per-document chain; the entry goes once the chain is idle). */
+  private locked<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const previous = this.locks.get(key);
+    const run = previous === undefined ? work() : previous.then(work);
+    const tail = run.then(noop, noop);
+    this.locks.set(key, tail);
+    void tail.then(() => {
+      if (this.locks.get(key) === tail) this.locks.delete(key);
+    });
+    return run;
+  }
+
+  /**
+   * A call carries `term`: refuse it if older than the term seen, adopt it
+   * (persisted, sync) if newer, before anything of the call is applied. A
+   * restarted copy still refuses a demoted primary's term.
+   */
+  private async acceptTerm(term: number): Promise<void> {
+    if (term < this.position.term) throw engineErrors.stalePrimaryTerm(term, this.position.term);
+    if (this.position.raiseTerm(term)) await this.writer.submit(BARRIER, true);
+  }
+
+  /** One replicated change, inside the document's lock: true if stored, false if older than what the copy holds. */
+  private async replicateLocked(term: number, change: ReplicatedChange, key: string, commit: boolean,
+    schema: Record<string, unknown> | undefined): Promise<boolean> {
+    // Checked again under the lock: a newer term may have arrived while the change waited.
+    if (term < this.position.term) throw engineErrors.stalePrimaryTerm(term, this.position.term);
+    const epoch = this.stateEpoch;
+    const current = this.cache.get(key) ?? await this.readDocument(change.id, key);
+    const origin: Origin = { term: change.originTerm, seq: change.originSeq };
+    const held = current !== undefined ? originOf(current) : this.tombstones.get(key, Date.now());
+    if (held !== undefined && !isNewer(origin, held)) {
+      this.observeReplicated(term, change);
+      return false;
+    }
+    if (change.deleted) {
+      if (current !== undefined) {
+        await this.writer.submit({
+          kind: 'delete', key, id: current.id, documentKey: documentKey(current.id), version: change.version, docid: current.docid,
+          originTerm: origin.term, originSeq: origin.seq, body: undefined, bodyBytes: undefined, epoch,
+        }, commit);
+      }
+      this.tombstones.set(key, origin, Date.now());
+      this.observeReplicated(term, change);
+      return true;
+    }
+    const body = change.body as DocumentBody;
+    let bodyBytes: Uint8Array;
+    try {
+      bodyBytes = encodeBody(body);
+    } catch (err) {
+      throw engineErrors.invalidDocument(`Document cannot be stored: ${err instanceof Error ? err.message : String(err)}`, err);
+    }
+    const storedId = current?.id ?? (change.id === 0 ? 0 : change.id);
+    const put: Change = {
+      kind: 'put', key, id: storedId, documentKey: documentKey(storedId), version: change.version, docid: current?.docid ?? 0,
+      originTerm: origin.term, originSeq: origin.seq, body, bodyBytes, epoch,
+    };
+    this.prepareTerms(put, schema);
+    await this.writer.submit(put, commit);
+    this.tombstones.delete(key);
+    this.observeReplicated(term, change);
+    return true;
+  }
+
+  private observeReplicated(term: number, change: ReplicatedChange): void {
+    if (change.seq !== undefined) this.position.observe(term, change.seq);
   }
 
   /** Resolves once everything acknowledged so far is durable (one sync batch, shared with concurrent writers). */
@@ -428,6 +579,7 @@ export class Shard {
       documentCacheMisses: this.cache.misses,
       oplogFirstSeq: this.oplog.firstSeq,
       oplogTrims: this.oplog.trims,
+      commitSeconds: { buffered: this.commitSeconds.buffered.snapshot(), synced: this.commitSeconds.synced.snapshot() },
     };
   }
 
@@ -446,6 +598,8 @@ export class Shard {
   private async closeNow(): Promise<void> {
     this.closing = true;
     while (this.locks.size > 0) await Promise.all(this.locks.values());
+    // The checkpoint lags one batch behind the changes it covers: write it down before closing.
+    if (this.position.dirty) await this.writer.submit(BARRIER, false).catch(noop);
     await this.writer.idle();
     while (this.reads.size > 0) await Promise.allSettled([...this.reads.values()].map((flight) => flight.promise));
     await this.oplog.settled();
@@ -455,22 +609,32 @@ export class Shard {
   }
 
   private async mutateLocked(id: DocumentId, key: string, decide: (current: StoredDocument | undefined) => Mutation,
-    commit: boolean, schema: Record<string, unknown> | undefined): Promise<WriteResult> {
+    commit: boolean, schema: Record<string, unknown> | undefined, term: number | undefined): Promise<WriteResult> {
+    // Checked again under the lock: a newer term may have arrived while the write waited.
+    if (term !== undefined && term < this.position.term) throw engineErrors.stalePrimaryTerm(term, this.position.term);
     const epoch = this.stateEpoch;
     const current = this.cache.get(key) ?? await this.readDocument(id, key);
-    const change = prepareChange(id, key, current, decide(current), epoch);
+    const change = prepareChange(id, key, current, decide(current), epoch, this.position.term);
+    this.prepareTerms(change, schema);
+    const result = await this.writer.submit(change, commit);
+    assert.ok(result !== null, 'a document change has a result');
+    return result;
+  }
+
+  /**
+   * The schema a change is indexed with (recorded when newer than the stored
+   * one) and a put's terms, computed before the change is queued: a body the
+   * schema refuses (e.g. a patch giving a field another type) writes nothing.
+   */
+  private prepareTerms(change: Change, schema: Record<string, unknown> | undefined): void {
     if (schema !== undefined && schema !== this.schema) {
       const json = JSON.stringify(schema);
       if (json !== this.schemaJson) change.schemaJson = json;
     }
     if (change.kind === 'put') {
-      // Terms before the write is queued: a body the schema refuses (e.g. a patch giving a field another type) writes nothing.
       const indexSchema = change.schemaJson === undefined ? this.schema : (schema as Record<string, unknown>);
       change.terms = this.index.prepare({ seq: 0, docid: 1, id: change.id, body: change.body, version: change.version }, indexSchema).document;
     }
-    const result = await this.writer.submit(change, commit);
-    assert.ok(result !== null, 'a document change has a result');
-    return result;
   }
 
   /** A document from LevelDB; concurrent misses of one ID share the get unless a write made it stale. */
@@ -563,6 +727,7 @@ export class Shard {
     const seen = new Set<string>();
     let batch: ReturnType<ShardDatabase['batch']> | undefined;
     let writing = false;
+    let positionWritten = false;
     try {
       batch = this.db.batch();
       for (let i = 0; i < changes.length; i++) {
@@ -593,10 +758,11 @@ export class Shard {
           const bodyBytes = change.bodyBytes;
           const body = change.body;
           assert.ok(bodyBytes !== undefined && body !== undefined);
-          const record = encodeDocumentRecord({ id, docid, version, seq }, bodyBytes);
+          const doc = withOrigin({ id, docid, version, seq, body }, change);
+          const record = encodeDocumentRecord(doc, bodyBytes);
           batch.put(change.documentKey, record);
-          batch.put(oplogKey(seq), encodeOplogEntry({ seq, id, docid, version, op: 'put' }, bodyBytes));
-          applied.push({ change, doc: { id, docid, version, seq, body }, bytes: estimateDocumentBytes(record.length), seq, docid });
+          batch.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), bodyBytes));
+          applied.push({ change, doc, bytes: estimateDocumentBytes(record.length), seq, docid });
           outcomes[i] = { ok: true, value: { id, docid, version, seq, body, deleted: false } };
         } else {
           const seq = ++counters.seq;
@@ -605,7 +771,7 @@ export class Shard {
           batch.del(docidKey(docid));
           counters.documents--;
           assert.ok(counters.documents >= 0, 'document count must not go negative');
-          batch.put(oplogKey(seq), encodeOplogEntry({ seq, id, docid, version, op: 'delete' }, undefined));
+          batch.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'delete' as const }, change), undefined));
           applied.push({ change, doc: undefined, bytes: 0, seq, docid });
           outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
         }
@@ -614,10 +780,19 @@ export class Shard {
       }
       if (newSchemaJson !== undefined) batch.put(META_SCHEMA, Buffer.from(newSchemaJson, 'utf8'));
       batch.put(META_COUNTERS, encodeCounters(counters));
+      // The position as of changes already durable: it never claims one this batch may lose.
+      if (this.position.dirty) {
+        batch.put(META_REPLICATION, encodeReplicationState(this.position.snapshot()));
+        this.position.dirty = false;
+        positionWritten = true;
+      }
       writing = true;
+      const writeStartedMs = performance.now();
       await batch.write({ sync });
+      (sync ? this.commitSeconds.synced : this.commitSeconds.buffered).observe((performance.now() - writeStartedMs) / 1000);
     } catch (err) {
       if (batch !== undefined) await batch.close().catch(noop);
+      if (positionWritten) this.position.dirty = true;
       this.counts.batchesFailed++;
       // The outcome on disk is unknown until the reopen: make readers go to LevelDB for these documents.
       for (const change of changes) {
@@ -685,12 +860,12 @@ export class Shard {
   }
 }
 
-function prepareChange(id: DocumentId, key: string, current: StoredDocument | undefined, mutation: Mutation, epoch: number): Change {
+function prepareChange(id: DocumentId, key: string, current: StoredDocument | undefined, mutation: Mutation, epoch: number, term: number): Change {
   if (mutation.kind === 'delete') {
     if (current === undefined) throw engineErrors.documentNotFound();
     return {
       kind: 'delete', key, id: current.id, documentKey: documentKey(current.id), version: current.version + 1, docid: current.docid,
-      body: undefined, bodyBytes: undefined, epoch,
+      originTerm: term, body: undefined, bodyBytes: undefined, epoch,
     };
   }
   if (mutation.kind !== 'put') throw engineErrors.invalidWrite(`unknown mutation '${String((mutation as { kind: unknown }).kind)}'`);
@@ -706,8 +881,16 @@ function prepareChange(id: DocumentId, key: string, current: StoredDocument | un
   const version = (current?.version ?? 0) + 1;
   return {
     kind: 'put', key, id: storedId, documentKey: documentKey(storedId), version, docid: current?.docid ?? 0,
-    body: mutation.body, bodyBytes, epoch,
+    originTerm: term, body: mutation.body, bodyBytes, epoch,
   };
+}
+
+/** A record or oplog entry with the change's origin, where it is not the default (store/records.ts). */
+function withOrigin<T extends { seq: number }>(fields: T, change: Change): T & { term?: number; originSeq?: number } {
+  const out: T & { term?: number; originSeq?: number } = fields;
+  if (change.originTerm !== 1) out.term = change.originTerm;
+  if (change.originSeq !== undefined && change.originSeq !== fields.seq) out.originSeq = change.originSeq;
+  return out;
 }
 
 function resolveOptions(options: ShardOptions): ShardSettings {

@@ -3,10 +3,15 @@
  * coordinator's calls (rpc `ShardCalls`). In the embedded server it is reached
  * through the in-process transport; as `tessera node` over WebSocket.
  */
-import { SCAN_DOCUMENTS_MAX, Shard } from '@tessera/engine';
+import { SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, type ScriptRunnerOptions, type ShardOptions } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
-import type { DocumentReply, NodeInfoReply, ScanCall, ScanReply, SearchCall, SearchReply, ShardRef, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply } from '@tessera/rpc';
+import type {
+  ChangesCall, DocumentReply, FollowCall, NodeInfoReply, NodeStatsReply, ReplicateCall, ScanCall, ScanReply, SearchCall, SearchReply, ShardRef,
+  ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
+} from '@tessera/rpc';
+import { DirectorySizes } from './directory-bytes.js';
 import { nodeErrors } from './errors.js';
+import { changes, follow, positionOf, replicate } from './replication/calls.js';
 import { shardDirectory } from './shard-paths.js';
 
 export interface ShardNodeOptions {
@@ -14,11 +19,22 @@ export interface ShardNodeOptions {
   dataDir: string;
   /** Document cache bytes per shard copy. */
   documentCacheBytesMax?: number;
+  /** Search-index options of every shard copy (write buffer budget before a flush, merge policy). */
+  index?: ShardOptions['index'];
+  /** Operation-log entries each shard copy keeps for replica catch-up (engine default 100,000). */
+  oplogEntriesMax?: number;
+  /** Budgets and cache of the Lua scripts this node's primaries run (API.md §11, §13). */
+  scripts?: ScriptRunnerOptions;
 }
 
 export class ShardNode {
   private readonly shards = new Map<string, Promise<Shard>>();
+  /** Copies being deleted: an open of the same copy waits, so it never races the directory's removal. */
+  private readonly drops = new Map<string, Promise<void>>();
   private closing = false;
+  private readonly sizes = new DirectorySizes();
+  /** The process's one script runner, started with the first shard copy. */
+  private scripts: Promise<ScriptRunner | undefined> | undefined;
 
   constructor(private readonly options: ShardNodeOptions) {}
 
@@ -52,6 +68,8 @@ export class ShardNode {
           upsert: call.upsert,
           commit: call.commit,
           schema: call.schema,
+          term: call.term,
+          script: call.script,
         });
         const reply: WriteReply = result;
         return reply;
@@ -64,7 +82,7 @@ export class ShardNode {
         const replies: WriteManyReply = await Promise.all(call.writes.map((w) =>
           shard.write({
             op: w.op, id: docId(method, w.id), body: w.body, patch: w.patch,
-            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit, schema: call.schema,
+            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit, schema: call.schema, term: call.term,
           }).then(
             (result): WriteReply => result,
             (err: unknown) => ({ error: toTesseraError(err).toJSON() }),
@@ -87,15 +105,25 @@ export class ShardNode {
         }
         const shard = await this.open(ref(method, p));
         const page = await shard.scan(call.after === undefined || call.after === null ? undefined : docId(method, call.after), call.limit);
-        const reply: ScanReply = { documents: page.documents.map((d) => ({ id: d.id, version: d.version, body: d.body })), done: page.done };
+        const reply: ScanReply = {
+          documents: page.documents.map((d) => (call.origins === true
+            ? { id: d.id, version: d.version, body: d.body, originTerm: d.term ?? 1, originSeq: d.originSeq ?? d.seq }
+            : { id: d.id, version: d.version, body: d.body })),
+          done: page.done,
+        };
         return reply;
       }
-      case 'shard.open': {
+      case 'shard.open':
+      case 'shard.stats': {
         const shard = await this.open(ref(method, p));
-        return shard.stats() satisfies ShardStatsReply;
+        return { ...shard.stats(), replication: positionOf(shard) } satisfies ShardStatsReply;
       }
-      case 'shard.stats':
-        return (await this.open(ref(method, p))).stats() satisfies ShardStatsReply;
+      case 'doc.replicate':
+        return replicate(await this.open(ref(method, p)), p as unknown as ReplicateCall);
+      case 'shard.changes':
+        return changes(await this.open(ref(method, p)), p as unknown as ChangesCall);
+      case 'shard.follow':
+        return follow(await this.open(ref(method, p)), p as unknown as FollowCall);
       case 'shard.commit':
         await (await this.open(ref(method, p))).commit();
         return null;
@@ -104,6 +132,8 @@ export class ShardNode {
         return null;
       case 'node.info':
         return this.info();
+      case 'node.stats':
+        return this.stats();
       default:
         throw nodeErrors.badCall(method, 'unknown method');
     }
@@ -114,10 +144,15 @@ export class ShardNode {
     const key = shardKey(where);
     let opening = this.shards.get(key);
     if (!opening) {
-      opening = Shard.open({
+      const options = {
         path: shardDirectory(this.options.dataDir, where.index, where.shard),
         documentCacheBytesMax: this.options.documentCacheBytesMax,
-      });
+        index: this.options.index,
+        oplogEntriesMax: this.options.oplogEntriesMax,
+      };
+      const dropping = this.drops.get(key);
+      const start = (): Promise<Shard> => this.scriptRunner().then((scripts) => Shard.open({ ...options, scripts }));
+      opening = dropping === undefined ? start() : dropping.then(start);
       this.shards.set(key, opening);
       opening.catch(() => this.shards.delete(key));
     }
@@ -126,9 +161,18 @@ export class ShardNode {
 
   async drop(where: ShardRef): Promise<void> {
     const key = shardKey(where);
-    const shard = await (this.shards.get(key) ?? this.open(where));
+    const opening = this.shards.get(key) ?? this.open(where);
     this.shards.delete(key);
-    await shard.destroy();
+    const dropping = opening.then((shard) => {
+      this.sizes.forget(shard.path);
+      return shard.destroy();
+    });
+    const settled = dropping.catch(() => undefined);
+    this.drops.set(key, settled);
+    void settled.then(() => {
+      if (this.drops.get(key) === settled) this.drops.delete(key);
+    });
+    await dropping;
   }
 
   async info(): Promise<NodeInfoReply> {
@@ -143,12 +187,40 @@ export class ShardNode {
     return { name: this.options.name, shards };
   }
 
+  /** Figures of every open shard copy for `/:metrics`: documents, bytes on disk, LevelDB batch write times. */
+  async stats(): Promise<NodeStatsReply> {
+    const open = await Promise.all([...this.shards].map(async ([key, opening]) => {
+      const shard = await opening.catch(() => undefined);
+      if (shard === undefined) return undefined;
+      const [index, number] = splitKey(key);
+      const { documents, seq } = shard.stats();
+      return { index, shard: number, documents, seq, bytes: await this.sizes.bytes(shard.path), commitSeconds: shard.metrics().commitSeconds };
+    }));
+    const reply: NodeStatsReply = { name: this.options.name, shards: open.filter((s) => s !== undefined) };
+    const runner = await this.scripts;
+    if (runner !== undefined) {
+      const { cacheHits, cacheMisses, compiles, runs, failures } = runner.stats();
+      reply.scripts = { cacheHits, cacheMisses, compiles, runs, failures };
+    }
+    return reply;
+  }
+
   /** Stop answering and close every shard copy (flushing pending batches). */
   async close(): Promise<void> {
     this.closing = true;
     const all = [...this.shards.values()];
     this.shards.clear();
     await Promise.all(all.map(async (opening) => (await opening.catch(() => undefined))?.close()));
+    await (await this.scripts)?.close();
+  }
+
+  /** The script runner (a failed start leaves scripted writes answering 503 and is retried with the next copy opened). */
+  private scriptRunner(): Promise<ScriptRunner | undefined> {
+    this.scripts ??= ScriptRunner.create(this.options.scripts).catch(() => {
+      this.scripts = undefined;
+      return undefined;
+    });
+    return this.scripts;
   }
 
 }

@@ -33,6 +33,18 @@ export interface WriteCall extends ShardRef {
   commit?: boolean;
   /** The index schema (cluster state) the shard indexes the result with. */
   schema?: Record<string, unknown>;
+  /** The shard's primary term (cluster state): a copy that has seen a newer one refuses the write (503 stale_primary_term). */
+  term?: number;
+  /** The script the primary runs after the merge, before indexing (API.md §11), resolved by the coordinator. */
+  script?: WriteScript;
+}
+
+/** A resolved script: its source, parameters and name, and the request's method (`_method`). */
+export interface WriteScript {
+  body: string;
+  params?: Record<string, unknown>;
+  name?: string;
+  method: string;
 }
 
 export interface WriteReply {
@@ -46,9 +58,74 @@ export interface WriteReply {
 
 /** Many writes to one shard in one call (RESTORE): one LevelDB batch when they fit. */
 export interface WriteManyCall extends ShardRef {
-  writes: Array<Omit<WriteCall, 'index' | 'shard' | 'commit' | 'schema'>>;
+  writes: Array<Omit<WriteCall, 'index' | 'shard' | 'commit' | 'schema' | 'term'>>;
   commit?: boolean;
   schema?: Record<string, unknown>;
+  term?: number;
+}
+
+/**
+ * A change as a replica receives it (engine `ReplicatedChange`): the result
+ * of a write on the primary, or one document of a full copy. `originTerm` and
+ * `originSeq` place the version in the shard's history; a replica keeps the
+ * newest. `seq` is the primary's seq, counted towards the replica's
+ * checkpoint (absent for a full copy's documents).
+ */
+export interface ReplicatedChangeMessage {
+  seq?: number;
+  id: DocumentId;
+  version: number;
+  deleted: boolean;
+  body?: DocumentBody;
+  originTerm: number;
+  originSeq: number;
+}
+
+/** `doc.replicate`: changes for a replica copy, under the shard's primary term. */
+export interface ReplicateCall extends ShardRef {
+  term: number;
+  changes: ReplicatedChangeMessage[];
+  /** Durable (sync) before the reply, as `?commit` asks of every in-sync copy. */
+  commit?: boolean;
+  schema?: Record<string, unknown>;
+}
+
+/**
+ * A copy's replication position: the highest primary term it has seen, and
+ * its checkpoint (every change the primary of `checkpointTerm` numbered up
+ * to `checkpoint` is applied), its own last seq, and how far back its
+ * operation log reaches.
+ */
+export interface ReplicationPositionReply {
+  term: number;
+  checkpointTerm: number;
+  checkpoint: number;
+  seq: number;
+  oplogFirstSeq: number;
+}
+
+export interface ReplicateReply {
+  applied: number;
+  discarded: number;
+  position: ReplicationPositionReply;
+}
+
+/** `shard.changes`: a primary's operation-log entries after `afterSeq` (410 `oplog_trimmed` when gone: a full copy is needed). */
+export interface ChangesCall extends ShardRef {
+  afterSeq: number;
+  limit: number;
+}
+
+export interface ChangesReply {
+  changes: ReplicatedChangeMessage[];
+  /** The copy's last seq when the page was read. */
+  seq: number;
+}
+
+/** `shard.follow`: the coordinator tells a copy it holds every change of `term` up to `checkpoint` (promotion, end of a full copy). */
+export interface FollowCall extends ShardRef {
+  term: number;
+  checkpoint: number;
 }
 
 /** One answer per write of a WriteManyCall, in order: the reply, or the error it failed with. */
@@ -128,10 +205,12 @@ export type AggregationPartialReply =
 export interface ScanCall extends ShardRef {
   after?: DocumentId;
   limit: number;
+  /** Also give each document's origin (a full copy for a replica). */
+  origins?: boolean;
 }
 
 export interface ScanReply {
-  documents: Array<{ id: DocumentId; version: number; body: DocumentBody }>;
+  documents: Array<{ id: DocumentId; version: number; body: DocumentBody; originTerm?: number; originSeq?: number }>;
   done: boolean;
 }
 
@@ -140,6 +219,8 @@ export interface ShardStatsReply {
   lastDocid: number;
   seq: number;
   maxNumericId: number;
+  /** The copy's replication position (nodes that replicate always give it). */
+  replication?: ReplicationPositionReply;
 }
 
 /** Method name → [params, result]. */
@@ -151,14 +232,45 @@ export interface ShardCalls {
   'doc.get': [ShardRef & { id: DocumentId }, DocumentReply | null];
   'doc.write': [WriteCall, WriteReply];
   'doc.writeMany': [WriteManyCall, WriteManyReply];
+  'doc.replicate': [ReplicateCall, ReplicateReply];
+  'shard.changes': [ChangesCall, ChangesReply];
+  'shard.follow': [FollowCall, ReplicationPositionReply];
   'shard.search': [SearchCall, SearchReply];
   'shard.scan': [ScanCall, ScanReply];
   'node.info': [Record<string, never>, NodeInfoReply];
+  'node.stats': [Record<string, never>, NodeStatsReply];
 }
 
 export interface NodeInfoReply {
   name: string;
   shards: Array<ShardRef & { seq: number; documents: number }>;
+}
+
+/**
+ * A latency histogram as plain numbers: `counts[i]` observations at most
+ * `bounds[i]` seconds (and above the previous bound), the last entry above
+ * every bound; `count` and `sum` since the shard copy was opened.
+ */
+export interface LatencyHistogramReply {
+  bounds: readonly number[];
+  counts: number[];
+  count: number;
+  sum: number;
+}
+
+/** What `/:metrics` gathers from a node at scrape time: figures of each open shard copy. */
+export interface NodeStatsReply {
+  name: string;
+  /** The node's Lua script runner (absent until it has started): compiled-chunk cache and runs. */
+  scripts?: { cacheHits: number; cacheMisses: number; compiles: number; runs: number; failures: number };
+  shards: Array<ShardRef & {
+    documents: number;
+    seq: number;
+    /** Bytes of the copy's directory on disk (measured at most every few seconds). */
+    bytes: number;
+    /** LevelDB batch writes, buffered and synced (`commit`). */
+    commitSeconds: { buffered: LatencyHistogramReply; synced: LatencyHistogramReply };
+  }>;
 }
 
 export type ShardCallName = keyof ShardCalls;

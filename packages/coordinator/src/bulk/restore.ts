@@ -2,14 +2,18 @@
  * RESTORE /idx/ (API.md §7.7): a JSON array, NDJSON or MessagePack sequence
  * of documents, decoded item by item from the (streamed) body, prepared like
  * PUT (typed, ID generated when absent), and sent in batches: one
- * `doc.writeMany` per shard per batch, which the shard writes as one LevelDB
- * batch. A failing item is reported in its place and does not stop the rest.
+ * `doc.writeMany` per shard per batch to its primary, which writes it as one
+ * LevelDB batch, then one `doc.replicate` of its results per replica
+ * (replication/replicator.ts). A failing item is reported in its place and
+ * does not stop the rest.
  */
 import { errorBody, TesseraError, toTesseraError } from '@tessera/errors';
 import { decodeSequence, sequenceFormatOf, type DecodeLimits } from '@tessera/http';
 import { isPlainObject } from '@tessera/schema';
-import type { RpcClient, WriteManyCall, WriteManyReply } from '@tessera/rpc';
+import type { WriteManyCall, WriteManyReply } from '@tessera/rpc';
 import type { DocumentHandlers, Target } from '../documents/handlers.js';
+import type { IndexMeta } from '../indexes/registry.js';
+import type { Replicator } from '../replication/replicator.js';
 import { apiErrors } from '../errors.js';
 import type { RequestContext } from '../request/context.js';
 import { isInternalIndex } from '../request/path.js';
@@ -34,6 +38,10 @@ interface Pending {
 
 export class RestoreHandler {
   constructor(private readonly documents: DocumentHandlers, private readonly options: RestoreOptions) {}
+
+  private get replication(): Replicator {
+    return this.documents.replication;
+  }
 
   async restore(ctx: RequestContext): Promise<Reply> {
     const started = process.hrtime.bigint();
@@ -91,11 +99,11 @@ export class RestoreHandler {
   /** One `doc.writeMany` per shard, all shards at once. */
   private async send(batch: Pending[], items: unknown[], counts: { processed: number; indexed: number }, commit: boolean): Promise<void> {
     if (batch.length === 0) return;
-    const byShard = new Map<string, { client: RpcClient; index: string; shard: number; pending: Pending[]; schema: Record<string, unknown> }>();
+    const byShard = new Map<string, { meta: IndexMeta; index: string; shard: number; pending: Pending[]; schema: Record<string, unknown> }>();
     for (const p of batch) {
       const key = `${p.target.shard}${p.target.meta.path}`;
       let group = byShard.get(key);
-      if (!group) byShard.set(key, group = { client: p.target.client, index: p.target.meta.path, shard: p.target.shard, pending: [], schema: p.target.meta.schema });
+      if (!group) byShard.set(key, group = { meta: p.target.meta, index: p.target.meta.path, shard: p.target.shard, pending: [], schema: p.target.meta.schema });
       group.pending.push(p);
       // Items may have grown the schema: send the newest one the batch saw.
       if (p.target.meta.schema !== group.schema) group.schema = p.target.meta.schema;
@@ -104,7 +112,7 @@ export class RestoreHandler {
       const call: WriteManyCall = { index: group.index, shard: group.shard, commit, schema: group.schema, writes: group.pending.map((p) => p.write) };
       let replies: WriteManyReply;
       try {
-        replies = await group.client.call<WriteManyReply>('doc.writeMany', call);
+        replies = await this.replication.writeMany(group.meta, group.shard, call);
       } catch (err) {
         const body = errorBody(toTesseraError(err));
         replies = group.pending.map(() => ({ error: { code: 'shard_failed', status: body.status as number, message: String(body.message) } }));

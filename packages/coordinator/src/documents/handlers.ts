@@ -3,17 +3,24 @@
  * The coordinator validates and normalises, resolves the index and the `_id`
  * type, picks the shard by `xxhash(id) mod number_of_shards`, and sends one
  * call to the shard's primary copy, which serialises, checks versions, merges
- * and stores.
+ * and stores; the result is relayed to the shard's replicas before the
+ * client is answered (replication/replicator.ts). Reads go to the primary.
+ * A write's script (`_script`, else the index default) is resolved here
+ * (scripts/resolve.ts) and run by the primary after the merge.
  */
 import type { DocumentReply, RpcClient, WriteCall, WriteReply } from '@tessera/rpc';
+import { toTesseraError } from '@tessera/errors';
 import { apiErrors } from '../errors.js';
 import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
+import type { Replicator } from '../replication/replicator.js';
 import { parseSettings } from '../indexes/settings.js';
 import type { RequestContext } from '../request/context.js';
 import { isInternalIndex } from '../request/path.js';
 import type { Reply } from '../response/respond.js';
 import { applySelector } from '../response/selector.js';
 import type { ShardRouter } from '../routing.js';
+import { NamedScripts } from '../scripts/named-scripts.js';
+import { ScriptResolver } from '../scripts/resolve.js';
 import { convertId, detectIdType, generateId, idTypeFromName, type DocumentId, type IdType } from './ids.js';
 import { foldDocument, isPlainObject, type FoldResult } from '@tessera/schema';
 
@@ -21,16 +28,27 @@ export interface Target {
   meta: IndexMeta;
   id: DocumentId;
   shard: number;
-  client: RpcClient;
+  /** The primary's client, resolved when used (a write waits out a failover instead of failing here). */
+  readonly client: RpcClient;
 }
 
 export class DocumentHandlers {
-  constructor(private readonly registry: IndexRegistry, private readonly router: ShardRouter) {}
+  private readonly scripts: ScriptResolver;
+
+  constructor(private readonly registry: IndexRegistry, private readonly router: ShardRouter) {
+    this.scripts = new ScriptResolver(new NamedScripts(registry), { read: (index, id) => this.storedBody(index, id) });
+  }
+
+  /** The write path to the shards (RESTORE batches use it too). */
+  get replication(): Replicator {
+    return this.registry.replication;
+  }
 
   async get(ctx: RequestContext): Promise<Reply> {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
-    const doc = await target.client.call<DocumentReply | null>('doc.get', { index: target.meta.path, shard: target.shard, id: target.id });
+    const doc = await this.registry.replication.read<DocumentReply | null>(target.meta, target.shard, 'doc.get',
+      { index: target.meta.path, shard: target.shard, id: target.id });
     if (!doc) throw apiErrors.documentNotFound();
     if (ctx.method === 'HEAD') return { status: 200 };
     const value = this.present(ctx, doc.body, doc, target.shard);
@@ -43,7 +61,8 @@ export class DocumentHandlers {
   async info(ctx: RequestContext): Promise<Reply> {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
-    const doc = await target.client.call<DocumentReply | null>('doc.get', { index: target.meta.path, shard: target.shard, id: target.id });
+    const doc = await this.registry.replication.read<DocumentReply | null>(target.meta, target.shard, 'doc.get',
+      { index: target.meta.path, shard: target.shard, id: target.id });
     if (!doc) throw apiErrors.documentNotFound();
     const value: Record<string, unknown> = { docid: doc.docid, version: doc.version };
     if (target.meta.settings.number_of_shards > 1) value.shard = target.shard;
@@ -56,7 +75,7 @@ export class DocumentHandlers {
     const index = ctx.singleIndex();
     const body = ctx.object('Document');
     const write = await this.prepareWrite(ctx, index, body, generateNewId ? undefined : ctx.path.id);
-    const reply = await this.send(write.target, ctx, { op: 'index', body: write.body, expectedVersions: write.expected });
+    const reply = await this.send(write.target, ctx, { op: 'index', body: write.body, expectedVersions: write.expected, script: write.script });
     const location = `${index}${encodeURIComponent(String(reply.id))}`;
     if (!ctx.options.echo) {
       return { status: generateNewId ? 201 : 204, headers: generateNewId ? { Location: location } : {} };
@@ -75,10 +94,10 @@ export class DocumentHandlers {
       const patch = ctx.value();
       if (!Array.isArray(patch)) throw apiErrors.badBody('A PATCH body must be a JSON Patch array');
       write = await this.prepareWrite(ctx, index, {}, ctx.path.id);
-      call = { op: 'patch', patch, upsert, expectedVersions: write.expected };
+      call = { op: 'patch', patch, upsert, expectedVersions: write.expected, script: write.script };
     } else {
       write = await this.prepareWrite(ctx, index, ctx.object('Document'), ctx.path.id);
-      call = { op: 'update', body: write.body, upsert, expectedVersions: write.expected };
+      call = { op: 'update', body: write.body, upsert, expectedVersions: write.expected, script: write.script };
     }
     const reply = await this.send(write.target, ctx, call);
     if (!ctx.options.echo) return { status: 204 };
@@ -91,7 +110,13 @@ export class DocumentHandlers {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
     const version = ctx.params.unsigned('version');
-    await this.send(target, ctx, { op: 'delete', expectedVersions: version === undefined ? undefined : [version] });
+    // A DELETE runs only a script of its own (body `_script`, seeing `_old_doc`), never the index default.
+    const script = ctx.req.body.length === 0 ? undefined : ctx.object('A DELETE body')._script;
+    await this.send(target, ctx, {
+      op: 'delete',
+      expectedVersions: version === undefined ? undefined : [version],
+      script: script === undefined ? undefined : await this.scripts.forWrite(script, {}, ctx.method),
+    });
     return { status: 204 };
   }
 
@@ -127,22 +152,40 @@ export class DocumentHandlers {
 
   private target(meta: IndexMeta, id: DocumentId): Target {
     const shard = this.router.shardOf(id, meta.settings.number_of_shards);
-    return { meta, id, shard, client: this.registry.client(meta.path, meta.allocation[shard - 1]?.[0], shard) };
+    const registry = this.registry;
+    return {
+      meta, id, shard,
+      get client() {
+        return registry.client(meta.path, meta.allocation[shard - 1]?.[0], shard);
+      },
+    };
   }
 
-  /** `prepare` with the expected version of `?version`. */
-  private prepareWrite(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined) {
-    return this.prepare(index, raw, idText, ctx.params.unsigned('version'));
+  /** `prepare` with the expected version of `?version`, and the script the write runs. */
+  private async prepareWrite(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined) {
+    const write = await this.prepare(index, raw, idText, ctx.params.unsigned('version'), true);
+    const script = await this.scripts.forWrite(raw._script, write.target.meta.schema, ctx.method);
+    return { ...write, script };
+  }
+
+  /** A stored document's body (a foreign script's holder), through the ordinary read path. */
+  private async storedBody(index: string, idText: string): Promise<Record<string, unknown> | undefined> {
+    const meta = this.registry.get(index);
+    if (!meta || !meta.idType) return undefined;
+    const target = this.target(meta, convertId(idText, meta.idType));
+    const doc = await target.client.call<DocumentReply | null>('doc.get', { index: meta.path, shard: target.shard, id: target.id });
+    return doc?.body;
   }
 
   /**
    * Validate a write body, take out its control keys, create or update the
    * index it names, type the document against the schema, and resolve the
-   * document ID and its shard. Shared by single writes and RESTORE items.
+   * document ID and its shard. Shared by single writes and RESTORE items
+   * (which store documents as they are: no script).
    */
-  async prepare(index: string, raw: Record<string, unknown>, idText: string | undefined, queryVersion: number | undefined) {
+  async prepare(index: string, raw: Record<string, unknown>, idText: string | undefined, queryVersion: number | undefined, scripted = false) {
     if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
-    if (raw._script !== undefined) throw apiErrors.scriptsUnavailable();
+    if (raw._script !== undefined && !scripted) throw apiErrors.scriptInRestore();
     const expected: number[] = [];
     if (queryVersion !== undefined) expected.push(queryVersion);
     if (raw._version !== undefined) {
@@ -191,12 +234,45 @@ export class DocumentHandlers {
     });
   }
 
+  /**
+   * The write on the shard's primary, under its primary term; resolves once
+   * every in-sync replica has it too. A script that added fields the schema
+   * lacks is refused by the primary with its result: the fields are folded
+   * into the index schema (serialised, as for any document) and the write is
+   * made once more, read-modify-write, version check and script included.
+   */
   private async send(target: Target, ctx: RequestContext, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
+    try {
+      return await this.sendOnce(target, ctx, call);
+    } catch (err) {
+      const result = scriptResultOf(err);
+      if (result === undefined) throw err;
+      await this.fold(target.meta.path, target.meta.schema, result);
+      const current = this.registry.get(target.meta.path);
+      if (current === undefined || current.uuid !== target.meta.uuid) throw err;
+      try {
+        return await this.sendOnce(this.target(current, target.id), ctx, call);
+      } catch (again) {
+        throw scriptResultOf(again) === undefined ? again : apiErrors.scriptSchemaUnstable();
+      }
+    }
+  }
+
+  private sendOnce(target: Target, ctx: RequestContext, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
     const full: WriteCall = Object.assign({
       index: target.meta.path, shard: target.shard, id: target.id, commit: ctx.options.commit, schema: target.meta.schema,
     }, call);
-    return target.client.call<WriteReply>('doc.write', full);
+    if (full.script === undefined) delete full.script;
+    return this.registry.replication.write(target.meta, target.shard, full);
   }
+}
+
+/** The document of a primary's `script_schema_change` refusal (engine errors.ts), else undefined. */
+function scriptResultOf(err: unknown): Record<string, unknown> | undefined {
+  const error = toTesseraError(err);
+  if (error.code !== 'script_schema_change') return undefined;
+  const result = error.details?.scriptResult;
+  return isPlainObject(result) ? result : undefined;
 }
 
 /** `_id` in a body: a value, or `{_type, _value}` (§1.2, §5.1). */

@@ -4,13 +4,15 @@
  * creating the same index, or fixing its `_id` type, never race.
  */
 import { randomUUID } from 'node:crypto';
-import type { ShardStatsReply } from '@tessera/rpc';
+import type { RpcClient, ShardRef, ShardStatsReply } from '@tessera/rpc';
 import { allocateShards, type NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IdType } from '../documents/ids.js';
 import type { StateStore } from '../state/local-store.js';
 import { createSchema, mergeSchema, type Schema } from '@tessera/schema';
 import type { IndexSettings } from './settings.js';
+import { placementOf, withPlacement, type Placement, type PlacementChange, type ShardReplicationState } from '../replication/placement.js';
+import { Replicator, type ReplicationOptions } from '../replication/replicator.js';
 
 export interface IndexMeta {
   path: string;
@@ -21,11 +23,51 @@ export interface IndexMeta {
   idType?: IdType;
   /** Node names holding each shard (index i = shard i+1), primary first. */
   allocation: string[][];
+  /**
+   * Per shard: its primary term and in-sync copies (replication/placement.ts).
+   * Absent in state written before replication: term 1, every copy in sync.
+   */
+  replication?: ShardReplicationState[];
+}
+
+/** A shard node the cluster has seen (persisted, so a restarted coordinator knows whom to wait for). */
+export interface NodeRecord {
+  /** ISO time of its first join. */
+  firstJoinedAt: string;
+  /**
+   * Shard copies of dropped indexes not yet deleted from the node (it was
+   * down, or the call failed): deleted when it rejoins, and before a new copy
+   * of the same shard is opened on it, so an old copy's documents never
+   * resurface in a new index of the same name.
+   */
+  pendingDrops?: ShardRef[];
 }
 
 export interface ClusterState {
   version: 1;
   indexes: Record<string, IndexMeta>;
+  /** By node name; absent in state written before the cluster existed. */
+  nodes?: Record<string, NodeRecord>;
+  /** Named scripts (API.md §11.2), oldest definition first (scripts/named-scripts.ts). */
+  scripts?: NamedScript[];
+}
+
+/** A script remembered under its `_name`. */
+export interface NamedScript {
+  name: string;
+  body: string;
+}
+
+/**
+ * What the coordinator knows of one shard copy, for `/.nodes`. `seq` is the
+ * copy's applied sequence number when the coordinator tracks it (else the
+ * node's own report is shown).
+ */
+export interface CopyState {
+  inSync: boolean;
+  seq?: number;
+  /** Catching up from the primary (replication/recovery.ts). */
+  recovering?: boolean;
 }
 
 export const EMPTY_CLUSTER_STATE: ClusterState = { version: 1, indexes: {} };
@@ -41,11 +83,20 @@ export class IndexRegistry {
   /** Largest numeric document ID per index, learnt from the shards once and kept up to date. */
   private readonly largestIds = new Map<string, Promise<{ value: number }>>();
 
+  /** Each node client as handed out by `client()`: wrapped once (metrics time every call). */
+  private readonly wrappedClients = new WeakMap<RpcClient, RpcClient>();
+  /** Writes through primaries, relays to replicas, recoveries and failover. */
+  readonly replication: Replicator;
+
   constructor(
     private readonly store: StateStore<ClusterState>,
     private readonly nodes: NodeDirectory,
     private readonly defaults: IndexSettings,
-  ) {}
+    private readonly wrapClient: (client: RpcClient) => RpcClient = (client) => client,
+    replication: Partial<ReplicationOptions> = {},
+  ) {
+    this.replication = new Replicator(this, nodes, replication);
+  }
 
   get(path: string): IndexMeta | undefined {
     const meta = this.store.get().indexes[path];
@@ -69,17 +120,27 @@ export class IndexRegistry {
       let next: IndexMeta;
       if (!current) {
         const settings: IndexSettings = { ...this.defaults, ...change.settings };
+        // A new index is placed on the nodes active now; it waits for nobody.
+        const active = this.nodes.activeNames();
+        if (active.length === 0) throw apiErrors.noActiveNodes();
         next = {
           path,
           uuid: randomUUID(),
           createdAt: new Date().toISOString(),
           settings,
           schema: createSchema(change.schema),
-          allocation: allocateShards(this.nodes.names(), settings.number_of_shards, settings.number_of_replicas,
+          allocation: allocateShards(active, settings.number_of_shards, settings.number_of_replicas,
             Object.keys(state.indexes).length),
         };
         if (change.idType) setIdType(next, change.idType);
+        // An old copy of this path still pending on a chosen node goes first, or its documents would resurface.
+        const allocation = next.allocation;
+        const nodes = await this.settleDrops(state.nodes ?? {},
+          (ref, node) => ref.index === path && allocation[ref.shard - 1]?.includes(node) === true, true);
         await this.openShards(next);
+        const ok = await this.store.compareAndSet(state, { ...state, nodes, indexes: { ...state.indexes, [path]: next } });
+        if (!ok) throw new Error('cluster state changed outside the registry queue');
+        return next;
       } else {
         if (change.settings?.number_of_shards !== undefined &&
             change.settings.number_of_shards !== current.settings.number_of_shards) {
@@ -120,7 +181,10 @@ export class IndexRegistry {
     });
   }
 
-  /** Remove an index and every shard copy of it. */
+  /**
+   * Remove an index and every shard copy of it. Copies on nodes that are
+   * down (or fail the call) are remembered and deleted when their node rejoins.
+   */
   drop(path: string): Promise<void> {
     return this.serialised(async () => {
       const state = this.store.get();
@@ -128,12 +192,99 @@ export class IndexRegistry {
       if (!meta) throw apiErrors.indexNotFound(path);
       const indexes = { ...state.indexes };
       delete indexes[path];
-      // Forget the index first: a crash in between leaves orphan files, never a half-deleted live index.
-      await this.store.compareAndSet(state, { ...state, indexes });
+      // Forget the index and record its copies as pending drops in one step: a
+      // crash in between leaves copies to delete, never a half-deleted live index.
+      const nodes = { ...state.nodes };
+      for (const { node, shard } of this.copies(meta)) {
+        const record = nodes[node] ?? { firstJoinedAt: new Date().toISOString() };
+        nodes[node] = { ...record, pendingDrops: [...(record.pendingDrops ?? []), { index: path, shard }] };
+      }
+      const forgotten: ClusterState = { ...state, indexes, nodes };
+      await this.store.compareAndSet(state, forgotten);
       this.largestIds.delete(path);
-      await Promise.all(this.copies(meta).map(({ node, shard }) =>
-        this.client(meta.path, node, shard).call('shard.drop', { index: meta.path, shard })));
+      this.replication.forgetIndex(meta.uuid);
+      const settled = await this.settleDrops(nodes, (ref) => ref.index === path, false);
+      await this.store.compareAndSet(forgotten, { ...forgotten, nodes: settled });
     });
+  }
+
+  /** Node names the cluster state knows: every node that ever joined, and every node holding a copy. */
+  knownNodes(): string[] {
+    const state = this.store.get();
+    const names = new Set(Object.keys(state.nodes ?? {}));
+    for (const meta of Object.values(state.indexes)) for (const copies of meta.allocation) for (const node of copies) names.add(node);
+    return [...names].sort();
+  }
+
+  /**
+   * A node joined: remember it in the cluster state, and delete the copies
+   * of indexes dropped while it was away.
+   */
+  nodeJoined(name: string): Promise<void> {
+    return this.serialised(async () => {
+      const state = this.store.get();
+      const record = state.nodes?.[name];
+      if (record !== undefined && record.pendingDrops === undefined) return;
+      const nodes = record === undefined
+        ? { ...state.nodes, [name]: { firstJoinedAt: new Date().toISOString() } }
+        : await this.settleDrops(state.nodes ?? {}, (_ref, node) => node === name, false);
+      const ok = await this.store.compareAndSet(state, { ...state, nodes });
+      if (!ok) throw new Error('cluster state changed outside the registry queue');
+    });
+  }
+
+  /** What the coordinator knows of a shard copy: in the in-sync set, recovering, and the seq it applied. */
+  copyState(index: string, shard: number, node: string): CopyState {
+    return this.replication.copyState(index, shard, node);
+  }
+
+  /** A shard's copies (primary first), primary term and in-sync set. */
+  placement(meta: IndexMeta, shard: number): Placement {
+    return placementOf(meta, shard);
+  }
+
+  /**
+   * Change one shard's allocation order, primary term and in-sync set, in the
+   * registry's queue (replication/replicator.ts). `update` sees the shard as it
+   * is there and returns undefined to leave it; nothing changes if the index
+   * was dropped (or re-created: another uuid) meanwhile.
+   */
+  updatePlacement(path: string, uuid: string, shard: number, update: (current: Placement) => PlacementChange | undefined): Promise<Placement | undefined> {
+    return this.serialised(async () => {
+      const state = this.store.get();
+      const current = state.indexes[path];
+      if (current === undefined || current.uuid !== uuid) return undefined;
+      const change = update(placementOf(current, shard));
+      if (change === undefined) return placementOf(current, shard);
+      const next = withPlacement(current, shard, change);
+      const ok = await this.store.compareAndSet(state, { ...state, indexes: { ...state.indexes, [path]: next } });
+      if (!ok) throw new Error('cluster state changed outside the registry queue');
+      return placementOf(next, shard);
+    });
+  }
+
+  /** The named scripts, oldest definition first. */
+  namedScripts(): readonly NamedScript[] {
+    return this.store.get().scripts ?? [];
+  }
+
+  /**
+   * Change the named scripts in the registry's queue: `update` sees them as
+   * they are there and returns the new list, or undefined to leave them.
+   */
+  updateNamedScripts(update: (current: readonly NamedScript[]) => NamedScript[] | undefined): Promise<void> {
+    return this.serialised(async () => {
+      const state = this.store.get();
+      const next = update(state.scripts ?? []);
+      if (next === undefined) return;
+      const ok = await this.store.compareAndSet(state, { ...state, scripts: next });
+      if (!ok) throw new Error('cluster state changed outside the registry queue');
+    });
+  }
+
+  /** Resolves once the changes queued so far are done. */
+  settled(): Promise<void> {
+    return this.serialised(async () => undefined);
   }
 
   /** Stats of every shard (primary copies). */
@@ -142,11 +293,14 @@ export class IndexRegistry {
       this.client(meta.path, copies[0], i + 1).call<ShardStatsReply>('shard.stats', { index: meta.path, shard: i + 1 })));
   }
 
-  /** The RPC client of the node holding a shard copy. */
-  client(index: string, node: string | undefined, shard: number) {
+  /** The RPC client of the node holding a shard copy: 503 when no node holds it or its node is not active. */
+  client(index: string, node: string | undefined, shard: number): RpcClient {
     const entry = node === undefined ? undefined : this.nodes.get(node);
-    if (!entry) throw apiErrors.noShardNode(index, shard);
-    return entry.client;
+    if (node === undefined || !entry) throw apiErrors.noShardNode(index, shard);
+    if (!this.nodes.isActive(node)) throw apiErrors.nodeUnavailable(index, shard, node);
+    let client = this.wrappedClients.get(entry.client);
+    if (client === undefined) this.wrappedClients.set(entry.client, client = this.wrapClient(entry.client));
+    return client;
   }
 
   /** Next generated numeric ID (1 + the largest ever used). */
@@ -174,6 +328,36 @@ export class IndexRegistry {
 
   private copies(meta: IndexMeta): Array<{ node: string; shard: number }> {
     return meta.allocation.flatMap((nodes, i) => nodes.map((node) => ({ node, shard: i + 1 })));
+  }
+
+  /**
+   * Delete the pending drops that `which` selects from their nodes, when
+   * active; resolves with the node records less the drops that succeeded.
+   * A failed drop stays pending, or with `strict` (a new copy is about to be
+   * opened in its place) fails the caller.
+   */
+  private async settleDrops(records: Record<string, NodeRecord>, which: (ref: ShardRef, node: string) => boolean,
+    strict: boolean): Promise<Record<string, NodeRecord>> {
+    const out: Record<string, NodeRecord> = {};
+    await Promise.all(Object.entries(records).map(async ([node, record]) => {
+      const pending = record.pendingDrops ?? [];
+      const kept: ShardRef[] = [];
+      for (const ref of pending) {
+        if (!which(ref, node) || !this.nodes.isActive(node)) {
+          kept.push(ref);
+          continue;
+        }
+        try {
+          await this.client(ref.index, node, ref.shard).call('shard.drop', ref);
+        } catch (err) {
+          if (strict) throw err;
+          kept.push(ref);
+        }
+      }
+      const { pendingDrops: _settled, ...rest } = record;
+      out[node] = kept.length === 0 ? rest : { ...rest, pendingDrops: kept };
+    }));
+    return out;
   }
 
   private async openShards(meta: IndexMeta): Promise<void> {

@@ -1,10 +1,18 @@
 /**
  * Prometheus metrics (API.md §12.3) from prom-client, one registry per
- * server: request and operation latencies as summaries, uptime, documents per
- * index (gathered from the shards at scrape time), open connections, and
- * prom-client's default process metrics (event-loop lag, heap, GC).
+ * server: request and operation latencies as summaries, latency histograms
+ * of HTTP requests, RPC calls and storage commits, uptime, documents and
+ * bytes on disk per index (gathered from the shards at scrape time), open
+ * connections, and prom-client's default process metrics (event-loop lag,
+ * heap, GC). docs/operations.md lists them all (a test keeps it in step).
  */
-import { collectDefaultMetrics, Gauge, Registry } from 'prom-client';
+import type { NodeStatsReply, RpcClient } from '@tessera/rpc';
+import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
+import {
+  CollectedHistogram, FixedHistogram, LATENCY_SECONDS_BUCKETS, observeHistogram, type CollectedSeries, type HistogramSeries,
+} from './fixed-histogram.js';
+import { TimedRpcClient } from './timed-rpc-client.js';
+import type { ReplicationLag } from '../replication/replicator.js';
 import { observeSeries, WindowSummary, type Series } from './window-summary.js';
 
 export interface MetricsSources {
@@ -12,6 +20,14 @@ export interface MetricsSources {
   documentsByIndex(): Promise<Map<string, number>>;
   /** Open HTTP connections. */
   connections(): number;
+  /** Figures of every active node's open shard copies (bytes on disk, commit times). */
+  nodeStats(): Promise<NodeStatsReply[]>;
+}
+
+/** The series a request observes: its summary (by status) and its histogram (by status class). */
+interface RequestSeries {
+  summary: Series | null;
+  histogram: HistogramSeries | null;
 }
 
 const PERCENTILES = [0.5, 0.9, 0.99];
@@ -19,6 +35,9 @@ const PERCENTILES = [0.5, 0.9, 0.99];
 const SUMMARY_WINDOW = 1024;
 /** Label sets per summary: methods × statuses and operations are few; this bounds the rest. */
 const SUMMARY_SERIES_MAX = 512;
+/** Label sets per histogram: methods × status classes, RPC methods. */
+const HISTOGRAM_SERIES_MAX = 256;
+const STATUS_CLASSES = ['1xx', '2xx', '3xx', '4xx', '5xx'];
 
 export class Metrics {
   readonly registry = new Registry();
@@ -27,8 +46,15 @@ export class Metrics {
   private readonly startedAt = process.hrtime.bigint();
   private sources: MetricsSources | undefined;
   /** Series handles by method, then status: a request observes without building label keys. */
-  private readonly requestSeries = new Map<string, Array<Series | null>>();
+  private readonly requestSeries = new Map<string, RequestSeries[]>();
   private readonly operationSeries = new Map<string, Series | null>();
+  private readonly requestHistogram: FixedHistogram<'method' | 'status_class'>;
+  private readonly rpcHistogram: FixedHistogram<'method'>;
+  private readonly rpcSeries = new Map<string, HistogramSeries | null>();
+  /** The nodes' figures, fetched once per scrape however many metrics use them. */
+  private scrapeNodeStats: Promise<NodeStatsReply[]> | undefined;
+  /** Where the replication lag comes from (the coordinator's replicator). */
+  private replicationLag: (() => Promise<ReplicationLag[]>) | undefined;
 
   constructor() {
     collectDefaultMetrics({ register: this.registry });
@@ -36,6 +62,15 @@ export class Metrics {
       ['method', 'status'], PERCENTILES, SUMMARY_WINDOW, SUMMARY_SERIES_MAX, this.registry);
     this.operations = new WindowSummary('tessera_operations_seconds', 'API operations (document.get, index.put, …) by operation',
       ['operation'], PERCENTILES, SUMMARY_WINDOW, SUMMARY_SERIES_MAX, this.registry);
+    this.requestHistogram = new FixedHistogram('tessera_http_request_duration_seconds',
+      'HTTP requests answered by the coordinator, by method and status class', ['method', 'status_class'],
+      LATENCY_SECONDS_BUCKETS, HISTOGRAM_SERIES_MAX, this.registry);
+    this.rpcHistogram = new FixedHistogram('tessera_rpc_call_duration_seconds',
+      'RPC calls from the coordinator to shard nodes, by method, as the coordinator waits for them', ['method'],
+      LATENCY_SECONDS_BUCKETS, HISTOGRAM_SERIES_MAX, this.registry);
+    new CollectedHistogram('tessera_storage_commit_duration_seconds',
+      'LevelDB batch writes of the shard copies, by node and whether the batch was synced (fsync)', ['node', 'sync'],
+      async () => commitSeries(await this.nodeStats()), this.registry);
     const startedAt = this.startedAt;
     new Gauge({
       name: 'tessera_uptime_seconds',
@@ -58,6 +93,47 @@ export class Metrics {
       },
     });
     new Gauge({
+      name: 'tessera_index_bytes',
+      help: 'Bytes on disk of every shard copy of an index (directories measured at most every few seconds)',
+      labelNames: ['index'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const bytes = new Map<string, number>();
+        for (const node of await metrics.nodeStats()) {
+          for (const copy of node.shards) bytes.set(copy.index, (bytes.get(copy.index) ?? 0) + copy.bytes);
+        }
+        for (const [index, n] of bytes) this.set({ index }, n);
+      },
+    });
+    for (const [name, help, field] of [
+      ['tessera_script_cache_hits_total', 'Script runs whose compiled chunk was in the cache, on every node', 'cacheHits'],
+      ['tessera_script_cache_misses_total', 'Script runs that compiled their body (not cached, evicted or expired), on every node', 'cacheMisses'],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          let total = 0;
+          for (const node of await metrics.nodeStats()) total += node.scripts?.[field] ?? 0;
+          this.inc(total);
+        },
+      });
+    }
+    new Gauge({
+      name: 'tessera_replication_lag_operations',
+      help: 'Changes a replica shard copy is behind its primary (primary seq − replica checkpoint), asked of the nodes at scrape time',
+      labelNames: ['index', 'shard', 'node'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        const lags = await metrics.replicationLag?.().catch(() => undefined);
+        if (lags) for (const lag of lags) this.set({ index: lag.index, shard: String(lag.shard), node: lag.node }, lag.operations);
+      },
+    });
+    new Gauge({
       name: 'tessera_http_current_connections',
       help: 'Open HTTP connections',
       registers: [this.registry],
@@ -72,19 +148,79 @@ export class Metrics {
     this.sources = sources;
   }
 
+  /** Where the replication lag gauge comes from. */
+  attachReplication(lag: () => Promise<ReplicationLag[]>): void {
+    this.replicationLag = lag;
+  }
+
   observeRequest(method: string, status: number, seconds: number, operation: string | undefined): void {
     let byStatus = this.requestSeries.get(method);
     if (byStatus === undefined) this.requestSeries.set(method, byStatus = []);
     let series = byStatus[status];
-    if (series === undefined) series = byStatus[status] = this.requests.seriesOf({ method, status: String(status) });
-    if (series !== null) observeSeries(series, seconds);
+    if (series === undefined) {
+      series = byStatus[status] = {
+        summary: this.requests.seriesOf({ method, status: String(status) }),
+        histogram: this.requestHistogram.seriesOf({ method, status_class: STATUS_CLASSES[Math.floor(status / 100) - 1] ?? 'other' }),
+      };
+    }
+    if (series.summary !== null) observeSeries(series.summary, seconds);
+    if (series.histogram !== null) observeHistogram(series.histogram, seconds);
     if (operation === undefined || status >= 500) return;
     let op = this.operationSeries.get(operation);
     if (op === undefined) this.operationSeries.set(operation, op = this.operations.seriesOf({ operation }));
     if (op !== null) observeSeries(op, seconds);
   }
 
-  async text(): Promise<{ contentType: string; body: string }> {
-    return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+  /** `client`, timing every call into `tessera_rpc_call_duration_seconds`. */
+  timeRpc(client: RpcClient): RpcClient {
+    return new TimedRpcClient(client, this.rpcSeriesOf);
   }
+
+  private readonly rpcSeriesOf = (method: string): HistogramSeries | null => {
+    let series = this.rpcSeries.get(method);
+    if (series === undefined) {
+      series = this.rpcHistogram.seriesOf({ method });
+      // Methods are the coordinator's own names, but bound the map like any other.
+      if (this.rpcSeries.size < HISTOGRAM_SERIES_MAX) this.rpcSeries.set(method, series);
+    }
+    return series;
+  };
+
+  private nodeStats(): Promise<NodeStatsReply[]> {
+    this.scrapeNodeStats ??= (this.sources?.nodeStats() ?? Promise.resolve([])).catch(() => []);
+    return this.scrapeNodeStats;
+  }
+
+  async text(): Promise<{ contentType: string; body: string }> {
+    this.scrapeNodeStats = undefined;
+    try {
+      return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+    } finally {
+      this.scrapeNodeStats = undefined;
+    }
+  }
+}
+
+/** Commit-time series per node and kind (buffered, synced): the node's shard copies summed. */
+function commitSeries(nodes: NodeStatsReply[]): CollectedSeries[] {
+  const out: CollectedSeries[] = [];
+  for (const node of nodes) {
+    for (const sync of ['false', 'true'] as const) {
+      let total: { bounds: readonly number[]; counts: number[]; count: number; sum: number } | undefined;
+      for (const copy of node.shards) {
+        const h = sync === 'true' ? copy.commitSeconds.synced : copy.commitSeconds.buffered;
+        if (total === undefined) {
+          total = { bounds: h.bounds, counts: [...h.counts], count: h.count, sum: h.sum };
+          continue;
+        }
+        // One engine per node: its copies share the bounds. A copy that does not is left out rather than misfiled.
+        if (h.bounds.length !== total.bounds.length || h.bounds.some((b, i) => b !== total?.bounds[i])) continue;
+        for (let i = 0; i < total.counts.length; i++) total.counts[i] = (total.counts[i] as number) + (h.counts[i] ?? 0);
+        total.count += h.count;
+        total.sum += h.sum;
+      }
+      if (total !== undefined) out.push({ labels: { node: node.name, sync }, ...total });
+    }
+  }
+  return out;
 }

@@ -23,7 +23,7 @@ export class WindowSummary<L extends string> {
   constructor(
     readonly name: string,
     readonly help: string,
-    private readonly labelNames: readonly L[],
+    readonly labelNames: readonly L[],
     private readonly percentiles: readonly number[],
     private readonly windowSize: number,
     /** Label sets kept at most: client input must never grow memory without bound. */

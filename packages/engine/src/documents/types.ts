@@ -1,4 +1,5 @@
 /** Public shapes of a shard's document store. */
+import type { LatencyHistogramSnapshot } from '../store/latency-histogram.js';
 
 /** A document ID in its index's `_id` type (integer IDs are numbers). */
 export type DocumentId = string | number;
@@ -16,6 +17,14 @@ export interface StoredDocument {
   /** Per-shard sequence number of the change that produced this version. */
   readonly seq: number;
   readonly body: DocumentBody;
+  /**
+   * Primary term the version was written in (absent: 1). With `originSeq`,
+   * the version's place in the shard's history, which orders the versions of
+   * one document on every copy (replication/origin.ts).
+   */
+  readonly term?: number;
+  /** The primary's seq of the change that wrote this version, when this copy received it by replication (absent: `seq`). */
+  readonly originSeq?: number;
 }
 
 /** The outcome a write decides, given the current document. */
@@ -39,6 +48,20 @@ export interface WriteRequest {
   commit?: boolean;
   /** The index schema (cluster state) to index the result with. */
   schema?: Record<string, unknown>;
+  /** The shard's primary term the coordinator writes under: refused when older than one this copy has seen. */
+  term?: number;
+  /** A script to run after the merge and before indexing (API.md §11), resolved by the coordinator. */
+  script?: WriteScript;
+}
+
+/** A write's script: its source and parameters, as the coordinator resolved them (named, foreign, index default). */
+export interface WriteScript {
+  body: string;
+  params?: Record<string, unknown>;
+  /** Its name, when it has one (error messages). */
+  name?: string;
+  /** `_method`: the HTTP method of the request (PUT, POST, UPDATE, UPSERT, PATCH, DELETE). */
+  method: string;
 }
 
 export interface WriteResult {
@@ -76,6 +99,10 @@ export interface OplogEntry {
   op: 'put' | 'delete';
   /** The stored body after the change (puts only). */
   body?: DocumentBody;
+  /** Primary term of the change (absent: 1). */
+  term?: number;
+  /** The primary's seq of the change, when this copy applied it by replication (absent: `seq`). */
+  originSeq?: number;
 }
 
 /** Counters for `/:metrics` and benchmarks; cheap to read (kept in memory). */
@@ -98,4 +125,6 @@ export interface ShardMetrics {
   oplogTrims: number;
   /** Times the LevelDB database was reopened after a failed batch. */
   recoveries: number;
+  /** Time of each successful LevelDB batch write, seconds: buffered, and synced (`commit`). */
+  commitSeconds: { buffered: LatencyHistogramSnapshot; synced: LatencyHistogramSnapshot };
 }

@@ -38,6 +38,8 @@ export const META_FORMAT = metaKey('format');
 export const META_COUNTERS = metaKey('counters');
 /** The index schema the shard last indexed with (JSON): what crash replay re-indexes with. */
 export const META_SCHEMA = metaKey('schema');
+/** The copy's replication position (msgpack: term, checkpointTerm, checkpoint; replication/position.ts). */
+export const META_REPLICATION = metaKey('replication');
 
 function metaKey(name: string): Buffer {
   return Buffer.concat([Buffer.of(PREFIX_META), Buffer.from(name, 'latin1')]);

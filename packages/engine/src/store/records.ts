@@ -1,6 +1,6 @@
 /**
- * msgpack values stored in LevelDB: document records, oplog entries and the
- * shard counters. Asserted before writing and after reading (a malformed
+ * msgpack values stored in LevelDB: document records, oplog entries, the
+ * shard counters and the replication position. Asserted before writing and after reading (a malformed
  * record is a bug or a corruption, never user input).
  *
  * A change stores its body twice — in the document record and in its oplog
@@ -14,6 +14,7 @@ import assert from 'node:assert/strict';
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { isPlainObject } from '../documents/plain-object.js';
 import type { DocumentBody, DocumentId, OplogEntry, StoredDocument } from '../documents/types.js';
+import type { ReplicationState } from '../replication/position.js';
 
 /**
  * The HTTP decoders bound nesting (API.md §13: 128 by default, configurable),
@@ -49,11 +50,45 @@ export function encodeBody(body: DocumentBody): Uint8Array {
   return encoder.encode(body);
 }
 
-export function encodeDocumentRecord(doc: { id: DocumentId; docid: number; version: number; seq: number }, body: Uint8Array): Buffer {
+/**
+ * A version's origin (replication/origin.ts) is stored only where it is not
+ * the default — term 1, and the record's own seq — so a copy that never saw
+ * replication keeps its records as they were.
+ */
+interface OriginFields {
+  term?: number | undefined;
+  originSeq?: number | undefined;
+}
+
+function addOrigin(head: Record<string, unknown>, origin: OriginFields, seq: number): void {
+  if (origin.term !== undefined && origin.term !== 1) {
+    assertPositive(origin.term, 'term');
+    head.term = origin.term;
+  }
+  if (origin.originSeq !== undefined && origin.originSeq !== seq) {
+    assertPositive(origin.originSeq, 'originSeq');
+    head.originSeq = origin.originSeq;
+  }
+}
+
+function readOrigin(value: Record<string, unknown>, into: OriginFields): void {
+  if (value.term !== undefined) {
+    assertPositive(value.term, 'term');
+    into.term = value.term;
+  }
+  if (value.originSeq !== undefined) {
+    assertPositive(value.originSeq, 'originSeq');
+    into.originSeq = value.originSeq;
+  }
+}
+
+export function encodeDocumentRecord(doc: { id: DocumentId; docid: number; version: number; seq: number } & OriginFields, body: Uint8Array): Buffer {
   assertPositive(doc.docid, 'docid');
   assertPositive(doc.version, 'version');
   assertPositive(doc.seq, 'seq');
-  return withBody(encoder.encodeSharedRef({ id: doc.id, docid: doc.docid, version: doc.version, seq: doc.seq }), body);
+  const head: Record<string, unknown> = { id: doc.id, docid: doc.docid, version: doc.version, seq: doc.seq };
+  addOrigin(head, doc, doc.seq);
+  return withBody(encoder.encodeSharedRef(head), body);
 }
 
 export function decodeDocumentRecord(bytes: Uint8Array): StoredDocument {
@@ -65,7 +100,9 @@ export function decodeDocumentRecord(bytes: Uint8Array): StoredDocument {
   assertPositive(version, 'version');
   assertPositive(seq, 'seq');
   assert.ok(isPlainObject(body), 'document record body must be a map');
-  return { id, docid, version, seq, body };
+  const doc: { -readonly [K in keyof StoredDocument]: StoredDocument[K] } = { id, docid, version, seq, body };
+  readOrigin(value, doc);
+  return doc;
 }
 
 export function encodeOplogEntry(entry: Omit<OplogEntry, 'body'>, body: Uint8Array | undefined): Buffer {
@@ -73,7 +110,8 @@ export function encodeOplogEntry(entry: Omit<OplogEntry, 'body'>, body: Uint8Arr
   assertPositive(entry.docid, 'docid');
   assertPositive(entry.version, 'version');
   assert.equal(entry.op === 'put', body !== undefined, 'an oplog put carries a body, a delete none');
-  const head = { seq: entry.seq, id: entry.id, docid: entry.docid, version: entry.version, op: entry.op };
+  const head: Record<string, unknown> = { seq: entry.seq, id: entry.id, docid: entry.docid, version: entry.version, op: entry.op };
+  addOrigin(head, entry, entry.seq);
   if (body === undefined) return Buffer.from(encoder.encode(head));
   return withBody(encoder.encodeSharedRef(head), body);
 }
@@ -86,12 +124,31 @@ export function decodeOplogEntry(bytes: Uint8Array): OplogEntry {
   assert.ok(typeof id === 'string' || typeof id === 'number', 'oplog entry id');
   assertPositive(docid, 'docid');
   assertPositive(version, 'version');
+  let entry: OplogEntry;
   if (op === 'put') {
     assert.ok(isPlainObject(body), 'oplog put body must be a map');
-    return { seq, id, docid, version, op, body };
+    entry = { seq, id, docid, version, op, body };
+  } else {
+    assert.equal(op, 'delete', 'oplog entry op');
+    entry = { seq, id, docid, version, op };
   }
-  assert.equal(op, 'delete', 'oplog entry op');
-  return { seq, id, docid, version, op };
+  readOrigin(value, entry);
+  return entry;
+}
+
+export function encodeReplicationState(state: ReplicationState): Buffer {
+  return Buffer.from(encoder.encode({ term: state.term, checkpointTerm: state.checkpointTerm, checkpoint: state.checkpoint }));
+}
+
+export function decodeReplicationState(bytes: Uint8Array): ReplicationState {
+  const value: unknown = decoder.decode(bytes);
+  assert.ok(isPlainObject(value), 'replication state must be a map');
+  const { term, checkpointTerm, checkpoint } = value;
+  assertPositive(term, 'term');
+  for (const [name, n] of [['checkpointTerm', checkpointTerm], ['checkpoint', checkpoint]] as const) {
+    assert.ok(Number.isSafeInteger(n) && (n as number) >= 0, `replication ${name}`);
+  }
+  return { term, checkpointTerm: checkpointTerm as number, checkpoint: checkpoint as number };
 }
 
 export function encodeCounters(counters: ShardCounters): Buffer {

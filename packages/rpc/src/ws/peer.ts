@@ -150,6 +150,16 @@ export class RpcPeer extends EventEmitter<RpcPeerEvents> implements RpcClient {
     return this.conn !== undefined;
   }
 
+  /**
+   * Date.now() when the other side was last heard from (a message, ping or
+   * pong), to the heartbeat interval; undefined while not connected.
+   */
+  get lastHeardAt(): number | undefined {
+    const conn = this.conn;
+    if (conn === undefined) return undefined;
+    return conn.heard ? Date.now() : conn.lastHeardAt;
+  }
+
   /** The other side's hello of the current (or last) connection. */
   get remote(): PeerHello | undefined {
     return this.remoteHello;

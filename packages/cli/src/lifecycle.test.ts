@@ -1,0 +1,86 @@
+import { EventEmitter } from 'node:events';
+import { Writable } from 'node:stream';
+import { pino } from 'pino';
+import { exitOnCrash, signalExitCode, stopOnSignals, type ProcessLike } from './lifecycle.js';
+
+/** A process stand-in: signals and crashes are emitted by the test, exits recorded. */
+function fakeProcess(): ProcessLike & EventEmitter & { exits: number[] } {
+  const proc = new EventEmitter() as EventEmitter & ProcessLike & { exits: number[] };
+  proc.exits = [];
+  proc.exit = (code: number) => {
+    proc.exits.push(code);
+  };
+  return proc;
+}
+
+/** A logger whose lines land in an array. */
+function recordingLogger() {
+  const lines: Array<Record<string, unknown>> = [];
+  const stream = new Writable({
+    write(chunk: Buffer, _encoding, done) {
+      lines.push(JSON.parse(chunk.toString()) as Record<string, unknown>);
+      done();
+    },
+  });
+  return { log: pino({ level: 'info' }, stream), lines };
+}
+
+const settle = () => new Promise((resolve) => setImmediate(resolve));
+
+it('exit codes of a second signal are those a shell shows for a process killed by it', () => {
+  expect(signalExitCode('SIGTERM')).toBe(143);
+  expect(signalExitCode('SIGINT')).toBe(130);
+});
+
+it('first SIGTERM closes and exits 0 once closed; a second signal meanwhile exits at once, non-zero', async () => {
+  const proc = fakeProcess();
+  const { log, lines } = recordingLogger();
+  let finishClose!: () => void;
+  let closes = 0;
+  stopOnSignals(log, { close: () => { closes++; return new Promise<void>((resolve) => { finishClose = resolve; }); } }, 60_000, proc);
+  proc.emit('SIGTERM');
+  await settle();
+  expect(closes).toBe(1);
+  expect(proc.exits).toEqual([]);
+  proc.emit('SIGINT');
+  expect(proc.exits).toEqual([130]);
+  expect(closes).toBe(1);
+  finishClose();
+  await settle();
+  expect(proc.exits).toEqual([130, 0]);
+  expect(lines.map((l) => l.msg)).toEqual(['shutting down', 'second signal: exiting now, without waiting for in-flight requests', 'stopped']);
+  expect(lines[0]?.signal).toBe('SIGTERM');
+});
+
+it('a close that fails exits 1 with the error logged', async () => {
+  const proc = fakeProcess();
+  const { log, lines } = recordingLogger();
+  stopOnSignals(log, { close: () => Promise.reject(new Error('disk gone')) }, 60_000, proc);
+  proc.emit('SIGINT');
+  await settle();
+  expect(proc.exits).toEqual([1]);
+  const failed = lines.find((l) => l.msg === 'shutdown failed');
+  expect((failed?.err as { message?: string } | undefined)?.message).toBe('disk gone');
+});
+
+it('a close that hangs past forceAfterMs exits 1', async () => {
+  const proc = fakeProcess();
+  const { log, lines } = recordingLogger();
+  stopOnSignals(log, { close: () => new Promise<void>(() => undefined) }, 20, proc);
+  proc.emit('SIGTERM');
+  await new Promise((resolve) => setTimeout(resolve, 80));
+  expect(proc.exits).toEqual([1]);
+  expect(lines.some((l) => l.msg === 'shutdown did not finish in time: exiting' && l.level === 60)).toBe(true);
+});
+
+it('an uncaught exception or unhandled rejection is logged as fatal with the error, and exits 1', () => {
+  const proc = fakeProcess();
+  const { log, lines } = recordingLogger();
+  exitOnCrash(log, proc);
+  proc.emit('uncaughtException', new Error('bug'));
+  proc.emit('unhandledRejection', new Error('forgotten promise'));
+  expect(proc.exits).toEqual([1, 1]);
+  expect(lines.map((l) => [l.level, (l.err as { message: string }).message])).toEqual([[60, 'bug'], [60, 'forgotten promise']]);
+  expect(lines[0]?.msg).toMatch(/^uncaught exception: exiting/);
+  expect(lines[1]?.msg).toMatch(/^unhandled rejection: exiting/);
+});

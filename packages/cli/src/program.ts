@@ -1,0 +1,209 @@
+/**
+ * The `tessera` command line as a commander program: `serve` runs the
+ * embedded server; `coordinator` and `node` run the two halves of a cluster;
+ * `import` and `dump` move documents in and out of a running server. Built by
+ * a function so tests can parse real command lines (docker-compose.yml's)
+ * without starting anything.
+ *
+ * Exit codes: 0 done; 1 failed (some documents not imported, server error);
+ * 2 usage or configuration error (nothing was done).
+ */
+import { Command, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
+import type { Logger } from 'pino';
+import {
+  CONFIG_FILE_ENV, ConfigError, coordinatorOptionsOf, defaultOf, loadConfigFile, nodeOptionsOf, parseText, resolveConfig,
+  serveOptionsOf, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
+} from './config.js';
+import { runCoordinator } from './coordinator.js';
+import { runDump } from './dump.js';
+import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
+import { CLOSE_AFTER_DRAIN_MS_MAX, exitOnCrash, stopOnSignals } from './lifecycle.js';
+import { createLogger, LoggerError } from './logging.js';
+import { runNode } from './node.js';
+import { serve } from './serve.js';
+import { TESSERA_VERSION } from './version.js';
+
+/** A failure that ends the command with this exit code; main prints the message. */
+export class CliExit extends Error {
+  constructor(message: string, readonly exitCode: number) {
+    super(message);
+    this.name = 'CliExit';
+  }
+}
+
+/** What a long-running command does with its resolved configuration. */
+export type CommandRun<C extends CommandName> = (resolved: ResolvedConfig<C>) => Promise<void>;
+
+export interface ProgramOptions {
+  /** Where `TESSERA_*` variables are read from (default process.env). */
+  env?: NodeJS.ProcessEnv;
+  /** Replace what `serve`, `coordinator` or `node` do once configured (tests parse command lines with these). */
+  run?: { [C in CommandName]?: CommandRun<C> };
+  /** Throw commander's usage errors instead of exiting (tests). */
+  exitOverride?: boolean;
+  /** Where commander writes help and usage errors (tests keep them quiet). */
+  output?: OutputConfiguration;
+}
+
+function integer(min: number, max: number) {
+  return (value: string): number => {
+    if (!/^\d+$/.test(value)) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    const n = Number(value);
+    if (n < min || n > max) throw new InvalidArgumentError(`expected an integer from ${min} to ${max}`);
+    return n;
+  };
+}
+
+/** A command's flag for a setting: validated by the same rule as its variable and config key. */
+function settingOption(s: Setting, command: CommandName): Option {
+  const placeholder = s.kind.type === 'integer' ? '<n>' : s.kind.type === 'path' ? '<dir>' : s.kind.type === 'url' ? '<url>' : `<${s.flag.split('-').pop() as string}>`;
+  const fallback = defaultOf(s, command);
+  if (s.kind.type === 'boolean') {
+    return new Option(`--${s.flag}`, `${s.description} (config ${s.key}, env ${s.env}=true)`);
+  }
+  const option = new Option(`${s.short === undefined ? '' : `-${s.short}, `}--${s.flag} ${placeholder}`,
+    `${s.description} (config ${s.key}, env ${s.env}, ${fallback === null ? 'required' : `default ${String(fallback)}`})`);
+  if (s.kind.type === 'enum') return option.choices(s.kind.values);
+  return option.argParser((text: string) => {
+    const checked = parseText(s, text);
+    if (!checked.ok) throw new InvalidArgumentError(checked.expected);
+    return checked.value;
+  });
+}
+
+const DAEMONS: Array<{ command: CommandName; description: string }> = [
+  { command: 'serve', description: 'run the embedded server (coordinator and shard node in one process)' },
+  { command: 'coordinator', description: 'run a cluster coordinator: the HTTP API and the RPC listener shard nodes join (no shard node of its own)' },
+  { command: 'node', description: 'run a shard node that joins a coordinator (--join ws://host:rpc-port) and hosts the shard copies allocated to it' },
+];
+
+export function buildProgram(options: ProgramOptions = {}): Command {
+  const env = options.env ?? process.env;
+  const program = new Command('tessera')
+    .description('Tessera: distributed document index, content store and search server')
+    .version(TESSERA_VERSION)
+    .showHelpAfterError();
+  // Set before the commands are added: they inherit both.
+  if (options.exitOverride === true) program.exitOverride();
+  if (options.output !== undefined) program.configureOutput(options.output);
+
+  for (const { command, description } of DAEMONS) {
+    const cmd = program
+      .command(command)
+      .description(description)
+      .option('-c, --config <file>', `config file: JSON5 (.json, .json5) or YAML (.yaml, .yml) (env ${CONFIG_FILE_ENV})`)
+      .option('--print-config', 'print the effective configuration as JSON and exit');
+    for (const s of settingsOf(command)) cmd.addOption(settingOption(s, command));
+    cmd.addHelpText('after', '\nPrecedence: flag > TESSERA_* environment > config file > default.\n');
+    cmd.action(async (flags: Record<string, unknown>) => {
+      const resolved = await configure(command, flags, env);
+      if (flags.printConfig === true) {
+        process.stdout.write(`${JSON.stringify(resolved.config, null, 2)}\n`);
+        return;
+      }
+      const replaced = options.run?.[command] as CommandRun<typeof command> | undefined;
+      if (replaced !== undefined) return replaced(resolved);
+      return runDaemon(command, resolved, env);
+    });
+  }
+
+  program
+    .command('import')
+    .description('load documents into an index of a running server, through RESTORE')
+    .argument('<file>', 'NDJSON (.ndjson, gzipped or not: detected), a MessagePack sequence (.msgpack), or - for standard input')
+    .requiredOption('-i, --index <path>', 'index to load into, e.g. /debian/ (created if missing)')
+    .option('-u, --url <url>', `server URL (env ${URL_ENV}, default ${DEFAULT_URL})`)
+    .option('-b, --batch <n>', 'documents per RESTORE request', integer(1, 100_000), 1000)
+    .option('--concurrency <n>', 'RESTORE requests in flight at once', integer(1, 64), 2)
+    .addOption(new Option('-f, --format <format>', 'input format (default: .msgpack/.mpk files are msgpack, anything else ndjson)').choices(['ndjson', 'msgpack']))
+    .option('--progress-interval <seconds>', 'seconds between progress lines when standard error is not a terminal', integer(1, 86_400), 5)
+    .option('-q, --quiet', 'no progress bar or progress lines (errors and the summary are still printed)')
+    .addHelpText('after', `
+Documents with an _id replace the document of that ID, so a killed import can
+simply be run again. Documents without one get a generated ID (a rerun adds
+them again). Bad lines are reported on standard error as FILE:LINE: message
+and do not stop the rest; the exit code is 1 when any line failed.`)
+    .action(async (file: string, flags: { index: string; url?: string; batch: number; concurrency: number; format?: 'ndjson' | 'msgpack'; progressInterval: number; quiet?: boolean }) => {
+      try {
+        const summary = await runImport({
+          source: file,
+          index: flags.index,
+          url: flags.url ?? (env[URL_ENV] || DEFAULT_URL),
+          batchItems: flags.batch,
+          concurrency: flags.concurrency,
+          format: flags.format,
+          progress: flags.quiet !== true,
+          progressIntervalMs: flags.progressInterval * 1000,
+        });
+        process.exitCode = summary.failed > 0 || summary.aborted !== undefined ? 1 : 0;
+      } catch (err) {
+        throw new CliExit((err as Error).message, 2);
+      }
+    });
+
+  program
+    .command('dump')
+    .description('write every document of an index of a running server as NDJSON (DUMP), ready for `tessera import`')
+    .requiredOption('-i, --index <path>', 'index to dump, e.g. /debian/')
+    .option('-u, --url <url>', `server URL (env ${URL_ENV}, default ${DEFAULT_URL})`)
+    .option('-o, --output <file>', 'file to write (gzipped when it ends in .gz), or - for standard output', '-')
+    .action(async (flags: { index: string; url?: string; output: string }) => {
+      try {
+        await runDump({ index: flags.index, url: flags.url ?? (env[URL_ENV] || DEFAULT_URL), output: flags.output });
+      } catch (err) {
+        throw new CliExit((err as Error).message, 1);
+      }
+    });
+
+  return program;
+}
+
+/** Flags, environment, config file and defaults → the command's configuration, or CliExit(2) naming every problem. */
+async function configure<C extends CommandName>(command: C, flags: Record<string, unknown>, env: NodeJS.ProcessEnv): Promise<ResolvedConfig<C>> {
+  const settingFlags: Partial<Record<ConfigKey, unknown>> = {};
+  for (const s of settingsOf(command)) if (flags[s.key] !== undefined) settingFlags[s.key] = flags[s.key];
+  try {
+    const configEnv = env[CONFIG_FILE_ENV];
+    const configPath = (flags.config as string | undefined) ?? (configEnv === '' ? undefined : configEnv);
+    const file = configPath === undefined ? undefined : await loadConfigFile(configPath);
+    return resolveConfig({ command, flags: settingFlags, env, file });
+  } catch (err) {
+    if (err instanceof ConfigError) throw new CliExit(`invalid configuration:\n  ${err.problems.join('\n  ')}`, 2);
+    throw err;
+  }
+}
+
+/** Start a long-running command, log its effective configuration, and stop it cleanly on SIGTERM or SIGINT. */
+async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandName>, env: NodeJS.ProcessEnv): Promise<void> {
+  const { config, sources } = resolved;
+  // `ps` and `pgrep -f 'tessera node'` show what runs, without the interpreter and script paths.
+  process.title = ['tessera', ...process.argv.slice(2)].join(' ');
+  let log: Logger;
+  try {
+    log = await createLogger({ level: config.logLevel, pretty: config.logPretty });
+  } catch (err) {
+    if (err instanceof LoggerError) throw new CliExit(err.message, 2);
+    throw err;
+  }
+  exitOnCrash(log);
+  const unknown = unknownEnvironment(env);
+  if (unknown.length > 0) log.warn({ variables: unknown }, 'TESSERA_* variables that name no setting are ignored');
+  // The effective configuration, once, with where each value came from.
+  log.info({ command, config, sources, configFile: resolved.file }, 'starting');
+  let running: { close(): Promise<void> };
+  try {
+    running = await start(command, resolved, log);
+  } catch (err) {
+    log.fatal({ err }, 'could not start');
+    process.exit(1);
+  }
+  stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX);
+}
+
+function start(command: CommandName, resolved: ResolvedConfig<CommandName>, log: Logger): Promise<{ close(): Promise<void> }> {
+  switch (command) {
+    case 'serve': return serve(serveOptionsOf((resolved as ResolvedConfig<'serve'>).config), log);
+    case 'coordinator': return runCoordinator(coordinatorOptionsOf((resolved as ResolvedConfig<'coordinator'>).config), log);
+    case 'node': return runNode(nodeOptionsOf((resolved as ResolvedConfig<'node'>).config), log);
+  }
+}

@@ -1,0 +1,139 @@
+import { TesseraError } from '@tessera/errors';
+import type { NodeStatsReply, RpcClient } from '@tessera/rpc';
+import { Registry } from 'prom-client';
+import { FixedHistogram, observeHistogram } from './fixed-histogram.js';
+import { Metrics } from './metrics.js';
+
+/** The sample lines of one metric family (`name…`), as `labels value` text. */
+function samples(text: string, name: string): string[] {
+  return text.split('\n').filter((line) => line.startsWith(name) && !line.startsWith('#'));
+}
+
+describe('FixedHistogram', () => {
+  it('exposes cumulative buckets, +Inf equal to the count, sum and count per label set', async () => {
+    const registry = new Registry();
+    const h = new FixedHistogram('t_seconds', 'test', ['kind'], [0.1, 1], 8, registry);
+    const a = h.seriesOf({ kind: 'a' });
+    const b = h.seriesOf({ kind: 'b' });
+    expect(a).not.toBeNull();
+    for (const v of [0.05, 0.1, 0.5, 2]) observeHistogram(a!, v);
+    observeHistogram(b!, 0.2);
+    expect(h.seriesOf({ kind: 'a' })).toBe(a);
+    const text = await registry.metrics();
+    expect(text).toContain('# TYPE t_seconds histogram');
+    expect(samples(text, 't_seconds')).toEqual([
+      't_seconds_bucket{kind="a",le="0.1"} 2',
+      't_seconds_bucket{kind="a",le="1"} 3',
+      't_seconds_bucket{kind="a",le="+Inf"} 4',
+      't_seconds_sum{kind="a"} 2.65',
+      't_seconds_count{kind="a"} 4',
+      't_seconds_bucket{kind="b",le="0.1"} 0',
+      't_seconds_bucket{kind="b",le="1"} 1',
+      't_seconds_bucket{kind="b",le="+Inf"} 1',
+      't_seconds_sum{kind="b"} 0.2',
+      't_seconds_count{kind="b"} 1',
+    ]);
+  });
+
+  it('keeps at most seriesMax label sets (client input cannot grow it)', () => {
+    const h = new FixedHistogram('t2_seconds', 'test', ['k'], [1], 2, new Registry());
+    expect(h.seriesOf({ k: '1' })).not.toBeNull();
+    expect(h.seriesOf({ k: '2' })).not.toBeNull();
+    expect(h.seriesOf({ k: '3' })).toBeNull();
+    expect(h.seriesOf({ k: '1' })).not.toBeNull();
+  });
+
+  it('refuses bounds that do not increase', () => {
+    expect(() => new FixedHistogram('t3_seconds', 'test', [], [1, 1], 1, new Registry())).toThrow(/increase/);
+  });
+});
+
+function fakeClient(answer: (method: string) => Promise<unknown>): RpcClient {
+  return { closed: false, inFlight: 0, call: <T>(method: string) => answer(method) as Promise<T>, close: async () => undefined };
+}
+
+function histogram(counts: number[], sum: number) {
+  return { bounds: [0.001, 0.01], counts, count: counts.reduce((a, b) => a + b, 0), sum };
+}
+
+describe('Metrics', () => {
+  it('HTTP requests: a summary by status and a histogram by status class', async () => {
+    const metrics = new Metrics();
+    metrics.observeRequest('GET', 200, 0.0003, 'document.get');
+    metrics.observeRequest('GET', 204, 0.002, 'document.get');
+    metrics.observeRequest('GET', 404, 0.0001, 'document.get');
+    metrics.observeRequest('PUT', 503, 3, 'document.put');
+    const { body } = await metrics.text();
+    expect(body).toContain('tessera_http_request_duration_seconds_count{method="GET",status_class="2xx"} 2');
+    expect(body).toContain('tessera_http_request_duration_seconds_count{method="GET",status_class="4xx"} 1');
+    expect(body).toContain('tessera_http_request_duration_seconds_bucket{method="GET",status_class="2xx",le="0.00025"} 0');
+    expect(body).toContain('tessera_http_request_duration_seconds_bucket{method="GET",status_class="2xx",le="0.0005"} 1');
+    expect(body).toContain('tessera_http_request_duration_seconds_bucket{method="PUT",status_class="5xx",le="2.5"} 0');
+    expect(body).toContain('tessera_http_request_duration_seconds_bucket{method="PUT",status_class="5xx",le="5"} 1');
+    expect(body).toContain('tessera_http_requests_seconds_count{method="GET",status="204"} 1');
+  });
+
+  it('RPC calls are timed by method through the wrapped client, failures too, results and errors passed through', async () => {
+    const metrics = new Metrics();
+    const failure = new TesseraError('boom', 503, 'no');
+    const client = metrics.timeRpc(fakeClient(async (method) => {
+      if (method === 'doc.write') throw failure;
+      return { ok: method };
+    }));
+    expect(await client.call('doc.get', {})).toEqual({ ok: 'doc.get' });
+    expect(await client.call('doc.get', {})).toEqual({ ok: 'doc.get' });
+    await expect(client.call('doc.write', {})).rejects.toBe(failure);
+    const { body } = await metrics.text();
+    expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.get"} 2');
+    expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.write"} 1');
+    expect(body).toContain('tessera_rpc_call_duration_seconds_bucket{method="doc.get",le="+Inf"} 2');
+  });
+
+  it('storage commits per node and kind, and bytes per index, from the nodes at scrape time (one call per scrape)', async () => {
+    const metrics = new Metrics();
+    let calls = 0;
+    const nodes: NodeStatsReply[] = [
+      {
+        name: 'n1',
+        shards: [
+          { index: '/a/', shard: 1, documents: 3, seq: 3, bytes: 1000, commitSeconds: { buffered: histogram([1, 1, 0], 0.005), synced: histogram([0, 0, 1], 0.02) } },
+          { index: '/a/', shard: 2, documents: 1, seq: 1, bytes: 500, commitSeconds: { buffered: histogram([2, 0, 0], 0.001), synced: histogram([0, 0, 0], 0) } },
+          { index: '/b/', shard: 1, documents: 0, seq: 0, bytes: 20, commitSeconds: { buffered: histogram([0, 0, 0], 0), synced: histogram([0, 0, 0], 0) } },
+        ],
+      },
+      { name: 'n2', shards: [{ index: '/a/', shard: 1, documents: 3, seq: 3, bytes: 900, commitSeconds: { buffered: histogram([0, 1, 0], 0.004), synced: histogram([0, 0, 0], 0) } }] },
+    ];
+    metrics.attach({
+      documentsByIndex: async () => new Map([['/a/', 4], ['/b/', 0]]),
+      connections: () => 3,
+      nodeStats: async () => {
+        calls++;
+        return nodes;
+      },
+    });
+    const { body } = await metrics.text();
+    expect(calls).toBe(1);
+    expect(samples(body, 'tessera_index_bytes')).toEqual(['tessera_index_bytes{index="/a/"} 2400', 'tessera_index_bytes{index="/b/"} 20']);
+    expect(samples(body, 'tessera_storage_commit_duration_seconds_count')).toEqual([
+      'tessera_storage_commit_duration_seconds_count{node="n1",sync="false"} 4',
+      'tessera_storage_commit_duration_seconds_count{node="n1",sync="true"} 1',
+      'tessera_storage_commit_duration_seconds_count{node="n2",sync="false"} 1',
+      'tessera_storage_commit_duration_seconds_count{node="n2",sync="true"} 0',
+    ]);
+    expect(body).toContain('tessera_storage_commit_duration_seconds_bucket{node="n1",sync="false",le="0.001"} 3');
+    expect(body).toContain('tessera_storage_commit_duration_seconds_bucket{node="n1",sync="false",le="0.01"} 4');
+    expect(body).toContain('tessera_storage_commit_duration_seconds_sum{node="n1",sync="false"} 0.006');
+    expect(body).toContain('tessera_documents{index="/a/"} 4');
+    expect(body).toContain('tessera_http_current_connections 3');
+    await metrics.text();
+    expect(calls).toBe(2);
+  });
+
+  it('a node source that fails leaves its metrics empty, not the scrape failed', async () => {
+    const metrics = new Metrics();
+    metrics.attach({ documentsByIndex: async () => new Map(), connections: () => 0, nodeStats: () => Promise.reject(new Error('down')) });
+    const { body } = await metrics.text();
+    expect(body).toContain('# TYPE tessera_index_bytes gauge');
+    expect(samples(body, 'tessera_index_bytes')).toEqual([]);
+  });
+});

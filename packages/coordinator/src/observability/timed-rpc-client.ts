@@ -1,0 +1,44 @@
+/**
+ * RPC latency as the coordinator sees it (queueing, transport and the node's
+ * work): an RpcClient that times every call of the client it wraps, into a
+ * histogram series per method. One wrapper serves every transport (in
+ * process, WebSocket), so none of them knows about metrics.
+ */
+import type { RpcCallOptions, RpcClient } from '@tessera/rpc';
+import { observeHistogram, type HistogramSeries } from './fixed-histogram.js';
+
+/** The series for a method (null: no series left for it; the call is not timed). */
+export type RpcSeriesOf = (method: string) => HistogramSeries | null;
+
+export class TimedRpcClient implements RpcClient {
+  constructor(readonly inner: RpcClient, private readonly seriesOf: RpcSeriesOf) {}
+
+  get closed(): boolean {
+    return this.inner.closed;
+  }
+
+  get inFlight(): number {
+    return this.inner.inFlight;
+  }
+
+  /**
+   * The inner call's own promise is returned, with the timing attached to it
+   * beside the caller's reaction: no second promise for the caller to wait
+   * on (an async wrapper measured ~40 ns more per call, on a cached GET's
+   * path).
+   */
+  call<T = unknown>(method: string, params: unknown, options?: RpcCallOptions): Promise<T> {
+    const startedMs = performance.now();
+    const series = this.seriesOf(method);
+    const call = this.inner.call<T>(method, params, options);
+    if (series !== null) {
+      const observe = (): void => observeHistogram(series, (performance.now() - startedMs) / 1000);
+      call.then(observe, observe);
+    }
+    return call;
+  }
+
+  close(): Promise<void> {
+    return this.inner.close();
+  }
+}

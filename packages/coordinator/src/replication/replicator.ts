@@ -1,0 +1,531 @@
+/**
+ * Replication and failover, driven by the coordinator (docs/cluster.md
+ * "Replication and failure"):
+ *
+ * - A write goes to the shard's primary with the shard's primary term. The
+ *   primary runs it (version check, merge, indexing, seq) and answers with
+ *   the result, which the coordinator relays (`doc.replicate`) to every
+ *   in-sync replica — and to copies recovering — and answers the client
+ *   once every in-sync replica applied it. A replica that fails a relay
+ *   leaves the in-sync set (persisted) before the client is answered, and
+ *   recovers. Relaying through the coordinator keeps nodes talking only to
+ *   the coordinator; the latency is the same two hops as a primary that
+ *   replicates itself.
+ * - When the primary's node is lost, writes to the shard wait; the relays
+ *   in flight settle; the in-sync replica with the highest checkpoint is
+ *   promoted with term + 1, and the other in-sync replicas (which hold the
+ *   same changes) are told where they stand in the new term. An answer from
+ *   the old primary that arrives later is never relayed: the write is retried
+ *   on the new primary, whose history never had it.
+ * - A copy out of sync whose node is active recovers (recovery.ts) and joins
+ *   the in-sync set once it holds every change.
+ */
+import assert from 'node:assert/strict';
+import type {
+  ReplicatedChangeMessage, ReplicateReply, RpcClient, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
+} from '@tessera/rpc';
+import { toTesseraError } from '@tessera/errors';
+import type { NodeDirectory } from '../cluster/nodes.js';
+import { apiErrors } from '../errors.js';
+import type { IndexMeta } from '../indexes/registry.js';
+import { CopyRelay } from './copy-relay.js';
+import { replicationErrors } from './errors.js';
+import { placementOf, type Placement, type PlacementChange } from './placement.js';
+import { Recovery, type RecoveryContext } from './recovery.js';
+import { ShardGroup } from './shard-group.js';
+
+export interface ReplicationOptions {
+  /**
+   * How long a write waits for its shard to get a primary again (a switch in
+   * progress, a lost primary being replaced) before 503. Above the RPC
+   * heartbeat timeout (5 s by default), which is how long a lost node takes
+   * to be noticed.
+   */
+  failoverWaitMs: number;
+  /** Deadline of one `doc.replicate` call; past it the replica leaves the in-sync set. */
+  relayTimeoutMs: number;
+  /** Operation-log entries per catch-up page. */
+  catchUpPageChanges: number;
+  /** Documents per full-copy page. */
+  copyPageDocuments: number;
+  /** First wait before a failed recovery is retried (doubles up to 10 s). */
+  recoveryRetryMs: number;
+  /** Deadline of the calls a promotion and the lag gauge make. */
+  controlTimeoutMs: number;
+  log: ReplicationLog;
+}
+
+/** Structured logger (a pino Logger fits). */
+export interface ReplicationLog {
+  info(bindings: Record<string, unknown>, msg: string): void;
+  warn(bindings: Record<string, unknown>, msg: string): void;
+  error(bindings: Record<string, unknown>, msg: string): void;
+}
+
+const silentLog: ReplicationLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export const REPLICATION_DEFAULTS: Readonly<ReplicationOptions> = Object.freeze({
+  failoverWaitMs: 15_000,
+  relayTimeoutMs: 10_000,
+  catchUpPageChanges: 1_000,
+  copyPageDocuments: 500,
+  recoveryRetryMs: 500,
+  controlTimeoutMs: 5_000,
+  log: silentLog,
+});
+
+/** What the replicator needs of the index registry. */
+export interface ReplicationHost {
+  get(path: string): IndexMeta | undefined;
+  list(): IndexMeta[];
+  /** The client of an active node (503 otherwise). */
+  client(index: string, node: string | undefined, shard: number): RpcClient;
+  /**
+   * Change one shard's allocation order, term and in-sync set, through the
+   * registry's queue; `update` sees the placement current there and returns
+   * undefined to change nothing. Resolves with the placement after.
+   */
+  updatePlacement(path: string, uuid: string, shard: number, update: (current: Placement) => PlacementChange | undefined): Promise<Placement | undefined>;
+  /** Resolves once the registry's queued work (index changes, pending drops) is done. */
+  settled(): Promise<void>;
+}
+
+/** What `/.nodes` shows of one shard copy. */
+export interface CopyReplicationState {
+  inSync: boolean;
+  /** Seq applied: the primary's own; a replica's checkpoint in the primary's numbering, when known. */
+  seq?: number;
+  recovering: boolean;
+}
+
+export interface ReplicationLag {
+  index: string;
+  shard: number;
+  node: string;
+  /** Changes the copy is behind its primary (the primary's seq when the copy's position is not known). */
+  operations: number;
+}
+
+/** Errors that mean the node (or its connection) went away during the call: the write may or may not have run there. */
+const CONNECTION_LOSS = new Set(['rpc_closed', 'rpc_unavailable', 'rpc_timeout', 'node_closing', 'node_unavailable', 'shard_closed', 'stale_primary_term']);
+
+export class Replicator implements RecoveryContext {
+  readonly options: ReplicationOptions;
+  private readonly groups = new Map<string, ShardGroup>();
+  private closed = false;
+
+  constructor(private readonly host: ReplicationHost, private readonly nodes: NodeDirectory, options: Partial<ReplicationOptions> = {}) {
+    this.options = { ...REPLICATION_DEFAULTS, ...options };
+    for (const key of ['failoverWaitMs', 'relayTimeoutMs', 'catchUpPageChanges', 'copyPageDocuments', 'recoveryRetryMs', 'controlTimeoutMs'] as const) {
+      const value = this.options[key];
+      assert.ok(Number.isSafeInteger(value) && value >= 1, `replication option ${key} must be a positive integer`);
+    }
+    // A node takes at most 10,000 changes per doc.replicate and per shard.changes read, and 10,000 documents per scan page.
+    assert.ok(this.options.catchUpPageChanges <= 10_000 && this.options.copyPageDocuments <= 10_000, 'catch-up and copy pages hold at most 10,000 entries');
+    nodes.on('nodeLost', (entry) => this.nodeLost(entry.name));
+    nodes.on('nodeJoined', (entry) => this.nodeJoined(entry.name));
+    // Copies left out of sync before a coordinator restart recover once their nodes are here.
+    setImmediate(() => this.reconcileAll());
+  }
+
+  get log(): ReplicationLog {
+    return this.options.log;
+  }
+
+  /** A document write on the shard's primary, relayed to its replicas; resolves once every in-sync copy has it. */
+  write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply> {
+    return this.throughPrimary<WriteReply>(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term)]);
+  }
+
+  /** Many writes to one shard (RESTORE): one call to the primary, one relay per replica. */
+  writeMany(meta: IndexMeta, shard: number, call: WriteManyCall): Promise<WriteManyReply> {
+    return this.throughPrimary<WriteManyReply>(meta, shard, 'doc.writeMany', call, (replies, term) =>
+      replies.flatMap((reply) => ('error' in reply ? [] : [changeOf(reply, term)])));
+  }
+
+  /**
+   * A read on the shard's primary (read-your-writes). While the primary is
+   * lost and being replaced, the read waits for the new one; a read cut off
+   * by the loss of its node is asked again there (reads change nothing).
+   */
+  read<T>(meta: IndexMeta, shard: number, method: string, params: unknown): Promise<T> {
+    const primary = meta.allocation[shard - 1]?.[0];
+    // The common case without a wait: the primary is active (during a switch it is not).
+    if (primary === undefined || !this.nodes.isActive(primary)) return this.readWaiting(meta, shard, method, params);
+    return this.host.client(meta.path, primary, shard).call<T>(method, params).catch((err: unknown) => {
+      if (!CONNECTION_LOSS.has(toTesseraError(err).code)) throw err;
+      return this.readWaiting<T>(meta, shard, method, params);
+    });
+  }
+
+  private async readWaiting<T>(meta: IndexMeta, shard: number, method: string, params: unknown): Promise<T> {
+    const group = this.group(meta, shard);
+    const deadline = Date.now() + this.options.failoverWaitMs;
+    for (;;) {
+      const placement = await this.activePrimary(group, deadline);
+      try {
+        return await this.host.client(meta.path, placement.primary, shard).call<T>(method, params);
+      } catch (err) {
+        if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
+            await this.waitFor(group, deadline, (now) => now.term !== placement.term || this.nodes.isActive(placement.primary))) continue;
+        throw err;
+      }
+    }
+  }
+
+  /** The placement once no switch runs and its primary is active (waiting for a promotion if one can happen). */
+  private async activePrimary(group: ShardGroup, deadline: number): Promise<Placement & { primary: string }> {
+    for (;;) {
+      if (!(await group.waitForSwitch(deadline))) throw replicationErrors.primarySwitching(group.index, group.shard);
+      const placement = this.placement(group);
+      if (placement === undefined) throw apiErrors.indexNotFound(group.index);
+      const { primary, term } = placement;
+      if (primary !== undefined && this.nodes.isActive(primary)) return placement as Placement & { primary: string };
+      // Nothing was sent: wait for a new primary, or for this one to come back.
+      if (!this.canFailOver(placement) ||
+          !(await this.waitFor(group, deadline, (now) => now.term !== term || this.nodes.isActive(primary as string)))) {
+        throw primary === undefined ? apiErrors.noShardNode(group.index, group.shard) : apiErrors.nodeUnavailable(group.index, group.shard, primary);
+      }
+    }
+  }
+
+  /** For `/.nodes`. */
+  copyState(index: string, shard: number, node: string): CopyReplicationState {
+    const meta = this.host.get(index);
+    if (meta === undefined) return { inSync: false, recovering: false };
+    const placement = placementOf(meta, shard);
+    const group = this.groups.get(groupKey(meta.uuid, shard));
+    const state: CopyReplicationState = { inSync: placement.inSync.includes(node), recovering: group?.recoveries.has(node) === true };
+    if (node === placement.primary) {
+      if (group !== undefined && group.primarySeq > 0) state.seq = group.primarySeq;
+    } else {
+      const position = group?.positions.get(node);
+      if (position !== undefined && position.checkpointTerm === placement.term) state.seq = position.checkpoint;
+    }
+    return state;
+  }
+
+  /** Replication lag of every replica copy on an active node, asked of the nodes now (for the metrics scrape). */
+  async lag(): Promise<ReplicationLag[]> {
+    const out: ReplicationLag[] = [];
+    await Promise.all(this.host.list().flatMap((meta) => meta.allocation.map(async (_copies, i) => {
+      const placement = placementOf(meta, i + 1);
+      const { primary } = placement;
+      if (primary === undefined || !this.nodes.isActive(primary)) return;
+      const stats = (node: string) => this.host.client(meta.path, node, i + 1)
+        .call<ShardStatsReply>('shard.stats', { index: meta.path, shard: i + 1 }, { timeoutMs: this.options.controlTimeoutMs })
+        .catch(() => undefined);
+      const replicas = placement.copies.slice(1).filter((node) => this.nodes.isActive(node));
+      const [primaryStats, ...replicaStats] = await Promise.all([stats(primary), ...replicas.map(stats)]);
+      if (primaryStats === undefined) return;
+      replicas.forEach((node, r) => {
+        const position = replicaStats[r]?.replication;
+        if (position === undefined) return;
+        const behind = position.checkpointTerm === placement.term ? Math.max(0, primaryStats.seq - position.checkpoint) : primaryStats.seq;
+        out.push({ index: meta.path, shard: i + 1, node, operations: behind });
+      });
+    })));
+    return out;
+  }
+
+  /** Forget a dropped index's shards (their recoveries stop). */
+  forgetIndex(uuid: string): void {
+    for (const [key, group] of this.groups) {
+      if (group.uuid !== uuid) continue;
+      for (const recovery of group.recoveries.values()) recovery.cancel();
+      this.groups.delete(key);
+    }
+  }
+
+  /** Stop every recovery (shutdown). */
+  close(): void {
+    this.closed = true;
+    for (const group of this.groups.values()) for (const recovery of group.recoveries.values()) recovery.cancel();
+  }
+
+  /** A node was lost: shards whose primary it held fail over; its in-sync copies leave the in-sync set. */
+  nodeLost(name: string): void {
+    for (const meta of this.host.list()) {
+      for (let shard = 1; shard <= meta.allocation.length; shard++) {
+        const placement = placementOf(meta, shard);
+        if (!placement.copies.includes(name)) continue;
+        const group = this.group(meta, shard);
+        group.recoveries.get(name)?.cancel();
+        if (placement.primary === name) {
+          // Synchronously: from now on a write waits, and an answer of the lost primary is not relayed.
+          const endSwitch = group.beginSwitch();
+          void this.failover(group, name).catch((err: unknown) =>
+            this.log.error({ index: meta.path, shard, node: name, err: describe(err) }, 'shard failover failed'))
+            .finally(() => {
+              endSwitch();
+              this.reconcile(group);
+            });
+        } else if (placement.inSync.includes(name)) {
+          void this.leaveInSync(group, placement.term, [name], 'node lost').catch((err: unknown) =>
+            this.log.error({ index: meta.path, shard, node: name, err: describe(err) }, 'could not take a lost copy out of the in-sync set'));
+        }
+      }
+    }
+    for (const group of this.groups.values()) group.wake();
+  }
+
+  /** A node joined: its copies out of sync recover (after the registry handled the join: pending drops first). */
+  nodeJoined(name: string): void {
+    for (const group of this.groups.values()) group.wake();
+    setImmediate(() => {
+      void this.host.settled().then(() => this.reconcileAll());
+    });
+  }
+
+  // RecoveryContext
+
+  placement(group: ShardGroup): Placement | undefined {
+    const meta = this.host.get(group.index);
+    return meta === undefined || meta.uuid !== group.uuid ? undefined : placementOf(meta, group.shard);
+  }
+
+  client(group: ShardGroup, node: string): RpcClient {
+    return this.host.client(group.index, node, group.shard);
+  }
+
+  schema(group: ShardGroup): Record<string, unknown> | undefined {
+    return this.host.get(group.index)?.schema;
+  }
+
+  isActive(node: string): boolean {
+    return this.nodes.isActive(node);
+  }
+
+  markInSync(group: ShardGroup, node: string, term: number, recovery: Recovery): Promise<boolean> {
+    // Serial with the judging of failed relays: a relay the copy failed is seen before it joins, or takes it out after.
+    return group.serial(async () => {
+      if (recovery.isCancelled || recovery.failure !== undefined) return false;
+      const after = await this.host.updatePlacement(group.index, group.uuid, group.shard, (current) => {
+        if (current.term !== term || !current.copies.includes(node) || current.inSync.includes(node)) return undefined;
+        return { copies: current.copies, term, inSync: [...current.inSync, node] };
+      });
+      return after !== undefined && after.term === term && after.inSync.includes(node);
+    });
+  }
+
+  private group(meta: IndexMeta, shard: number): ShardGroup {
+    const key = groupKey(meta.uuid, shard);
+    let group = this.groups.get(key);
+    if (group === undefined) this.groups.set(key, group = new ShardGroup(meta.uuid, meta.path, shard));
+    return group;
+  }
+
+  private async throughPrimary<R>(meta: IndexMeta, shard: number, method: 'doc.write' | 'doc.writeMany',
+    params: WriteCall | WriteManyCall, changesOf: (reply: R, term: number) => ReplicatedChangeMessage[]): Promise<R> {
+    const group = this.group(meta, shard);
+    const deadline = Date.now() + this.options.failoverWaitMs;
+    for (;;) {
+      const placement = await this.activePrimary(group, deadline);
+      const { primary, term } = placement;
+      let reply: R;
+      try {
+        reply = await this.host.client(meta.path, primary, shard).call<R>(method, { ...params, term });
+      } catch (err) {
+        // The write may have run on a primary now lost: retried only under a new primary, whose history never had it.
+        if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
+            await this.waitFor(group, deadline, (now) => now.term !== term)) continue;
+        throw err;
+      }
+      // An answer that arrives while the primary is being replaced waits for the outcome: relayed if it stays
+      // primary; if a replica took over, the write was never relayed nor acknowledged, and is made again there.
+      // Without a switch, nothing is awaited from here to the relay's registration (a failover drains the relays).
+      if (group.switching && !(await group.waitForSwitch(deadline))) throw replicationErrors.primarySwitching(meta.path, shard);
+      const now = this.placement(group);
+      if (now === undefined) throw apiErrors.indexNotFound(meta.path);
+      if (now.term !== term) {
+        if (Date.now() < deadline) continue;
+        throw replicationErrors.primarySwitched(meta.path, shard);
+      }
+      const changes = changesOf(reply, term);
+      for (const change of changes) if (change.seq !== undefined && change.seq > group.primarySeq) group.primarySeq = change.seq;
+      // The in-sync set and the recoveries as they are now: a copy that joined while the primary ran the write gets it too.
+      if (changes.length > 0) await this.relay(group, now, changes, params.commit === true, meta.schema);
+      return reply;
+    }
+  }
+
+  /** Some in-sync copy other than the primary is active: a promotion can happen. */
+  private canFailOver(placement: Placement): boolean {
+    return placement.inSync.some((node) => node !== placement.primary && this.nodes.isActive(node));
+  }
+
+  private async waitFor(group: ShardGroup, deadline: number, ready: (placement: Placement) => boolean): Promise<boolean> {
+    for (;;) {
+      if (!(await group.waitForSwitch(deadline))) return false;
+      const placement = this.placement(group);
+      if (placement === undefined) return false;
+      if (ready(placement)) return true;
+      if (Date.now() >= deadline) return false;
+      await group.changed(deadline);
+    }
+  }
+
+  /**
+   * Relay changes to the replicas: awaited for in-sync copies and copies
+   * finishing a recovery, in the background for copies still copying. An
+   * in-sync copy that fails leaves the in-sync set before this resolves.
+   */
+  private relay(group: ShardGroup, placement: Placement, changes: ReplicatedChangeMessage[], commit: boolean,
+    schema: Record<string, unknown>): Promise<void> {
+    const awaited: string[] = [];
+    for (const node of placement.inSync) if (node !== placement.primary) awaited.push(node);
+    for (const [node, recovery] of group.recoveries) {
+      if (awaited.includes(node) || node === placement.primary) continue;
+      if (recovery.tracking) {
+        awaited.push(node);
+      } else {
+        // A copy still copying catches up from the log anyway: a failure here is not a failure of the write.
+        this.relayTo(group, node, placement.term, changes, commit, schema).catch(() => undefined);
+      }
+    }
+    if (awaited.length === 0) return Promise.resolve();
+    const phase = (async () => {
+      const results = await Promise.allSettled(awaited.map((node) => this.relayTo(group, node, placement.term, changes, commit, schema)));
+      const failed: Array<{ node: string; err: unknown }> = [];
+      results.forEach((result, i) => {
+        if (result.status === 'rejected') failed.push({ node: awaited[i] as string, err: result.reason });
+      });
+      if (failed.length === 0) return;
+      await group.serial(async () => {
+        const current = this.placement(group);
+        if (current === undefined) return;
+        const leaving: string[] = [];
+        for (const { node, err } of failed) {
+          if (current.inSync.includes(node)) leaving.push(node);
+          else group.recoveries.get(node)?.relayFailed(err);
+        }
+        if (leaving.length > 0) {
+          await this.takeOutOfSync(group, current.term, leaving);
+          this.log.warn({ index: group.index, shard: group.shard, nodes: leaving, term: current.term,
+            err: describe(failed.find((f) => leaving.includes(f.node))?.err) }, 'replica failed a relay; it leaves the in-sync set');
+        }
+      });
+      this.reconcile(group);
+    })();
+    group.track(phase);
+    return phase;
+  }
+
+  private relayTo(group: ShardGroup, node: string, term: number, changes: ReplicatedChangeMessage[], commit: boolean,
+    schema: Record<string, unknown>): Promise<ReplicateReply> {
+    let relay = group.relays.get(node);
+    if (relay === undefined) {
+      relay = new CopyRelay(group.index, group.shard, () => this.host.client(group.index, node, group.shard), this.options.relayTimeoutMs);
+      group.relays.set(node, relay);
+    }
+    return relay.send(term, changes, commit, schema).then((reply) => {
+      group.positions.set(node, reply.position);
+      return reply;
+    });
+  }
+
+  /** Copies leave the in-sync set (lost node, failed relay); each recovers once its node is active. */
+  private async leaveInSync(group: ShardGroup, term: number, nodes: string[], why: string): Promise<void> {
+    await group.serial(() => this.takeOutOfSync(group, term, nodes));
+    this.log.warn({ index: group.index, shard: group.shard, nodes, term }, `shard copies leave the in-sync set: ${why}`);
+    this.reconcile(group);
+  }
+
+  private async takeOutOfSync(group: ShardGroup, term: number, nodes: string[]): Promise<void> {
+    await this.host.updatePlacement(group.index, group.uuid, group.shard, (current) => {
+      if (current.term !== term) return undefined;
+      const inSync = current.inSync.filter((node) => node === current.primary || !nodes.includes(node));
+      return inSync.length === current.inSync.length ? undefined : { copies: current.copies, term, inSync };
+    });
+  }
+
+  /**
+   * Replace a lost primary. Writes already wait (the switch began when the
+   * loss was seen); relays in flight settle first, so the in-sync copies that
+   * remain hold the same changes. The one with the highest checkpoint is
+   * promoted under term + 1; the others that report the same checkpoint stay
+   * in sync, told the new primary's seq as their checkpoint in the new term.
+   */
+  private async failover(group: ShardGroup, lost: string): Promise<void> {
+    for (const recovery of group.recoveries.values()) recovery.cancel();
+    await group.drain();
+    await group.serial(async () => {
+      const placement = this.placement(group);
+      if (placement === undefined || placement.primary !== lost) return;
+      const ref = { index: group.index, shard: group.shard };
+      const candidates = placement.inSync.filter((node) => node !== lost && this.nodes.isActive(node));
+      const answers = await Promise.all(candidates.map(async (node) => {
+        try {
+          const stats = await this.client(group, node).call<ShardStatsReply>('shard.stats', ref, { timeoutMs: this.options.controlTimeoutMs });
+          return stats.replication === undefined ? undefined : { node, position: stats.replication };
+        } catch {
+          return undefined;
+        }
+      }));
+      const answered = answers.filter((a) => a !== undefined);
+      if (answered.length === 0) {
+        this.log.error({ ...ref, lost, term: placement.term, inSync: placement.inSync },
+          'shard primary lost with no copy in sync to promote; writes wait for it to return');
+        return;
+      }
+      const inTerm = answered.filter((a) => a.position.checkpointTerm === placement.term);
+      // Highest checkpoint first; ties keep the allocation order.
+      const chosen = [...(inTerm.length > 0 ? inTerm : answered)].sort((a, b) => b.position.checkpoint - a.position.checkpoint)[0] as typeof answered[number];
+      const followers = inTerm.filter((a) => a !== chosen && a.position.checkpoint === chosen.position.checkpoint).map((a) => a.node);
+      const term = placement.term + 1;
+      const copies = [chosen.node, ...placement.copies.filter((node) => node !== chosen.node)];
+      // The term is persisted before any node hears of it: the cluster state is never behind a node.
+      await this.host.updatePlacement(group.index, group.uuid, group.shard, (current) =>
+        (current.term === placement.term && current.primary === lost ? { copies, term, inSync: [chosen.node, ...followers] } : undefined));
+      if (this.placement(group)?.term !== term) return;
+      const base = chosen.position.seq;
+      const told = await Promise.all([chosen.node, ...followers].map((node) =>
+        this.client(group, node).call('shard.follow', { ...ref, term, checkpoint: base }, { timeoutMs: this.options.controlTimeoutMs })
+          .then(() => undefined, (err: unknown) => ({ node, err }))));
+      const untold = told.filter((t) => t !== undefined && t.node !== chosen.node).map((t) => (t as { node: string }).node);
+      if (untold.length > 0) await this.takeOutOfSync(group, term, untold);
+      group.positions.clear();
+      group.primarySeq = base;
+      this.log.warn({ ...ref, lost, promoted: chosen.node, term, checkpoint: chosen.position.checkpoint, seq: base, inSync: [chosen.node, ...followers].filter((n) => !untold.includes(n)) },
+        'shard primary promoted');
+    });
+  }
+
+  private reconcileAll(): void {
+    if (this.closed) return;
+    for (const meta of this.host.list()) {
+      for (let shard = 1; shard <= meta.allocation.length; shard++) this.reconcile(this.group(meta, shard));
+    }
+  }
+
+  /** Start a recovery for every copy out of sync whose node and primary are active. */
+  private reconcile(group: ShardGroup): void {
+    if (this.closed) return;
+    const placement = this.placement(group);
+    if (placement === undefined) return;
+    const { primary } = placement;
+    if (primary === undefined || !this.nodes.isActive(primary) || group.switching) return;
+    for (const node of placement.copies) {
+      if (node === primary || placement.inSync.includes(node) || !this.nodes.isActive(node)) continue;
+      if (group.recoveries.has(node)) continue;
+      new Recovery(this, group, node).start();
+    }
+  }
+}
+
+/** The change a primary's write reply stands for, under the term it ran in. */
+function changeOf(reply: WriteReply, term: number): ReplicatedChangeMessage {
+  const change: ReplicatedChangeMessage = {
+    seq: reply.seq, id: reply.id, version: reply.version, deleted: reply.deleted, originTerm: term, originSeq: reply.seq,
+  };
+  if (reply.body !== undefined) change.body = reply.body;
+  return change;
+}
+
+function groupKey(uuid: string, shard: number): string {
+  return `${uuid}#${shard}`;
+}
+
+function describe(err: unknown): string {
+  return err instanceof Error ? err.message : String(err);
+}

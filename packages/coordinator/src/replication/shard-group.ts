@@ -1,0 +1,110 @@
+/**
+ * What the coordinator keeps in memory for one shard while it replicates:
+ * the relay queue of each replica copy, the recoveries running, the last
+ * positions copies reported, and two gates —
+ *
+ * - the switch: set while the primary is being replaced; writes wait for it
+ *   to end, and a primary's answer that arrives meanwhile is not relayed;
+ * - the serial queue: changes of the in-sync set (a copy leaving it, a
+ *   recovered copy joining it, a promotion) run one at a time, so a copy
+ *   never joins the set while a relay it failed is being judged.
+ *
+ * Relays in flight are tracked so a promotion starts only once each of them
+ * has either reached every in-sync copy or taken the failing copy out.
+ */
+import type { ReplicationPositionReply } from '@tessera/rpc';
+import type { CopyRelay } from './copy-relay.js';
+import type { Recovery } from './recovery.js';
+
+/** How often a waiting write re-checks the shard when no event woke it. */
+const WAIT_POLL_MS = 100;
+
+export class ShardGroup {
+  readonly relays = new Map<string, CopyRelay>();
+  readonly recoveries = new Map<string, Recovery>();
+  /** Last position each copy reported (relay replies, recoveries). */
+  readonly positions = new Map<string, ReplicationPositionReply>();
+  /** Highest seq the primary answered with. */
+  primarySeq = 0;
+  private readonly inFlight = new Set<Promise<unknown>>();
+  private switches = 0;
+  private switchEnded: Promise<void> = Promise.resolve();
+  private endSwitch: () => void = () => undefined;
+  private serialTail: Promise<unknown> = Promise.resolve();
+  private readonly wakers = new Set<() => void>();
+
+  constructor(readonly uuid: string, readonly index: string, readonly shard: number) {}
+
+  get switching(): boolean {
+    return this.switches > 0;
+  }
+
+  /** Writes wait from now until the returned function is called. */
+  beginSwitch(): () => void {
+    if (this.switches++ === 0) this.switchEnded = new Promise((resolve) => { this.endSwitch = resolve; });
+    let ended = false;
+    return () => {
+      if (ended) return;
+      ended = true;
+      if (--this.switches === 0) this.endSwitch();
+      this.wake();
+    };
+  }
+
+  /** Resolves true once no switch runs, false if one still runs at `deadline`. */
+  async waitForSwitch(deadline: number): Promise<boolean> {
+    while (this.switching) {
+      const remaining = deadline - Date.now();
+      if (remaining <= 0) return false;
+      await within(this.switchEnded, remaining);
+    }
+    return true;
+  }
+
+  /** Resolves on the next membership or placement change, or after a short poll, never after `deadline`. */
+  changed(deadline: number): Promise<void> {
+    const ms = Math.max(0, Math.min(WAIT_POLL_MS, deadline - Date.now()));
+    return new Promise((resolve) => {
+      const timer = setTimeout(done, ms);
+      function done(): void {
+        clearTimeout(timer);
+        wakers.delete(done);
+        resolve();
+      }
+      const wakers = this.wakers;
+      wakers.add(done);
+    });
+  }
+
+  wake(): void {
+    for (const waker of [...this.wakers]) waker();
+  }
+
+  /** A relay in flight, until it settled. */
+  track(relay: Promise<unknown>): void {
+    this.inFlight.add(relay);
+    void relay.then(() => this.inFlight.delete(relay), () => this.inFlight.delete(relay));
+  }
+
+  /** Resolves once every relay in flight now (and those they led to) has settled. */
+  async drain(): Promise<void> {
+    while (this.inFlight.size > 0) await Promise.allSettled([...this.inFlight]);
+  }
+
+  /** Run `work` after every earlier serial task of this shard. */
+  serial<T>(work: () => Promise<T>): Promise<T> {
+    const run = this.serialTail.then(work);
+    this.serialTail = run.catch(() => undefined);
+    return run;
+  }
+}
+
+function within(promise: Promise<void>, ms: number): Promise<void> {
+  return new Promise((resolve) => {
+    const timer = setTimeout(resolve, ms);
+    void promise.then(() => {
+      clearTimeout(timer);
+      resolve();
+    });
+  });
+}
