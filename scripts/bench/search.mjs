@@ -14,7 +14,7 @@
 // 3. Loads the 63,440 documents through RESTORE (NDJSON, streamed) and COMMIT,
 //    timed from parsed documents to the durable commit like the peers.
 // 4. Runs the 1,000 queries of queries.json (+ 100 facet queries) over HTTP on
-//    one keep-alive connection, sequentially: one warm-up pass, one timed pass.
+//    one keep-alive connection (node:http), sequentially: one warm-up pass, one timed pass.
 // 5. Writes results/tessera-run<RUN>.json in the shape of the peers' common.py
 //    and prints a table, with the agreement of totals with Xapian's results.
 //
@@ -25,6 +25,7 @@
 import { spawn, execSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
+import { request as httpRequest, Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -175,6 +176,31 @@ async function call(client, method, path, body, headers = { 'content-type': 'app
   return { status: res.statusCode, value: text.length > 0 ? JSON.parse(text) : undefined };
 }
 
+/**
+ * One query on the benchmark's keep-alive connection, through node:http. Not
+ * undici: on this machine class undici added 300–500 µs to every request with
+ * a body (SEARCH p50 835 µs vs 329 µs with node:http against the same server),
+ * which would be measured as Tessera's time.
+ */
+function queryCall(agent, port, path, body) {
+  return new Promise((resolve, reject) => {
+    const req = httpRequest({
+      agent, host: '127.0.0.1', port, method: 'SEARCH', path,
+      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
+    }, (res) => {
+      const chunks = [];
+      res.on('data', (c) => chunks.push(c));
+      res.on('end', () => {
+        const text = Buffer.concat(chunks).toString('utf8');
+        resolve({ status: res.statusCode, value: text.length > 0 ? JSON.parse(text) : undefined });
+      });
+      res.on('error', reject);
+    });
+    req.on('error', reject);
+    req.end(body);
+  });
+}
+
 function check(reply, what) {
   if (reply.status >= 300) throw new Error(`${what} answered ${reply.status}: ${JSON.stringify(reply.value)}`);
   return reply.value;
@@ -236,7 +262,8 @@ async function main() {
     if (counted !== docs.length) throw new Error(`COUNT answered ${counted}, expected ${docs.length}`);
 
     // --- Queries: one connection, one at a time; one warm-up pass, one timed pass (common.run_queries).
-    const search = (q) => call(client, 'SEARCH', INDEX, bodies.get(q.id));
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const search = (q) => queryCall(agent, port, INDEX, bodies.get(q.id));
     for (const q of timed) check(await search(q), `query ${q.id}`);
     let facetStatus = 'ok';
     for (const q of facets) {
@@ -280,13 +307,14 @@ async function main() {
     const floorLat = [];
     for (let i = 0; i < 1000; i++) {
       const start = clock();
-      check(await call(client, 'SEARCH', INDEX, floorBody), 'empty search');
+      check(await queryCall(agent, port, INDEX, floorBody), 'empty search');
       if (i >= 200) floorLat.push(Number(clock() - start) / 1000);
     }
     const floor = summarize(floorLat);
     const rssEnd = memoryOf(server.pid).peak;
     const bytesBeforeShutdown = du(data);
 
+    agent.destroy();
     await client.close();
     client = undefined;
     server.kill('SIGTERM');
