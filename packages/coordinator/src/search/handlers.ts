@@ -3,7 +3,12 @@
  * (`_query`, `_offset`, `_limit`, `_sort`, `_selector`…) or, without a body,
  * from `q`, `offset`, `limit`, `sort`, `selector`; it fans out to one copy of
  * every shard of every index named, and the per-shard top hits are merged.
+ * That copy is the primary when its node is active, else an in-sync replica
+ * (which holds every acknowledged write): a shard whose primary is down or
+ * being replaced is still searched, and only a shard with no in-sync copy
+ * on an active node answers 503.
  */
+import { toTesseraError } from '@tessera/errors';
 import type { SearchCall, SearchReply } from '@tessera/rpc';
 import { apiErrors } from '../errors.js';
 import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
@@ -16,6 +21,13 @@ import { mergePage, type ShardHit } from './merge.js';
 
 /** API.md §13: `_offset + _limit` at most. */
 export const RESULT_WINDOW_MAX = 100_000;
+
+/**
+ * Errors that mean the copy's node went away during the call: the next
+ * in-sync copy is asked (a search changes nothing). Not a timeout: a query
+ * too slow for one copy would only load the next one the same way.
+ */
+const COPY_GONE = new Set(['rpc_closed', 'rpc_unavailable', 'node_closing', 'node_unavailable', 'shard_closed']);
 
 const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_selector', '_aggs', '_aggregations']);
 
@@ -41,15 +53,14 @@ export class SearchHandlers {
     const k = count ? 0 : request.offset + request.limit;
     const calls: Array<Promise<{ meta: IndexMeta; shard: number; reply: SearchReply }>> = [];
     for (const meta of metas) {
-      meta.allocation.forEach((copies, i) => {
+      meta.allocation.forEach((_copies, i) => {
         const call: SearchCall = {
           index: meta.path, shard: i + 1, k, countOnly: count, schema: meta.schema,
           query: request.query, queryStrings: request.queryStrings, sort: request.sort, sortStrings: request.sortStrings,
         };
         // COUNT answers only the total: aggregations would be work for nothing.
         if (request.aggs !== undefined && !count) call.aggs = request.aggs;
-        calls.push(this.registry.client(meta.path, copies[0], i + 1).call<SearchReply>('shard.search', call)
-          .then((reply) => ({ meta, shard: i + 1, reply })));
+        calls.push(this.searchShard(meta, i + 1, call).then((reply) => ({ meta, shard: i + 1, reply })));
       });
     }
     const replies = await Promise.all(calls);
@@ -71,6 +82,30 @@ export class SearchHandlers {
     const took = Number(process.hrtime.bigint() - started) / 1e9;
     Object.assign(value, { hits, count: hits.length, total, took: duration(took, ctx.options.human) });
     return { status: 200, value };
+  }
+
+  /**
+   * One shard's search on the primary when its node is active, else (or when
+   * the call is cut off by the loss of its node) on the next in-sync copy on
+   * an active node. 503 when none is left.
+   */
+  private async searchShard(meta: IndexMeta, shard: number, call: SearchCall): Promise<SearchReply> {
+    const placement = this.registry.placement(meta, shard);
+    const candidates = [placement.primary, ...placement.inSync.filter((node) => node !== placement.primary)]
+      .filter((node): node is string => node !== undefined && this.registry.replication.isActive(node));
+    if (candidates.length === 0) {
+      throw placement.primary === undefined ? apiErrors.noShardNode(meta.path, shard) : apiErrors.nodeUnavailable(meta.path, shard, placement.primary);
+    }
+    let lastError: unknown;
+    for (const node of candidates) {
+      try {
+        return await this.registry.client(meta.path, node, shard).call<SearchReply>('shard.search', call);
+      } catch (err) {
+        if (!COPY_GONE.has(toTesseraError(err).code)) throw err;
+        lastError = err;
+      }
+    }
+    throw lastError;
   }
 
   private present(ctx: RequestContext, hit: ShardHit, rank: number, best: number, multiIndex: boolean, selector: string | undefined): unknown {
