@@ -31,6 +31,8 @@ interface Entry {
 
 export class ChunkCache {
   private readonly entries = new Map<string, Entry>();
+  /** The entry inserted or moved last (the end of the Map's order). */
+  private newest: Entry | undefined;
   private readonly now: () => number;
   private hits = 0;
   private misses = 0;
@@ -58,9 +60,12 @@ export class ChunkCache {
       return undefined;
     }
     this.hits++;
-    // Most recently used goes last.
-    this.entries.delete(key);
-    this.entries.set(key, entry);
+    // Most recently used goes last (already there when the same script runs again: no reinsertion).
+    if (this.newest !== entry) {
+      this.entries.delete(key);
+      this.entries.set(key, entry);
+      this.newest = entry;
+    }
     return entry.value;
   }
 
@@ -70,7 +75,9 @@ export class ChunkCache {
       this.entries.delete(key);
       this.options.release(previous.value);
     }
-    this.entries.set(key, { value, storedAt: this.now() });
+    const entry = { value, storedAt: this.now() };
+    this.entries.set(key, entry);
+    this.newest = entry;
     while (this.entries.size > this.options.entriesMax) {
       const oldest = this.entries.keys().next().value as string;
       const entry = this.entries.get(oldest) as Entry;
@@ -83,6 +90,7 @@ export class ChunkCache {
   /** Drop every entry without releasing (their engine is gone); counters are kept. */
   forgetAll(): void {
     this.entries.clear();
+    this.newest = undefined;
   }
 
   stats(): ChunkCacheStats {

@@ -37,6 +37,8 @@ export interface SandboxLimits {
   depthMax: number;
   /** Fields and array items in the resulting document. */
   fieldsMax: number;
+  /** Worst-case steps of a Lua pattern on its subject above which the matcher written in Lua runs (patterns.ts). */
+  patternStepsMax: number;
 }
 
 export interface SandboxRun {
@@ -142,7 +144,8 @@ export class LuaSandbox {
     raw._lua_pushinteger(L, BigInt(limits.instructionsMax));
     raw._lua_pushnumber(L, limits.timeMsMax / 1000);
     raw._lua_pushinteger(L, BigInt(limits.callDepthMax));
-    if (raw._lua_pcallk(L, 5, 7, 0, 0, 0) !== LUA_OK) {
+    raw._lua_pushnumber(L, limits.patternStepsMax);
+    if (raw._lua_pcallk(L, 6, 7, 0, 0, 0) !== LUA_OK) {
       const message = raw._lua_type(L, -1) === LUA_TSTRING ? readCString(raw, raw._lua_tolstring(L, -1, 0)) : 'unknown error';
       throw new Error(`the scripting prelude failed: ${message}`);
     }
@@ -306,7 +309,10 @@ export class LuaSandbox {
     if (budget !== undefined) {
       return scriptErrors.limit(at, budget === 'not enough memory' ? this.memoryMessage(refused) : budget);
     }
-    if (refused.memory || refused.time) return scriptErrors.limit(at, this.memoryMessage(refused));
+    // A refused allocation Lua recovered from (its emergency collection) is not the failure: only its error is.
+    if (message === 'not enough memory' || (status === LUA_ERRERR && (refused.memory || refused.time))) {
+      return scriptErrors.limit(at, this.memoryMessage(refused));
+    }
     if (status === LUA_ERRERR) return scriptErrors.runtime(at, 'error while handling an error');
     const text = message.replace(POSITION, '').replace(PRELUDE_POSITION, '');
     if (/^(C )?stack overflow/.test(text)) return scriptErrors.limit(at, text);

@@ -74,7 +74,7 @@ export class LuaValues {
 
   /** Forget this run's objects: a table address may be reused by another table later. */
   resetRun(): void {
-    this.pushedKeys.clear();
+    if (this.pushedKeys.size > 0) this.pushedKeys.clear();
     this.fields = 0;
   }
 

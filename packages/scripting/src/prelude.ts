@@ -8,9 +8,11 @@
  * Budgets (API.md §13): a count hook, installed by `run` before the script
  * and invisible to it, charges instructions, checks the time and the call
  * depth every HOOK_EVERY instructions. Library functions whose C work grows
- * with their input (sorting, shifting, repeating, matching) are charged in
- * instruction units too, since the hook does not see C code. Once a budget
- * is overrun the failure is final: the sandbox's `pcall`/`xpcall` rethrow it.
+ * with their input (sorting, shifting, repeating, scanning) are charged in
+ * instruction units too, since the hook does not see C code; a pattern whose
+ * backtracking could be long on its subject runs in the Lua matcher of
+ * patterns.ts instead of C. Once a budget is overrun the failure is final:
+ * the sandbox's `pcall`/`xpcall` rethrow it.
  *
  * Isolation between runs: each run gets a fresh environment table whose
  * metatable reads the shared base; library tables are read-only proxies; the
@@ -18,9 +20,14 @@
  * metatables are refused, so no user code can run outside its own run.
  */
 
-/** Arguments: null (a light userdata), HOOK_EVERY, instruction limit, time limit (s), call-depth limit. */
+import { PATTERNS } from './patterns.js';
+
+/** Arguments: null (a light userdata), HOOK_EVERY, instruction limit, time limit (s), call-depth limit, pattern steps limit. */
 export const PRELUDE = String.raw`
-local null, HOOK_EVERY, INSTRUCTIONS_MAX, TIME_MAX, DEPTH_MAX = ...
+local null, HOOK_EVERY, INSTRUCTIONS_MAX, TIME_MAX, DEPTH_MAX, PATTERN_STEPS_MAX = ...
+local pattern_find, pattern_match, pattern_gmatch, pattern_gsub, pattern_steps = (function()
+${PATTERNS}
+end)()
 
 local debug_sethook, debug_getinfo, debug_setupvalue = debug.sethook, debug.getinfo, debug.setupvalue
 local debug_setmetatable, debug_getmetatable = debug.setmetatable, debug.getmetatable
@@ -101,10 +108,49 @@ safe_string.rep = function(s, n, sep)
   if type(n) == 'number' and n > 1 then charge((length(s) + length(sep)) * n // 64) end
   return rep(s, n, sep)
 end
-safe_string.find = function(s, ...) charge(length(s) // 16) return find(s, ...) end
-safe_string.match = function(s, ...) charge(length(s) // 16) return match(s, ...) end
-safe_string.gmatch = function(s, ...) charge(length(s) // 16) return gmatch(s, ...) end
-safe_string.gsub = function(s, ...) charge(length(s) // 16) return gsub(s, ...) end
+-- Patterns whose worst case on this subject is large run in the Lua matcher (patterns.ts), under the hook.
+local tointeger, tonumber_ = math.tointeger, tonumber
+local function risky(s, p, anchors)
+  return type(s) == 'string' and type(p) == 'string' and pattern_steps(#s, p, anchors) > PATTERN_STEPS_MAX
+end
+-- An optional integer argument as C takes it; false when it is not one (C then refuses it at once).
+local function position(v)
+  if v == nil then return nil end
+  return tointeger(tonumber_(v)) or false
+end
+safe_string.find = function(s, p, init, plain, ...)
+  charge(length(s) // 16)
+  if not plain and risky(s, p, true) then
+    local i = position(init)
+    if i ~= false then return pattern_find(s, p, i) end
+  end
+  return find(s, p, init, plain, ...)
+end
+safe_string.match = function(s, p, init, ...)
+  charge(length(s) // 16)
+  if risky(s, p, true) then
+    local i = position(init)
+    if i ~= false then return pattern_match(s, p, i) end
+  end
+  return match(s, p, init, ...)
+end
+safe_string.gmatch = function(s, p, init, ...)
+  charge(length(s) // 16)
+  if risky(s, p, false) then
+    local i = position(init)
+    if i ~= false then return pattern_gmatch(s, p, i) end
+  end
+  return gmatch(s, p, init, ...)
+end
+safe_string.gsub = function(s, p, repl, n, ...)
+  charge(length(s) // 16)
+  local kind = type(repl)
+  if (kind == 'string' or kind == 'number' or kind == 'table' or kind == 'function') and risky(s, p, true) then
+    local limit = position(n)
+    if limit ~= false then return pattern_gsub(s, p, repl, limit) end
+  end
+  return gsub(s, p, repl, n, ...)
+end
 
 local safe_table = {}
 for k, v in next, table do safe_table[k] = v end
@@ -236,7 +282,8 @@ end
 -- The message handler of the host's call: notes the script line the error came from.
 local function on_error(message)
   debug_sethook()
-  for level = 2, 40 do
+  -- Deep enough to reach the script from inside the Lua pattern matcher's recursion (200 levels).
+  for level = 2, 260 do
     local info = debug_getinfo(level, 'Sl')
     if info == nil then break end
     if info.source == '=script' then

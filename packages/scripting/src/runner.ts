@@ -27,6 +27,7 @@ export const SCRIPT_DEFAULTS: Required<ScriptRunnerOptions> = {
   callDepthMax: 1000,
   depthMax: 128,
   fieldsMax: 10_000,
+  patternStepsMax: 10_000_000,
 };
 
 /** One script run: the source, its parameters, and the documents it sees. */
@@ -170,7 +171,8 @@ function resolveOptions(options: ScriptRunnerOptions): Required<ScriptRunnerOpti
   for (const key of Object.keys(SCRIPT_DEFAULTS) as Array<keyof ScriptRunnerOptions>) {
     const value = options[key];
     if (value === undefined) continue;
-    const min = key === 'cacheTtlMs' ? 0 : 1;
+    // patternStepsMax: 0 sends every backtracking pattern to the Lua matcher, -1 every pattern (tests).
+    const min = key === 'patternStepsMax' ? -1 : key === 'cacheTtlMs' ? 0 : 1;
     if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${key} must be an integer of at least ${min}`);
     out[key] = value;
   }
@@ -185,5 +187,6 @@ function limitsOf(options: Required<ScriptRunnerOptions>): SandboxLimits {
     callDepthMax: options.callDepthMax,
     depthMax: options.depthMax,
     fieldsMax: options.fieldsMax,
+    patternStepsMax: options.patternStepsMax,
   };
 }

@@ -25,6 +25,7 @@ export class NamedScripts {
   /** The body of the script named `name`, or undefined. */
   body(name: string): string | undefined {
     const list = this.registry.namedScripts();
+    if (list.length === 0) return undefined;
     if (this.indexed?.list !== list) this.indexed = { list, byName: new Map(list.map((s) => [s.name, s.body])) };
     return this.indexed.byName.get(name);
   }
