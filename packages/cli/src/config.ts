@@ -30,8 +30,20 @@ export type LogLevel = (typeof LOG_LEVELS)[number];
 export const COMMANDS = ['serve', 'coordinator', 'node'] as const;
 export type CommandName = (typeof COMMANDS)[number];
 
+/** What a process hosting shard copies needs (serve and node): caches, write buffer, script budgets. */
+export interface ShardHostConfig {
+  documentCacheBytesMax: number;
+  writeBufferBytes: number;
+  writeBufferOps: number;
+  scriptCacheEntriesMax: number;
+  scriptCacheTtlMs: number;
+  scriptInstructionsMax: number;
+  scriptMemoryBytesMax: number;
+  scriptTimeoutMs: number;
+}
+
 /** Every setting of `tessera serve`, under its config-file key (the flag name in camelCase). */
-export interface ServeConfig {
+export interface ServeConfig extends ShardHostConfig {
   port: number;
   host: string;
   data: string;
@@ -49,39 +61,23 @@ export interface ServeConfig {
   idleTimeoutMs: number;
   depthMax: number;
   fieldsMax: number;
-  documentCacheBytesMax: number;
-  writeBufferBytes: number;
-  writeBufferOps: number;
-  scriptCacheEntriesMax: number;
-  scriptCacheTtlMs: number;
-  scriptInstructionsMax: number;
-  scriptMemoryBytesMax: number;
-  scriptTimeoutMs: number;
   shutdownGraceMs: number;
   slowRequestMs: number;
 }
 
 /** `tessera coordinator`: the HTTP API without a shard node, and the RPC listener nodes join. */
-export interface CoordinatorConfig extends Omit<ServeConfig, 'documentCacheBytesMax' | 'writeBufferBytes' | 'writeBufferOps' | ScriptSettingKey> {
+export interface CoordinatorConfig extends Omit<ServeConfig, keyof ShardHostConfig> {
   rpcHost: string;
   rpcPort: number;
 }
 
 /** `tessera node`: a shard node without HTTP, joining a coordinator. */
-export interface NodeConfig {
+export interface NodeConfig extends ShardHostConfig {
   join: string;
   name: string;
   data: string;
   logLevel: LogLevel;
   logPretty: boolean;
-  documentCacheBytesMax: number;
-  writeBufferBytes: number;
-  writeBufferOps: number;
-  scriptCacheEntriesMax: number;
-  scriptCacheTtlMs: number;
-  scriptInstructionsMax: number;
-  scriptMemoryBytesMax: number;
-  scriptTimeoutMs: number;
   shutdownGraceMs: number;
 }
 
