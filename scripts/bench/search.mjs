@@ -22,6 +22,14 @@
 // engine `tessera-<n>shards`), PEERS_OUT (where results/ goes, as run.sh),
 // SELECTOR (e.g. `_id`: hits carry only what the selector picks; engine
 // `tessera-selector`), KEEP_DATA=1 (keep the data directory and print it).
+//
+// The `geo` group (search-geo.mjs): 1,000 seeded circle queries on the accounts
+// sample in an index of its own, run after the figures above are taken;
+// ONLY=geo runs that group alone on a fresh server.
+//
+// The `fuzzy` group (search-fuzzy.mjs): 500 seeded fuzzy words (`w~1`, `w~2`,
+// corpus words with one typo) on the Debian index, run after the peers'
+// groups and before geo.
 import { spawn, execSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -32,6 +40,8 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
+import { runFuzzyGroup } from './search-fuzzy.mjs';
+import { runGeoGroup, runGeoOnly } from './search-geo.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PEERS = resolve(process.env.PEERS_DIR ?? join(ROOT, '../shared/bench/peers'));
@@ -313,6 +323,15 @@ async function main() {
     const floor = summarize(floorLat);
     const rssEnd = memoryOf(server.pid).peak;
     const bytesBeforeShutdown = du(data);
+    // The fuzzy group: the same index and connection, after the figures above so that it does not change them.
+    const fuzzy = await runFuzzyGroup(docs, (body) => queryCall(agent, port, INDEX, body), tookUs);
+    stats.fuzzy = summarize(fuzzy.lat);
+    stats.fuzzy.mean_total = round1(fuzzy.meanTotal);
+    serverTook.fuzzy = summarize(fuzzy.took);
+    // The geo group: its own index, after the figures above so that it does not change them.
+    const geo = await runGeoGroup(port, SHARDS);
+    stats.geo = summarize(geo.lat);
+    serverTook.geo = summarize(geo.took);
 
     agent.destroy();
     await client.close();
@@ -364,7 +383,7 @@ function printTable(r, facetStatus, outFile) {
   console.log(`server peak RSS: ${r.rss_mb.after_parse} MiB after start, ${r.rss_mb.peak_after_build} MiB after indexing, ${r.rss_mb.peak_end} MiB at the end`);
   console.log('\n| group | queries | q/s | p50 ms | p99 ms | server took: mean ms | p50 ms | p99 ms |');
   console.log('|---|---|---|---|---|---|---|---|');
-  for (const g of ['all1000', ...GROUPS, 'facet']) {
+  for (const g of ['all1000', ...GROUPS, 'facet', 'fuzzy', 'geo']) {
     const s = r.query[g];
     const t = r.extra.server_took[g];
     if (!s) { console.log(`| ${g} | 0 | skipped: ${facetStatus} | - | - | - | - | - |`); continue; }
@@ -438,4 +457,4 @@ function printAgreement(per, queries, outDir) {
   }
 }
 
-await main();
+await (process.env.ONLY === 'geo' ? runGeoOnly() : main());

@@ -19,6 +19,7 @@ import { dirname, extname, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { parse as parseYaml } from 'yaml';
 import { SCRIPT_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
+import { PRIMARY_LEASE_MS_MAX } from '@tessera/node';
 import { COORDINATOR_DEFAULTS, type CoordinatorProcessOptions } from './coordinator.js';
 import { NODE_DEFAULTS, type NodeProcessOptions } from './node.js';
 import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, type ServeOptions } from './serve.js';
@@ -33,6 +34,7 @@ export type CommandName = (typeof COMMANDS)[number];
 /** What a process hosting shard copies needs (serve and node): caches, write buffer, script budgets. */
 export interface ShardHostConfig {
   documentCacheBytesMax: number;
+  contentVolumeBytesMax: number;
   writeBufferBytes: number;
   writeBufferOps: number;
   scriptCacheEntriesMax: number;
@@ -54,6 +56,7 @@ export interface ServeConfig extends ShardHostConfig {
   logPretty: boolean;
   bodyBytesMax: number;
   restoreBodyBytesMax: number;
+  contentBodyBytesMax: number;
   headerBytesMax: number;
   urlBytesMax: number;
   headersTimeoutMs: number;
@@ -61,6 +64,7 @@ export interface ServeConfig extends ShardHostConfig {
   idleTimeoutMs: number;
   depthMax: number;
   fieldsMax: number;
+  strict: boolean;
   shutdownGraceMs: number;
   slowRequestMs: number;
 }
@@ -79,6 +83,7 @@ export interface NodeConfig extends ShardHostConfig {
   logLevel: LogLevel;
   logPretty: boolean;
   shutdownGraceMs: number;
+  primaryLeaseMs: number;
 }
 
 /** The settings of the Lua scripts a shard node runs (API.md §11.4, §13). */
@@ -151,6 +156,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('logPretty', { type: 'boolean' }, false, 'log coloured lines for a terminal instead of JSON (needs the pino-pretty package)', ALL),
   setting('bodyBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.bodyBytesMax, 'largest request body, bytes (413 beyond); also the largest RESTORE item', HTTP),
   setting('restoreBodyBytesMax', integer(0, 2 ** 50), SERVE_DEFAULTS.restoreBodyBytesMax, 'largest RESTORE body, bytes, streamed (413 beyond)', HTTP),
+  setting('contentBodyBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.contentBodyBytesMax, 'largest stored-content body (any Content-Type that is not JSON, YAML or MessagePack), bytes (413 beyond)', HTTP),
   setting('headerBytesMax', integer(256, 1 << 24), SERVE_DEFAULTS.headerBytesMax, 'largest request line + header section, bytes (431 beyond)', HTTP),
   setting('urlBytesMax', integer(16, 1 << 24), SERVE_DEFAULTS.urlBytesMax, 'longest request-target, bytes (414 beyond); at most headerBytesMax', HTTP),
   setting('headersTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.headersTimeoutMs, 'time to receive a request head, ms (408 beyond)', HTTP),
@@ -158,7 +164,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('idleTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.idleTimeoutMs, 'idle keep-alive connection lifetime, ms; also how long a client may stop reading a response', HTTP),
   setting('depthMax', integer(1, 100_000), SERVE_DEFAULTS.depthMax, 'deepest nesting of a body (400 beyond)', HTTP),
   setting('fieldsMax', integer(1, 10_000_000), SERVE_DEFAULTS.fieldsMax, 'most object keys in one body (400 beyond)', HTTP),
+  setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise; API.md §8.8)', HTTP),
   setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache per shard, bytes; 0 disables it', SHARDS),
+  setting('contentVolumeBytesMax', integer(1 << 20, 2 ** 50), SERVE_DEFAULTS.contentVolumeBytesMax, 'a shard copy\'s stored-content volume file is closed and the next one started at this size, bytes', SHARDS),
   setting('writeBufferBytes', integer(1, 2 ** 40), SERVE_DEFAULTS.writeBufferBytesMax, 'write buffer of a shard copy, estimated bytes, before it is flushed into a segment', SHARDS),
   setting('writeBufferOps', integer(1, 100_000_000), SERVE_DEFAULTS.writeBufferOpsMax, 'changes a shard copy\'s write buffer takes before it is flushed into a segment', SHARDS),
   setting('scriptCacheEntriesMax', integer(1, 1_000_000), SCRIPT_DEFAULTS.cacheEntriesMax, 'compiled Lua scripts a shard node keeps (LRU)', SHARDS),
@@ -168,6 +176,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('scriptTimeoutMs', integer(1, 2 ** 31), SCRIPT_DEFAULTS.timeMsMax, 'time one script run may take, ms (400 beyond): the backstop for work inside Lua library calls', SHARDS),
   setting('shutdownGraceMs', integer(0, 2 ** 31), SERVE_DEFAULTS.shutdownGraceMs, 'time in-flight requests (on a node: calls) get on SIGTERM, ms', ALL),
   setting('slowRequestMs', integer(0, 2 ** 31), SERVE_DEFAULTS.slowRequestMs, 'requests slower than this are logged at warn, ms', HTTP),
+  setting('primaryLeaseMs', integer(100, PRIMARY_LEASE_MS_MAX), NODE_DEFAULTS.primaryLeaseMs, 'writes as primary are refused (503 `primary_lease_expired`) once the coordinator has not been heard for this long, ms; at most the coordinator\'s 5 s heartbeat timeout less one heartbeat', ['node']),
 ];
 
 /** The settings of one command, in table order. */
@@ -298,6 +307,7 @@ export function serveOptionsOf(config: ServeConfig): ServeOptions {
     ...httpOptionsOf(config),
     nodeName: config.name,
     documentCacheBytesMax: config.documentCacheBytesMax,
+    contentVolumeBytesMax: config.contentVolumeBytesMax,
     writeBufferBytesMax: config.writeBufferBytes,
     writeBufferOpsMax: config.writeBufferOps,
     scripts: scriptOptionsOf(config),
@@ -316,9 +326,11 @@ export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
     name: config.name,
     dataDir: config.data,
     documentCacheBytesMax: config.documentCacheBytesMax,
+    contentVolumeBytesMax: config.contentVolumeBytesMax,
     writeBufferBytesMax: config.writeBufferBytes,
     writeBufferOpsMax: config.writeBufferOps,
     shutdownGraceMs: config.shutdownGraceMs,
+    primaryLeaseMs: config.primaryLeaseMs,
     scripts: scriptOptionsOf(config),
   };
 }
@@ -344,6 +356,7 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     numberOfReplicas: config.replicas,
     bodyBytesMax: config.bodyBytesMax,
     restoreBodyBytesMax: config.restoreBodyBytesMax,
+    contentBodyBytesMax: config.contentBodyBytesMax,
     headerBytesMax: config.headerBytesMax,
     urlBytesMax: config.urlBytesMax,
     headersTimeoutMs: config.headersTimeoutMs,
@@ -351,6 +364,7 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     idleTimeoutMs: config.idleTimeoutMs,
     depthMax: config.depthMax,
     fieldsMax: config.fieldsMax,
+    strict: config.strict,
     shutdownGraceMs: config.shutdownGraceMs,
     slowRequestMs: config.slowRequestMs,
   };

@@ -15,7 +15,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { NODE_REFUSED_METHOD, SHARD_NODE_HELLO_ROLE, type NodeAnnouncement } from '@tessera/coordinator';
 import { TesseraError } from '@tessera/errors';
 import type { ScriptRunnerOptions } from '@tessera/engine';
-import { ShardNode } from '@tessera/node';
+import { PrimaryLease, PRIMARY_LEASE_DEFAULTS, ShardNode } from '@tessera/node';
 import { connectPeer, type RpcHandler, type RpcPeer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { TESSERA_VERSION } from './version.js';
@@ -27,16 +27,20 @@ export interface NodeProcessOptions {
   name: string;
   dataDir: string;
   documentCacheBytesMax: number;
+  contentVolumeBytesMax: number;
   writeBufferBytesMax: number;
   writeBufferOpsMax: number;
   /** Budgets and cache of the Lua scripts (engine defaults when absent). */
   scripts?: ScriptRunnerOptions;
   /** Time the calls running at SIGTERM get to finish. */
   shutdownGraceMs: number;
+  /** Writes as primary are refused this long after the coordinator was last heard (@tessera/node primary-lease.ts). */
+  primaryLeaseMs: number;
 }
 
 export const NODE_DEFAULTS = {
   join: 'ws://127.0.0.1:8890',
+  primaryLeaseMs: PRIMARY_LEASE_DEFAULTS.leaseMs,
 } as const;
 
 /** A refused node (say, its name taken by another active node) asks again after this. */
@@ -53,18 +57,27 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   const nodeDir = join(dataDir, 'nodes', options.name);
   await mkdir(nodeDir, { recursive: true });
   const instance = await nodeInstance(nodeDir, options.name);
+  let peer: RpcPeer;
+  const lease = new PrimaryLease({
+    leaseMs: options.primaryLeaseMs,
+    // Read once `peer` is dialled: the sampler starts after, and writes arrive through it.
+    lastHeardAt: () => peer.lastHeardAt,
+    onExpired: (silentMs) => log.warn({ silentMs, leaseMs: options.primaryLeaseMs }, 'primary lease expired: no writes as primary until the coordinator is heard again'),
+    onRenewed: () => log.info('coordinator heard again: primary lease renewed'),
+  });
   const node = new ShardNode({
     name: options.name,
     dataDir: nodeDir,
     documentCacheBytesMax: options.documentCacheBytesMax,
+    content: { volumeBytesMax: options.contentVolumeBytesMax },
     index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
     scripts: options.scripts,
+    primaryWriteGate: (where) => lease.check(where),
   });
   const announcement: NodeAnnouncement = { dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION };
   const rpcLog = log.child({ component: 'rpc' });
   let draining = false;
   let retry: NodeJS.Timeout | undefined;
-  let peer: RpcPeer;
 
   const refused = (params: unknown): void => {
     const reason = (params as { reason?: unknown } | null)?.reason;
@@ -103,12 +116,14 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
     return dialled;
   };
   peer = dial();
+  lease.start();
   log.info({ url: options.join, name: options.name, dataDir, instance }, 'joining');
 
   return {
     async close() {
       draining = true;
       clearTimeout(retry);
+      lease.stop();
       const deadline = Date.now() + options.shutdownGraceMs;
       while (peer.serving > 0 && Date.now() < deadline) await sleep(DRAIN_POLL_MS);
       await peer.close();

@@ -4,9 +4,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Coordinator, NodeDirectory } from '@tessera/coordinator';
+import { Coordinator, isContentBody, NodeDirectory } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
-import type { ScriptRunnerOptions } from '@tessera/engine';
+import { CONTENT_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
@@ -22,6 +22,8 @@ export interface ServeOptions {
   numberOfReplicas: number;
   bodyBytesMax: number;
   restoreBodyBytesMax: number;
+  /** Largest stored-content body (API.md §6), bytes. */
+  contentBodyBytesMax: number;
   headerBytesMax: number;
   urlBytesMax: number;
   idleTimeoutMs: number;
@@ -29,7 +31,11 @@ export interface ServeOptions {
   bodyTimeoutMs: number;
   depthMax: number;
   fieldsMax: number;
+  /** `--strict` (API.md §8.8). */
+  strict: boolean;
   documentCacheBytesMax: number;
+  /** A stored-content volume file is rolled over at this size, bytes. */
+  contentVolumeBytesMax: number;
   /** A shard's write buffer is flushed into a segment past this many estimated bytes… */
   writeBufferBytesMax: number;
   /** …or this many changes. */
@@ -49,6 +55,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   numberOfReplicas: 1,
   bodyBytesMax: 64 * 1024 * 1024,
   restoreBodyBytesMax: 4 * 1024 * 1024 * 1024,
+  contentBodyBytesMax: 100 * 1024 * 1024,
   headerBytesMax: 16 * 1024,
   urlBytesMax: 8 * 1024,
   idleTimeoutMs: 60_000,
@@ -56,7 +63,9 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   bodyTimeoutMs: 30_000,
   depthMax: 128,
   fieldsMax: 10_000,
+  strict: false,
   documentCacheBytesMax: 64 * 1024 * 1024,
+  contentVolumeBytesMax: CONTENT_DEFAULTS.volumeBytesMax,
   // The engine's own defaults (ShardIndex), restated so the config reference can show them.
   writeBufferBytesMax: 32 * 1024 * 1024,
   writeBufferOpsMax: 50_000,
@@ -66,8 +75,8 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
 
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
-  | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
-  | 'depthMax' | 'fieldsMax' | 'shutdownGraceMs' | 'slowRequestMs'>;
+  | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
+  | 'depthMax' | 'fieldsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs'>;
 
 export interface RunningServer {
   port: number;
@@ -82,6 +91,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     name: options.nodeName,
     dataDir: join(dataDir, 'nodes', options.nodeName),
     documentCacheBytesMax: options.documentCacheBytesMax,
+    content: { volumeBytesMax: options.contentVolumeBytesMax },
     index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
     scripts: options.scripts,
   });
@@ -118,6 +128,7 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
     stateFile: join(options.dataDir, 'cluster-state.json'),
     nodes,
     indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
+    strict: options.strict,
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
     log,
     slowRequestMs: options.slowRequestMs,
@@ -135,7 +146,9 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
   const http: HttpServer = createHttpServer({
     // RESTORE bodies are streamed item by item with their own, larger limit (API.md §13).
     streamBody: (head) => head.method === 'RESTORE',
-    bodyBytesMax: (head) => (head.method === 'RESTORE' ? options.restoreBodyBytesMax : options.bodyBytesMax),
+    // Stored content (any body that is not a document codec) has its own limit, checked against Content-Length before reading.
+    bodyBytesMax: (head) => (head.method === 'RESTORE' ? options.restoreBodyBytesMax
+      : isContentBody(head.headers['content-type']) ? options.contentBodyBytesMax : options.bodyBytesMax),
     headerBytesMax: options.headerBytesMax,
     urlBytesMax: options.urlBytesMax,
     idleTimeoutMs: options.idleTimeoutMs,

@@ -14,6 +14,8 @@ import { apiErrors } from './errors.js';
 import { IndexHandlers } from './indexes/handlers.js';
 import { EMPTY_CLUSTER_STATE, IndexRegistry, type ClusterState } from './indexes/registry.js';
 import type { IndexSettings } from './indexes/settings.js';
+import { foreignDocuments } from './indexes/foreign-documents.js';
+import { SchemaPolicy } from './indexes/schema-policy.js';
 import { RequestContext } from './request/context.js';
 import { parsePath, type ParsedPath } from './request/path.js';
 import { QueryParams } from './request/params.js';
@@ -27,6 +29,7 @@ import { LocalStateStore } from './state/local-store.js';
 import { Metrics } from './observability/metrics.js';
 import { Readiness } from './observability/readiness.js';
 import type { NodeStatsReply } from '@tessera/rpc';
+import { isContentBody } from './documents/content.js';
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
@@ -34,6 +37,8 @@ export interface CoordinatorOptions {
   stateFile: string;
   nodes: NodeDirectory;
   indexDefaults: IndexSettings;
+  /** `--strict` (API.md §8.8): new fields need `_type`, new indexes `_settings` (412). */
+  strict?: boolean;
   decodeLimits: DecodeLimits;
   log: Logger;
   /** Requests slower than this are logged at warn. */
@@ -86,6 +91,9 @@ export class Coordinator {
     followMembership(options.nodes, registry, options.log);
     const router = await ShardRouter.create();
     const documents = new DocumentHandlers(registry, router);
+    registry.useSchemaPolicy(new SchemaPolicy({
+      strict: options.strict ?? false, documents: foreignDocuments(registry, documents, router), log: options.log,
+    }));
     readiness.start();
     return new Coordinator(
       metrics,
@@ -224,8 +232,10 @@ export class Coordinator {
       case 'document':
         switch (method) {
           case 'GET': case 'HEAD': return this.documents.get(ctx);
-          case 'PUT': case 'RESTORE': return this.documents.index(ctx, false);
-          case 'UPDATE': case 'UPSERT': return this.documents.update(ctx, 'update');
+          case 'PUT': return isContentBody(ctx.req.headers['content-type']) ? this.documents.storeContent(ctx, 'index') : this.documents.index(ctx, false);
+          case 'RESTORE': return this.documents.index(ctx, false);
+          case 'UPDATE': case 'UPSERT':
+            return isContentBody(ctx.req.headers['content-type']) ? this.documents.storeContent(ctx, 'update') : this.documents.update(ctx, 'update');
           case 'PATCH': return this.documents.update(ctx, 'patch');
           case 'DELETE': return this.documents.delete(ctx);
           case 'INFO': return this.documents.info(ctx);

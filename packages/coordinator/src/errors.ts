@@ -31,8 +31,7 @@ export const apiErrors = {
   scriptInRestore: () => e('invalid_script', 400, "RESTORE stores documents as they are: '_script' is not run there"),
   scriptSchemaUnstable: () =>
     e('script_schema_unstable', 400, 'The script added fields unknown to the index schema again after the schema learnt them; give them types in _schema'),
-  contentUnavailable: () =>
-    e('content_unavailable', 501, "Stored content ('_data') is not available in this version of Tessera"),
+  notAcceptable: (accept: string) => e('not_acceptable', 406, `No stored content of the document matches '${accept}'`),
   notImplemented: (method: string) => e('not_implemented', 501, `Method ${method} is not implemented`),
   noShardNode: (index: string, shard: number) =>
     e('no_shard_node', 503, `No node holds shard ${shard} of ${index}`),

@@ -8,6 +8,8 @@ export { parsePath, INDEX_PATH_BYTES_MAX, DOCUMENT_ID_BYTES_MAX } from './reques
 export { apiErrors } from './errors.js';
 export { metricsReference } from './observability/reference.js';
 export { IndexRegistry, EMPTY_CLUSTER_STATE, type IndexMeta } from './indexes/registry.js';
-export { LocalStateStore, type StateStore } from './state/local-store.js';
+export { LocalStateStore } from './state/local-store.js';
+export type { LeaseEvent, LeaseId, LeasedEntry, LeasedValue, StateStore } from './state/store.js';
 export { REPLICATION_DEFAULTS, Replicator, type CopyReplicationState, type ReplicationLag, type ReplicationLog, type ReplicationOptions } from './replication/replicator.js';
 export type { Placement, ShardReplicationState } from './replication/placement.js';
+export { isContentBody } from './documents/content.js';

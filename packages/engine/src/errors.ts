@@ -35,6 +35,9 @@ export const engineErrors = {
   scriptSchemaChange: (result: DocumentBodyLike) =>
     new TesseraError('script_schema_change', 409, 'The script added fields the index schema does not have yet',
       { details: { scriptResult: result } }),
+  /** A replicated change links a blob this copy neither holds nor received: it must catch up from the primary's log. */
+  contentMissing: (id: unknown, type: string) =>
+    new TesseraError('content_missing', 503, `Replicated document ${String(id)} links '${type}' content this copy does not hold`),
   invalidOption: (name: string, why: string) => new TesseraError('invalid_option', 500, `Invalid shard option '${name}': ${why}`),
   formatUnsupported: (path: string, format: unknown) =>
     new TesseraError('shard_format_unsupported', 500, `Shard at ${path} has unsupported format ${String(format)}`),

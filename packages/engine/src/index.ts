@@ -3,12 +3,16 @@ export { SCAN_DOCUMENTS_MAX, Shard, SHARD_DEFAULTS } from './shard.js';
 export type { MutateOptions, ShardOptions, ShardReplicationState, ShardSearchRequest, ShardSearchResult } from './shard.js';
 export {
   FIRST_TERM, isNewer, originOf, REPLICATE_CHANGES_MAX, TOMBSTONE_TTL_MS,
-  type Origin, type ReplicatedChange, type ReplicateOutcome, type ReplicationState,
+  type Origin, type ReplicatedChange, type ReplicatedContent, type ReplicateOutcome, type ReplicationState,
 } from './replication/index.js';
+export { CONTENT_CHUNK_BYTES, CONTENT_DEFAULTS, type BlobLocation, type ContentVolumesOptions } from './content/volumes.js';
+export { bareMediaType } from './documents/write.js';
 export type {
-  DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,
+  ContentLink, ContentWrite, DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,
 } from './documents/types.js';
 export { mergeDocument } from './documents/merge.js';
+// INFO /idx/<id> (API.md §5.8): a stored body's terms and values, as indexing makes them.
+export { type DocumentInfo, documentInfo, type TermInfo } from './indexing/document-info.js';
 export { applyDocumentPatch } from './documents/patch.js';
 export { engineErrors } from './errors.js';
 export { type WriteContext } from './documents/write.js';

@@ -25,14 +25,16 @@
  */
 import assert from 'node:assert/strict';
 import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
 import { TesseraError } from '@tessera/errors';
 import { DocumentCache, estimateDocumentBytes } from './documents/document-cache.js';
 import { documentIdKey, validateDocumentId } from './documents/document-id.js';
 import { isPlainObject } from './documents/plain-object.js';
 import type {
-  DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
+  ContentLink, DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
 } from './documents/types.js';
+import { ContentVolumes, type BlobLocation, type ContentVolumesOptions } from './content/volumes.js';
 import { decideWrite, validateWriteRequest } from './documents/write.js';
 import { engineErrors } from './errors.js';
 import { GetCoalescer } from './store/get-coalescer.js';
@@ -73,6 +75,8 @@ export interface ShardOptions {
   index?: ShardIndexOptions | undefined;
   /** Runs the `_script` of writes (API.md §11; one runner per process); without it such a write is a 503. */
   scripts?: ScriptRunner | undefined;
+  /** Stored content volumes (API.md §6), in `<path>/content`. */
+  content?: ContentVolumesOptions | undefined;
 }
 
 /** ShardOptions with every default applied and checked. */
@@ -155,6 +159,10 @@ interface Change {
   readonly originSeq?: number | undefined;
   readonly body: DocumentBody | undefined;
   readonly bodyBytes: Uint8Array | undefined;
+  /** A put's stored content entries (undefined or empty: none). */
+  readonly content?: readonly ContentLink[] | undefined;
+  /** A put's indexed form, when `_store: false` fields make it differ from `body`. */
+  readonly indexed?: DocumentBody | undefined;
   /** `stateEpoch` when the current document was read (see `recover`). */
   readonly epoch: number;
   /** A put's terms and values, computed before the write is queued (a schema 400 writes nothing). */
@@ -208,6 +216,8 @@ export class Shard {
   private readonly position: ReplicaPosition;
   /** Origins of documents deleted by replication, so a late older put does not bring them back. */
   private readonly tombstones = new Tombstones();
+  /** Stored content volumes (API.md §6), opened with the shard. */
+  private content!: ContentVolumes;
 
   private constructor(
     private readonly db: ShardDatabase,
@@ -317,6 +327,7 @@ export class Shard {
       const shard = new Shard(db, path, resolved, counters, firstSeq,
         replication === undefined ? INITIAL_REPLICATION_STATE : decodeReplicationState(replication));
       await shard.openIndex(options.index ?? {});
+      shard.content = await ContentVolumes.open(join(path, 'content'), options.content);
       shard.scripts = options.scripts;
       return shard;
     } catch (err) {
@@ -376,15 +387,39 @@ export class Shard {
     return this.acceptTerm(term).then(() => this.locked(key, () => this.mutateLocked(id, key, decide, commit, schema, term)));
   }
 
-  /** A document write with API.md §5 semantics (index, update, patch, delete; expected versions; upsert). */
-  write(req: WriteRequest): Promise<WriteResult> {
-    try {
-      validateWriteRequest(req);
-    } catch (err) {
-      return Promise.reject(err);
+  /**
+   * A document write with API.md §5 semantics (index, update, patch, delete;
+   * expected versions; upsert), or a stored-content write (§6): its blob is
+   * appended to a volume first (synced with `commit`), outside the document's
+   * lock, and linked by the write. A write that then fails (409, 404) leaves
+   * the blob unlinked: volumes are append-only.
+   */
+  async write(req: WriteRequest): Promise<WriteResult> {
+    validateWriteRequest(req);
+    if (this.closing) throw engineErrors.shardClosed();
+    let stored: ContentLink | undefined;
+    if (req.content !== undefined && req.content.bytes.length > 0) {
+      const where = await this.content.append(req.content.bytes, req.commit === true);
+      stored = { type: req.content.type, volume: where.volume, offset: where.offset, size: where.size, crc: where.crc };
     }
-    return this.mutate(req.id, (current) => decideWrite(req, current, { scripts: this.scripts, schema: req.schema ?? this.schema }),
+    return this.mutate(req.id, (current) => decideWrite(req, current, { scripts: this.scripts, schema: req.schema ?? this.schema }, stored),
       { commit: req.commit, schema: req.schema, term: req.term });
+  }
+
+  /**
+   * Bytes [from, from + length) of a stored blob; with `verify` the whole
+   * blob's checksum is checked first (a streamed answer's first read).
+   * 500 `content_corrupted` for a torn or damaged blob.
+   */
+  readContent(where: BlobLocation, from: number, length: number, verify: boolean): Promise<Buffer> {
+    if (this.closing) return Promise.reject(engineErrors.shardClosed());
+    return this.content.readRange(where, from, length, verify);
+  }
+
+  /** A whole stored blob, checked (replication sends it to copies that lack it). */
+  readBlob(where: BlobLocation): Promise<Buffer> {
+    if (this.closing) return Promise.reject(engineErrors.shardClosed());
+    return this.content.read(where);
   }
 
   /**
@@ -489,16 +524,41 @@ export class Shard {
     } catch (err) {
       throw engineErrors.invalidDocument(`Document cannot be stored: ${err instanceof Error ? err.message : String(err)}`, err);
     }
+    const content = change.content === undefined ? undefined : await this.linkReplicatedContent(change, current, commit);
     const storedId = current?.id ?? (change.id === 0 ? 0 : change.id);
     const put: Change = {
       kind: 'put', key, id: storedId, documentKey: documentKey(storedId), version: change.version, docid: current?.docid ?? 0,
-      originTerm: origin.term, originSeq: origin.seq, body, bodyBytes, epoch,
+      originTerm: origin.term, originSeq: origin.seq, body, bodyBytes, content, indexed: change.indexed, epoch,
     };
     this.prepareTerms(put, schema);
     await this.writer.submit(put, commit);
     this.tombstones.delete(key);
     this.observeReplicated(term, change);
     return true;
+  }
+
+  /**
+   * A replicated change's content entries as links into this copy's own
+   * volumes: a blob the copy's current version already links (same size and
+   * checksum) is reused, any other is appended from the bytes the change
+   * carries. A change naming a blob it neither holds nor carries is refused:
+   * the relay fails and the copy catches up from the primary's log, whose
+   * entries carry their blobs.
+   */
+  private async linkReplicatedContent(change: ReplicatedChange, current: StoredDocument | undefined, commit: boolean): Promise<ContentLink[]> {
+    const links: ContentLink[] = [];
+    for (const entry of change.content ?? []) {
+      const held = current?.content?.find((link) => link.size === entry.size && link.crc === entry.crc);
+      if (held !== undefined) {
+        links.push({ type: entry.type, volume: held.volume, offset: held.offset, size: held.size, crc: held.crc });
+        continue;
+      }
+      if (entry.bytes === undefined) throw engineErrors.contentMissing(change.id, entry.type);
+      const where = await this.content.append(entry.bytes, commit);
+      if (where.crc !== entry.crc || where.size !== entry.size) throw engineErrors.invalidWrite(`replicated content '${entry.type}' does not match its checksum`);
+      links.push({ type: entry.type, volume: where.volume, offset: where.offset, size: where.size, crc: where.crc });
+    }
+    return links;
   }
 
   private observeReplicated(term: number, change: ReplicatedChange): void {
@@ -605,6 +665,7 @@ export class Shard {
     await this.oplog.settled();
     this.cache.clear();
     await this.index.close();
+    await this.content.close();
     if (this.db.status !== 'closed') await this.db.close();
   }
 
@@ -633,7 +694,7 @@ export class Shard {
     }
     if (change.kind === 'put') {
       const indexSchema = change.schemaJson === undefined ? this.schema : (schema as Record<string, unknown>);
-      change.terms = this.index.prepare({ seq: 0, docid: 1, id: change.id, body: change.body, version: change.version }, indexSchema).document;
+      change.terms = this.index.prepare({ seq: 0, docid: 1, id: change.id, body: change.indexed ?? change.body, version: change.version }, indexSchema).document;
     }
   }
 
@@ -758,12 +819,12 @@ export class Shard {
           const bodyBytes = change.bodyBytes;
           const body = change.body;
           assert.ok(bodyBytes !== undefined && body !== undefined);
-          const doc = withOrigin({ id, docid, version, seq, body }, change);
+          const doc: StoredDocument = withExtras(withOrigin({ id, docid, version, seq, body }, change), change);
           const record = encodeDocumentRecord(doc, bodyBytes);
           batch.put(change.documentKey, record);
-          batch.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), bodyBytes));
+          batch.put(oplogKey(seq), encodeOplogEntry(withExtras(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), change), bodyBytes));
           applied.push({ change, doc, bytes: estimateDocumentBytes(record.length), seq, docid });
-          outcomes[i] = { ok: true, value: { id, docid, version, seq, body, deleted: false } };
+          outcomes[i] = { ok: true, value: withExtras({ id, docid, version, seq, body, deleted: false }, change) };
         } else {
           const seq = ++counters.seq;
           const docid = change.docid;
@@ -881,8 +942,19 @@ function prepareChange(id: DocumentId, key: string, current: StoredDocument | un
   const version = (current?.version ?? 0) + 1;
   return {
     kind: 'put', key, id: storedId, documentKey: documentKey(storedId), version, docid: current?.docid ?? 0,
-    originTerm: term, body: mutation.body, bodyBytes, epoch,
+    originTerm: term, body: mutation.body, bodyBytes, content: mutation.content, indexed: mutation.indexed, epoch,
   };
+}
+
+/**
+ * `fields` with a put's content entries and indexed form, where there are
+ * any (a plain document's records, results and log entries keep their shape).
+ */
+function withExtras<T extends object>(fields: T, change: Change): T & { content?: readonly ContentLink[]; indexed?: DocumentBody } {
+  const out: T & { content?: readonly ContentLink[]; indexed?: DocumentBody } = fields;
+  if (change.content !== undefined && change.content.length > 0) out.content = change.content;
+  if (change.indexed !== undefined) out.indexed = change.indexed;
+  return out;
 }
 
 /** A record or oplog entry with the change's origin, where it is not the default (store/records.ts). */

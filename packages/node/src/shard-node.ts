@@ -3,15 +3,15 @@
  * coordinator's calls (rpc `ShardCalls`). In the embedded server it is reached
  * through the in-process transport; as `tessera node` over WebSocket.
  */
-import { SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, type ScriptRunnerOptions, type ShardOptions } from '@tessera/engine';
+import { documentInfo, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, type ScriptRunnerOptions, type ShardOptions, type WriteResult } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
 import type {
-  ChangesCall, DocumentReply, FollowCall, NodeInfoReply, NodeStatsReply, ReplicateCall, ScanCall, ScanReply, SearchCall, SearchReply, ShardRef,
+  ChangesCall, ContentReadCall, DocumentInfoReply, DocumentReply, FollowCall, NodeInfoReply, NodeStatsReply, ReplicateCall, ScanCall, ScanReply, SearchCall, SearchReply, ShardRef,
   ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
 } from '@tessera/rpc';
 import { DirectorySizes } from './directory-bytes.js';
 import { nodeErrors } from './errors.js';
-import { changes, follow, positionOf, replicate } from './replication/calls.js';
+import { contentWithBlobs, changes, follow, positionOf, replicate } from './replication/calls.js';
 import { shardDirectory } from './shard-paths.js';
 
 export interface ShardNodeOptions {
@@ -19,12 +19,16 @@ export interface ShardNodeOptions {
   dataDir: string;
   /** Document cache bytes per shard copy. */
   documentCacheBytesMax?: number;
+  /** Stored-content volumes of every shard copy (roll-over size). */
+  content?: ShardOptions['content'];
   /** Search-index options of every shard copy (write buffer budget before a flush, merge policy). */
   index?: ShardOptions['index'];
   /** Operation-log entries each shard copy keeps for replica catch-up (engine default 100,000). */
   oplogEntriesMax?: number;
   /** Budgets and cache of the Lua scripts this node's primaries run (API.md §11, §13). */
   scripts?: ScriptRunnerOptions;
+  /** Runs before a write as primary (`doc.write`, `doc.writeMany`); throws to refuse it (primary-lease.ts). */
+  primaryWriteGate?: (where: ShardRef) => void;
 }
 
 export class ShardNode {
@@ -52,17 +56,20 @@ export class ShardNode {
         const doc = await shard.get(docId(method, p.id));
         if (doc === undefined) return null;
         const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
+        if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
         const json = sourceJson(doc.body);
         if (json !== undefined) reply.bodyJson = json;
         return reply;
       }
       case 'doc.write': {
         const call = p as unknown as WriteCall;
+        this.options.primaryWriteGate?.(ref(method, p));
         const shard = await this.open(ref(method, p));
         const result = await shard.write({
           op: call.op,
           id: docId(method, call.id),
           body: call.body,
+          indexed: call.indexed,
           patch: call.patch,
           expectedVersions: call.expectedVersions,
           upsert: call.upsert,
@@ -70,21 +77,37 @@ export class ShardNode {
           schema: call.schema,
           term: call.term,
           script: call.script,
+          content: call.content === undefined ? undefined : contentWrite(method, call.content),
         });
-        const reply: WriteReply = result;
+        return writeReplyOf(result);
+      }
+      case 'doc.info': {
+        const shard = await this.open(ref(method, p));
+        const doc = await shard.get(docId(method, p.id));
+        if (doc === undefined) return null;
+        const schema = p.schema !== null && typeof p.schema === 'object' ? p.schema as Record<string, unknown> : shard.indexSchema;
+        const { terms, values } = documentInfo(schema, doc.indexed ?? doc.body, doc.id, doc.version);
+        const reply: DocumentInfoReply = { id: doc.id, docid: doc.docid, version: doc.version, terms, values };
+        if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
         return reply;
+      }
+      case 'doc.content': {
+        const call = p as unknown as ContentReadCall;
+        const shard = await this.open(ref(method, p));
+        return shard.readContent(call, call.from, call.length, call.verify === true);
       }
       case 'doc.writeMany': {
         const call = p as unknown as WriteManyCall;
         if (!Array.isArray(call.writes)) throw nodeErrors.badCall(method, 'writes must be an array');
+        this.options.primaryWriteGate?.(ref(method, p));
         const shard = await this.open(ref(method, p));
         // All at once: the shard's group commit turns them into one LevelDB batch.
         const replies: WriteManyReply = await Promise.all(call.writes.map((w) =>
           shard.write({
-            op: w.op, id: docId(method, w.id), body: w.body, patch: w.patch,
+            op: w.op, id: docId(method, w.id), body: w.body, indexed: w.indexed, patch: w.patch,
             expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit, schema: call.schema, term: call.term,
           }).then(
-            (result): WriteReply => result,
+            (result): WriteReply => writeReplyOf(result),
             (err: unknown) => ({ error: toTesseraError(err).toJSON() }),
           )));
         return replies;
@@ -106,9 +129,18 @@ export class ShardNode {
         const shard = await this.open(ref(method, p));
         const page = await shard.scan(call.after === undefined || call.after === null ? undefined : docId(method, call.after), call.limit);
         const reply: ScanReply = {
-          documents: page.documents.map((d) => (call.origins === true
-            ? { id: d.id, version: d.version, body: d.body, originTerm: d.term ?? 1, originSeq: d.originSeq ?? d.seq }
-            : { id: d.id, version: d.version, body: d.body })),
+          documents: await Promise.all(page.documents.map(async (d) => {
+            if (call.origins !== true) {
+              const document: ScanReply['documents'][number] = { id: d.id, version: d.version, body: d.body };
+              if (call.content === true && d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
+              return document;
+            }
+            // A full copy for a replica: the blobs go with their documents.
+            const document: ScanReply['documents'][number] = { id: d.id, version: d.version, body: d.body, originTerm: d.term ?? 1, originSeq: d.originSeq ?? d.seq };
+            if (d.indexed !== undefined) document.indexed = d.indexed;
+            if (d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
+            return document;
+          })),
           done: page.done,
         };
         return reply;
@@ -147,6 +179,7 @@ export class ShardNode {
       const options = {
         path: shardDirectory(this.options.dataDir, where.index, where.shard),
         documentCacheBytesMax: this.options.documentCacheBytesMax,
+        content: this.options.content,
         index: this.options.index,
         oplogEntriesMax: this.options.oplogEntriesMax,
       };
@@ -242,6 +275,23 @@ function ref(method: string, p: Record<string, unknown> | null | undefined): Sha
     throw nodeErrors.badCall(method, 'shard must be a positive integer');
   }
   return { index: p.index, shard: p.shard };
+}
+
+/** A write's result as its reply; the common case (no content) is passed as is — no copy on the hot path. */
+function writeReplyOf(result: WriteResult): WriteReply {
+  if (result.content === undefined) return result as WriteReply;
+  const reply: WriteReply = { id: result.id, docid: result.docid, version: result.version, seq: result.seq, body: result.body, deleted: result.deleted,
+    content: result.content.map((link) => ({ ...link })) };
+  if (result.indexed !== undefined) reply.indexed = result.indexed;
+  return reply;
+}
+
+function contentWrite(method: string, content: unknown): { type: string; bytes: Uint8Array } {
+  const c = content as { type?: unknown; bytes?: unknown } | null;
+  if (c === null || typeof c !== 'object' || typeof c.type !== 'string' || !(c.bytes instanceof Uint8Array)) {
+    throw nodeErrors.badCall(method, 'content must be { type: string, bytes: binary }');
+  }
+  return { type: c.type, bytes: c.bytes };
 }
 
 function docId(method: string, id: unknown): string | number {

@@ -14,11 +14,22 @@ export interface ShardRef {
   shard: number;
 }
 
+/** A stored content entry (API.md §6): the media type it was stored under and where its blob is. */
+export interface ContentEntry {
+  type: string;
+  volume: number;
+  offset: number;
+  size: number;
+  crc: number;
+}
+
 export interface DocumentReply {
   id: DocumentId;
   docid: number;
   version: number;
   body: DocumentBody;
+  /** Stored content entries in order of last storing (the last is the default), when the document has any. */
+  content?: ContentEntry[];
   /** `body` as compact JSON (the stored source, encoded once per cached version), when the node has it. */
   bodyJson?: string;
 }
@@ -27,6 +38,8 @@ export interface WriteCall extends ShardRef {
   op: 'index' | 'update' | 'patch' | 'delete';
   id: DocumentId;
   body?: DocumentBody;
+  /** `body` with its `_store: false` fields kept: what the shard indexes, when it differs from what it stores. */
+  indexed?: DocumentBody;
   patch?: unknown[];
   expectedVersions?: number[];
   upsert?: boolean;
@@ -37,6 +50,8 @@ export interface WriteCall extends ShardRef {
   term?: number;
   /** The script the primary runs after the merge, before indexing (API.md §11), resolved by the coordinator. */
   script?: WriteScript;
+  /** Stored content (API.md §6) with op index or update; empty bytes on an update unlink the type. */
+  content?: { type: string; bytes: Uint8Array };
 }
 
 /** A resolved script: its source, parameters and name, and the request's method (`_method`). */
@@ -53,6 +68,10 @@ export interface WriteReply {
   version: number;
   seq: number;
   body?: DocumentBody;
+  /** The form indexed, when `_store: false` fields make it differ from `body`. */
+  indexed?: DocumentBody;
+  /** The document's content entries after the write, when it has any. */
+  content?: ContentEntry[];
   deleted: boolean;
 }
 
@@ -77,8 +96,43 @@ export interface ReplicatedChangeMessage {
   version: number;
   deleted: boolean;
   body?: DocumentBody;
+  /** The form indexed, when `_store: false` fields make it differ from `body`. */
+  indexed?: DocumentBody;
   originTerm: number;
   originSeq: number;
+  /** The put's content entries; `bytes` is the blob, absent when the replica is expected to hold it already. */
+  content?: ReplicatedContentMessage[];
+}
+
+export interface ReplicatedContentMessage {
+  type: string;
+  size: number;
+  crc: number;
+  bytes?: Uint8Array;
+}
+
+/** `doc.info`: a document's INFO (API.md §5.8): its place and content entries, and the terms and values it is indexed with. */
+export interface DocumentInfoReply {
+  id: DocumentId;
+  docid: number;
+  version: number;
+  content?: ContentEntry[];
+  /** Term names split on `.` into nested keys, leaves `{wdf, pos?}`. */
+  terms: Record<string, unknown>;
+  /** Value slot (decimal) → value. */
+  values: Record<string, unknown>;
+}
+
+/**
+ * `doc.content`: bytes [from, from + length) of a stored blob, named by its
+ * entry (blobs are never rewritten, so the entry read with the document stays
+ * valid after the document changes). `verify` checks the whole blob's
+ * checksum first: set on a streamed answer's first read.
+ */
+export interface ContentReadCall extends ShardRef, ContentEntry {
+  from: number;
+  length: number;
+  verify?: boolean;
 }
 
 /** `doc.replicate`: changes for a replica copy, under the shard's primary term. */
@@ -205,12 +259,16 @@ export type AggregationPartialReply =
 export interface ScanCall extends ShardRef {
   after?: DocumentId;
   limit: number;
-  /** Also give each document's origin (a full copy for a replica). */
+  /** Also give each document's origin and its content with the blobs (a full copy for a replica). */
   origins?: boolean;
+  /** Also give each document's content with the blobs (DUMP). */
+  content?: boolean;
 }
 
 export interface ScanReply {
-  documents: Array<{ id: DocumentId; version: number; body: DocumentBody; originTerm?: number; originSeq?: number }>;
+  documents: Array<{
+    id: DocumentId; version: number; body: DocumentBody; indexed?: DocumentBody; originTerm?: number; originSeq?: number; content?: ReplicatedContentMessage[];
+  }>;
   done: boolean;
 }
 
@@ -237,6 +295,8 @@ export interface ShardCalls {
   'shard.follow': [FollowCall, ReplicationPositionReply];
   'shard.search': [SearchCall, SearchReply];
   'shard.scan': [ScanCall, ScanReply];
+  'doc.content': [ContentReadCall, Uint8Array];
+  'doc.info': [ShardRef & { id: DocumentId; schema?: Record<string, unknown> }, DocumentInfoReply | null];
   'node.info': [Record<string, never>, NodeInfoReply];
   'node.stats': [Record<string, never>, NodeStatsReply];
 }

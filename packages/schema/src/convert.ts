@@ -8,8 +8,13 @@
 import { formatDate, parseDate } from './dates.js';
 import { describeType } from './detect.js';
 import { schemaErrors } from './errors.js';
-import { DATE_VALUE_KEYS, isPlainObject } from './keys.js';
+import { convertGeo } from './geo.js';
+import { DATE_VALUE_KEYS, FIELD_OPTION_KEYS, isPlainObject } from './keys.js';
+import {
+  formatTime, formatTimedelta, parseTimedeltaString, parseTimeString, SECONDS_PER_DAY, TIMEDELTA_SECONDS_MAX,
+} from './times.js';
 import type { ScalarType } from './types.js';
+import { canonicalUuid } from './uuid.js';
 
 /** API.md §13: a keyword value longer than this many UTF-8 bytes is a 400 "Keyword too long". */
 export const KEYWORD_BYTES_MAX = 245;
@@ -85,5 +90,63 @@ export function convertValue(type: ScalarType, value: unknown, path: string, opt
       const seconds = parseDate(value, options);
       return { index: seconds, stored: formatDate(seconds) };
     }
+    case 'time': {
+      let seconds: number | undefined;
+      if (typeof value === 'string') seconds = parseTimeString(value);
+      else if (typeof value === 'number') {
+        // Rounded first: 86399.9999999 would be stored as 24:00:00, which is not a time.
+        const rounded = Math.round(value * 1e6) / 1e6;
+        seconds = rounded >= 0 && rounded < SECONDS_PER_DAY ? rounded : undefined;
+      }
+      else throw mismatch();
+      if (seconds === undefined) throw schemaErrors.invalidValue(path, type, `${JSON.stringify(value)} is not HH:MM[:SS[.f]][±HH:MM] or seconds in [0, 86400)`);
+      return { index: seconds === 0 ? 0 : seconds, stored: formatTime(seconds) };
+    }
+    case 'timedelta': {
+      let seconds: number | undefined;
+      if (typeof value === 'string') seconds = parseTimedeltaString(value);
+      else if (typeof value === 'number') seconds = Math.abs(value) <= TIMEDELTA_SECONDS_MAX ? Math.round(value * 1e6) / 1e6 : undefined;
+      else throw mismatch();
+      if (seconds === undefined) throw schemaErrors.invalidValue(path, type, `${JSON.stringify(value)} is not [±]HH:MM[:SS[.f]] or seconds, at most ${TIMEDELTA_SECONDS_MAX} either way`);
+      return { index: seconds === 0 ? 0 : seconds, stored: formatTimedelta(seconds) };
+    }
+    case 'uuid': {
+      if (typeof value !== 'string') throw mismatch();
+      const uuid = canonicalUuid(value);
+      if (uuid === undefined) throw schemaErrors.invalidValue(path, type, `${JSON.stringify(value)} is not a UUID`);
+      return { index: uuid, stored: uuid };
+    }
+    case 'geo':
+      return convertGeo(value, path, mismatch);
+    case 'script': {
+      const body = scriptText(value);
+      if (body === undefined) throw mismatch();
+      return { index: body, stored: isPlainObject(value) ? withoutOptions(value) : value };
+    }
   }
+}
+
+/** Keys of a script object (API.md §11.2) whose string is what a `script` field indexes as text, first found wins. */
+const SCRIPT_TEXT_KEYS = ['_lua', '_chai', '_body', '_value', '_name'] as const;
+
+/** The text a `script` value is indexed by: its body (or its name); undefined when it is not a script. */
+function scriptText(value: unknown): string | undefined {
+  if (typeof value === 'string') return value;
+  if (!isPlainObject(value)) return undefined;
+  for (const key of SCRIPT_TEXT_KEYS) {
+    const v = value[key];
+    if (typeof v === 'string') return v;
+    if (isPlainObject(v)) {
+      const inner = scriptText(v);
+      if (inner !== undefined) return inner;
+    }
+  }
+  return undefined;
+}
+
+/** A script object as stored: its own `_type` and other option keys are schema, not content. */
+function withoutOptions(value: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) if (!FIELD_OPTION_KEYS.has(k) && k.length > 0 && k[0] !== '#') out[k] = v;
+  return out;
 }

@@ -12,7 +12,7 @@ describe('detectType (API.md §8.1 order)', () => {
     expect(detectType({ _value: 1.5, _type: 'text' })).toBe('floating');
     expect(detectType({ _datetime: { _year: 2000 } })).toBe('datetime');
     expect(detectType({ _date: '2000-01-01' })).toBe('date');
-    expect(detectType({ _point: { _latitude: 1, _longitude: 2 } })).toBeNull();
+    expect(detectType({ _point: { _latitude: 1, _longitude: 2 } })).toBe('geo');
     expect(detectType(null)).toBeNull();
     expect(detectType(new Uint8Array(2))).toBeNull();
   });

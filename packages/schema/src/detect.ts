@@ -6,6 +6,9 @@
  */
 import { isDateOnlyString, isDateString } from './dates.js';
 import { DATE_VALUE_KEYS, hasOwn, isPlainObject, VALUE_KEYS } from './keys.js';
+import { isCoordinateArray, isEwktString, isGeoObject } from './geo.js';
+import { isTimedeltaString, isTimeString } from './times.js';
+import { isUuidString } from './uuid.js';
 import type { ScalarType } from './types.js';
 
 /** The detection flags of API.md §8.1 (all default true, inherited). */
@@ -40,8 +43,12 @@ export interface StringDetector {
 
 /** String detection order of API.md §8.1 for the types of this scope; the first match wins. */
 export const STRING_DETECTORS: readonly StringDetector[] = [
+  { type: 'uuid', flag: 'uuid', test: isUuidString },
   { type: 'date', flag: 'date', test: isDateOnlyString },
   { type: 'datetime', flag: 'datetime', test: isDateString },
+  { type: 'time', flag: 'time', test: isTimeString },
+  { type: 'timedelta', flag: 'timedelta', test: isTimedeltaString },
+  { type: 'geo', flag: 'geo', test: isEwktString },
   { type: 'boolean', flag: 'bool', test: (s) => s === 'true' || s === 'false' },
 ];
 
@@ -56,6 +63,9 @@ export type Detected = string | null | { readonly undetectable: string };
 /** Dynamic type of a first value. */
 export function detectType(value: unknown, flags: DetectionFlags = DEFAULT_DETECTION): Detected {
   if (Array.isArray(value)) {
+    // `[lon, lat]` is one geo point; an array of them is array/geo (API.md §8.1).
+    if (flags.geo && isCoordinateArray(value)) return 'geo';
+    if (flags.geo && isCoordinateArray(value.find((v) => v !== null && v !== undefined))) return 'array/geo';
     const first = firstNonNull(value);
     if (first === undefined) return null;
     const inner = detectType(first, flags);
@@ -81,6 +91,7 @@ function detectScalar(value: unknown, flags: DetectionFlags): Detected {
     for (const key of Object.keys(value)) {
       if (DATE_VALUE_KEYS.has(key)) return key === '_date' ? 'date' : 'datetime';
     }
+    if (flags.geo && isGeoObject(value)) return 'geo';
     for (const key of Object.keys(value)) if (VALUE_KEYS.has(key)) return null;
     return 'object';
   }

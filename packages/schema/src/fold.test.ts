@@ -187,12 +187,12 @@ describe('foldDocument: _store, _recurse, _dynamic, _strict, _ignore, detection 
     expect(error(() => foldDocument({}, { o: { _numeric_detection: false, n: 1 } }))).toMatch(/^400 type_undetectable/);
   });
 
-  test('typed values of later types are kept as sent, unindexed', () => {
+  test('geo values are kept as sent and indexed as canonical EWKT', () => {
     const point = { _point: { _latitude: 1, _longitude: 2 } };
     const r = foldDocument({}, { loc: { ...point, _type: 'geo' }, many: [point] });
     expect(r.document.stored).toEqual({ loc: point, many: [point] });
-    expect(r.changed).toBe(false);
-    expect(r.document.values).toEqual([]);
+    expect(r.schema).toEqual({ loc: { _type: 'geo' }, many: { _type: 'array/geo' } });
+    expect(values(r)).toEqual([['loc', 'POINT(2 1)'], ['many', 'POINT(2 1)']]);
   });
 
   test('_index on an object is inherited by its fields', () => {
@@ -205,7 +205,8 @@ describe('foldDocument: _store, _recurse, _dynamic, _strict, _ignore, detection 
 describe('foldDocument properties', () => {
   const key = fc.constantFrom('a', 'b', 'c', 'd', 'e');
   const scalar = fc.oneof(fc.boolean(), fc.integer(), fc.double({ noNaN: true, noDefaultInfinity: true }), fc.string(),
-    fc.constantFrom('2015-01-01', '2001-05-24T10:41:25.123+02:00', 'true', null));
+    fc.constantFrom('2015-01-01', '2001-05-24T10:41:25.123+02:00', 'true', null, '10:30', '23:59:59.5+01:00', '-01:30', '+36:00',
+      '5759B016-10C0-4526-A981-47D6D19F6FB4', 86399.9999999));
   const doc = fc.letrec((tie) => ({
     value: fc.oneof({ depthSize: 'small' }, scalar, fc.array(scalar, { maxLength: 3 }), tie('object')),
     object: fc.dictionary(key, tie('value'), { maxKeys: 4 }),

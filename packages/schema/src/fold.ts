@@ -15,13 +15,17 @@
 import { convertValue, type IndexValue } from './convert.js';
 import { describeType, detectType } from './detect.js';
 import { schemaErrors } from './errors.js';
+import { GEO_VALUE_KEYS, isCoordinateArray } from './geo.js';
 import {
   DATE_VALUE_KEYS, FIELD_OPTION_KEYS, hasOwn, isCommentKey, isPlainObject, ROOT_CONTROL_KEYS, VALUE_KEYS,
 } from './keys.js';
 import { checkOptionsForType, IMMUTABLE_OPTIONS, normaliseOption } from './options.js';
-import { checkFieldName, nodeOptions, type Schema, type SchemaNode } from './schema.js';
-import { effectiveImmutable, type FieldSpec, type Inherited, inheritChild, resolveSpec, rootInherited } from './spec.js';
-import { type FieldType, parseType } from './types.js';
+import { checkFieldName, namespaceSpec, nodeOptions, type Schema, type SchemaNode } from './schema.js';
+import {
+  effectiveImmutable, type FieldSpec, type Inherited, inheritChild, inheritUuidChild, resolveSpec, rootInherited, UUID_FIELD_NAME,
+} from './spec.js';
+import { type FieldType, parseType, type ScalarType, typeName } from './types.js';
+import { isUuidString } from './uuid.js';
 
 /** One value to index: arrays are flattened, the value converted to the field's type. */
 export interface IndexedValue {
@@ -35,6 +39,8 @@ export interface NormalisedDocument {
   readonly stored: Record<string, unknown>;
   /** Values of fields whose `_index` is not `none`, in document order. */
   readonly values: readonly IndexedValue[];
+  /** A `_store: false` field left something out of `stored` (fold again with `keepUnstored` for the form to index). */
+  readonly unstored: boolean;
 }
 
 export interface FoldOptions {
@@ -42,6 +48,11 @@ export interface FoldOptions {
   strict?: boolean;
   /** Epoch seconds of `now` in date math; the clock when absent. */
   now?: number;
+  /**
+   * Keep `_store: false` fields in `stored`: the form a shard indexes, which
+   * the stored form (API.md §5.7) lacks.
+   */
+  keepUnstored?: boolean;
 }
 
 export interface FoldResult {
@@ -55,7 +66,7 @@ export function foldDocument(schema: Schema, body: unknown, options: FoldOptions
   if (!isPlainObject(body)) throw schemaErrors.badDocument('Document body must be an object');
   const folder = new Folder(schema, options);
   const stored = folder.root(body);
-  return { schema: folder.schema, changed: folder.changed, document: { stored, values: folder.values } };
+  return { schema: folder.schema, changed: folder.changed, document: { stored, values: folder.values, unstored: folder.unstored } };
 }
 
 /** Marks a value left out of the stored form (`_store: false`). */
@@ -75,11 +86,20 @@ class Folder {
   schema: Schema;
   changed = false;
   readonly values: IndexedValue[] = [];
+  /** A value was left out of the stored form by `_store: false`. */
+  unstored = false;
   private readonly options: FoldOptions;
 
   constructor(schema: Schema, options: FoldOptions) {
     this.schema = schema;
     this.options = options;
+  }
+
+  /** Whether a value under `inh` goes into the stored form (noting what `_store: false` leaves out). */
+  private keeps(inh: Inherited): boolean {
+    if (inh.store) return true;
+    this.unstored = true;
+    return this.options.keepUnstored === true;
   }
 
   root(body: Record<string, unknown>): Record<string, unknown> {
@@ -92,15 +112,15 @@ class Folder {
     }
     checkOptionsForType(split.options, { base: 'object', array: false }, '_schema');
     const inh = isEmpty(split.options) ? rootContext(this.schema, opts, this.options.strict === true) : rootInherited(opts, this.options.strict === true);
-    if (opts._recurse === false) return inh.store ? withoutKeys(body, FIELD_OPTION_KEYS, ROOT_CONTROL_KEYS) : {};
+    if (opts._recurse === false) return this.keeps(inh) ? withoutKeys(body, FIELD_OPTION_KEYS, ROOT_CONTROL_KEYS) : {};
     const out = this.objectBody([], split.children, inh, ignoreSet(opts));
-    return inh.store ? out : {};
+    return this.keeps(inh) ? out : {};
   }
 
   private objectBody(segs: readonly string[], children: Array<[string, unknown]>, inh: Inherited, ignore: ReadonlySet<string>): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     for (const [key, child] of children) {
-      const r = ignore.has(key) ? plainStored(child, inh.store) : this.field([...segs, key], child, inh);
+      const r = ignore.has(key) ? plainStored(child, this.keeps(inh)) : this.field([...segs, key], child, inh);
       if (r !== DROP) out[key] = r;
     }
     return out;
@@ -109,8 +129,8 @@ class Folder {
   private lookup(segs: readonly string[]): SchemaNode | undefined {
     let node: unknown = this.schema;
     for (const s of segs) {
-      if (!isPlainObject(node) || !hasOwn(node, s)) return undefined;
-      node = node[s];
+      if (!isPlainObject(node)) return undefined;
+      node = hasOwn(node, s) ? node[s] : isUuidName(s) && hasOwn(node, UUID_FIELD_NAME) ? node[UUID_FIELD_NAME] : undefined;
     }
     return isPlainObject(node) ? node : undefined;
   }
@@ -122,7 +142,9 @@ class Folder {
       this.changed = true;
     }
     let node: SchemaNode = this.schema;
-    for (const s of segs) {
+    for (const given of segs) {
+      // A UUID name never becomes a schema key: UUID-named children share `<uuid_field>` (§8.7).
+      const s = isUuidName(given) && !hasOwn(node, given) ? UUID_FIELD_NAME : given;
       let next = node[s];
       if (!isPlainObject(next)) {
         next = {};
@@ -137,8 +159,12 @@ class Folder {
     const path = segs.join('.');
     const name = segs[segs.length - 1]!;
     checkFieldName(name, path);
-    if (isPlainObject(raw) && isOpaque(raw)) return opaque(raw, parent.store);
     const node = this.lookup(segs);
+    if (isPlainObject(raw) && isOpaque(raw)) {
+      if (!isScriptTyped(node, raw, path)) return opaque(raw, this.keeps(parent));
+      raw = asScriptValue(raw);
+    }
+    const uuidName = isUuidName(name);
     let inline: Record<string, unknown> = {};
     let value: unknown = raw;
     let body: Array<[string, unknown]> | undefined;
@@ -156,7 +182,8 @@ class Folder {
       }
     }
     if (Array.isArray(value)) inline = gatherElementOptions(value, inline, path);
-    const known = node !== undefined && isEmpty(inline) ? resolvedField(parent, node, name, path) : undefined;
+    // UUID-named children share a node but not a name: their context is resolved each time.
+    const known = node !== undefined && isEmpty(inline) && !uuidName ? resolvedField(parent, node, name, path) : undefined;
     let opts: Record<string, unknown>;
     let inh: Inherited;
     let nodeType: FieldType | undefined;
@@ -167,15 +194,16 @@ class Folder {
       nodeType = nodeOpts._type === undefined ? undefined : parseType(nodeOpts._type, path);
       if (nodeType !== undefined) checkInline(nodeOpts, nodeType, inline, path, `${parent.prefix}${name}.`);
       opts = { ...nodeOpts, ...inline };
-      inh = inheritChild(parent, name, opts);
+      inh = uuidName ? inheritUuidChild(parent, name.toLowerCase(), opts) : inheritChild(parent, name, opts);
     }
     const isNew = nodeType === undefined;
 
     if (opts._recurse === false) {
       if (isNew && parent.dynamic && Object.keys(inline).length > 0) this.define(segs, inline);
-      return inh.store ? verbatim(raw) : DROP;
+      return this.keeps(inh) ? verbatim(raw) : DROP;
     }
-    if (node === undefined && !parent.dynamic) return plainStored(raw, inh.store);
+    if (node === undefined && !parent.dynamic) return plainStored(raw, this.keeps(inh));
+    if (opts._namespace === true) return this.namespaceField(segs, path, node, body, value, inline, opts, inh, parent);
     if (body !== undefined) return this.objectField(segs, path, body, inline, opts, inh, isNew, parent);
     return this.valueField(segs, path, value, inline, opts, inh, isNew, parent, known);
   }
@@ -195,7 +223,7 @@ class Folder {
     checkOptionsForType(opts, t, path);
     if (isNew) this.define(segs, { ...inline, _type: typeStr });
     const stored = this.objectBody(segs, body, inh, ignoreSet(opts));
-    return inh.store ? stored : DROP;
+    return this.keeps(inh) ? stored : DROP;
   }
 
   private valueField(
@@ -203,13 +231,13 @@ class Folder {
     opts: Record<string, unknown>, inh: Inherited, isNew: boolean, parent: Inherited, known?: ResolvedField,
   ): Stored | typeof DROP {
     if (known?.spec !== undefined) {
-      const stored = this.convertTree(segs, path, value, known.nodeType!, known.spec, known.indexed, parent);
-      return inh.store ? stored : DROP;
+      const stored = this.convertTree(segs, path, value, known.nodeType!, known.spec, known.aliases, known.indexed, parent);
+      return this.keeps(inh) ? stored : DROP;
     }
     let typeStr = opts._type as string | undefined;
     if (typeStr === undefined) {
       const detected = detectType(value, inh.detection);
-      if (detected === null) return plainStored(value, inh.store); // null, [] and later types fix nothing
+      if (detected === null) return plainStored(value, this.keeps(inh)); // null, [] and later types fix nothing
       if (parent.strict) throw schemaErrors.strictMissingType(path);
       if (typeof detected !== 'string') throw schemaErrors.typeUndetectable(path, detected.undetectable);
       typeStr = detected;
@@ -217,43 +245,208 @@ class Folder {
     const t = parseType(typeStr, path);
     checkOptionsForType(opts, t, path);
     if (isNew) this.define(segs, { ...inline, _type: typeStr });
-    const spec = t.base === 'object' ? undefined : resolveSpec(path, t.base, t.array, opts, inh);
-    const indexed = spec !== undefined && (spec.index.fieldTerms || spec.index.fieldValues || spec.index.globalTerms || spec.index.globalValues);
+    const spec = t.base === 'object' ? undefined : resolveSpec(inh.path, t.base, t.array, opts, inh);
+    const indexed = spec !== undefined && isIndexed(spec);
+    const aliases = spec === undefined || inh.aliases.length === 0 ? NO_SPECS
+      : inh.aliases.map((a) => resolveSpec(a.path, t.base as ScalarType, t.array, opts, { ...inh, path: a.path, prefix: a.prefix }));
     if (known !== undefined && !isNew && spec !== undefined) {
       // The node's own type, no inline options: the same for every document of this schema.
       known.spec = spec;
+      known.aliases = aliases;
       known.indexed = indexed;
     }
-    const stored = this.convertTree(segs, path, value, t, spec, indexed, parent);
-    return inh.store ? stored : DROP;
+    const stored = this.convertTree(segs, path, value, t, spec, aliases, indexed, parent);
+    return this.keeps(inh) ? stored : DROP;
   }
 
   /** Convert a value (array structure kept, option objects unwrapped) and collect its indexable leaves. */
   private convertTree(
     segs: readonly string[], path: string, value: unknown, t: FieldType, spec: FieldSpec | undefined,
-    indexed: boolean, parent: Inherited,
+    aliases: readonly FieldSpec[], indexed: boolean, parent: Inherited,
   ): Stored {
     if (value === null || value === undefined) return null;
-    if (Array.isArray(value)) {
+    // `[lon, lat]` is one geo value, not two.
+    if (Array.isArray(value) && !(t.base === 'geo' && isCoordinateArray(value))) {
       const out: unknown[] = [];
       for (const item of value) {
-        const r = this.convertTree(segs, path, item, t, spec, indexed, parent);
+        const r = this.convertTree(segs, path, item, t, spec, aliases, indexed, parent);
         if (r !== DROP) out.push(r);
       }
       return out;
     }
     if (isPlainObject(value)) {
-      if (hasOwn(value, '_value')) return this.convertTree(segs, path, value._value, t, spec, indexed, parent);
+      if (hasOwn(value, '_value')) return this.convertTree(segs, path, value._value, t, spec, aliases, indexed, parent);
+      if (t.base === 'script') return this.convertLeaf(path, value, t, spec, aliases, indexed);
       if (isOpaque(value)) return opaque(value, true);
       const dateValue = splitObject(value, path, false).dateValue;
       if (dateValue !== undefined) value = dateValue;
       else if (t.base === 'object') return this.field(segs, value, parent); // an element of array/object
     }
+    return this.convertLeaf(path, value, t, spec, aliases, indexed);
+  }
+
+  private convertLeaf(path: string, value: unknown, t: FieldType, spec: FieldSpec | undefined, aliases: readonly FieldSpec[], indexed: boolean): Stored {
     if (spec === undefined) throw schemaErrors.typeMismatch(t.base, describeType(value));
-    const converted = convertValue(spec.type, value, path, this.options.now === undefined ? {} : { now: this.options.now });
-    if (indexed) this.values.push({ path, spec, value: converted.index });
+    // A script field's spec is text (how it is searched); its values convert as scripts.
+    const type = t.base === 'script' ? 'script' : spec.type;
+    const converted = convertValue(type, value, path, this.options.now === undefined ? {} : { now: this.options.now });
+    if (indexed) {
+      this.values.push({ path: spec.path, spec, value: converted.index });
+      for (const alias of aliases) this.values.push({ path: alias.path, spec: alias, value: converted.index });
+    }
     return converted.stored;
   }
+
+  // ---- namespaces (§8.7) -----------------------------------------------------------------------
+
+  /**
+   * A namespace: every descendant takes its one type (declared, or fixed by
+   * the first value), is indexed under its full path and, with
+   * `_partial_paths`, under every shortened path keeping the namespace and
+   * the leaf; no descendant enters the schema.
+   */
+  private namespaceField(
+    segs: readonly string[], path: string, node: SchemaNode | undefined, body: Array<[string, unknown]> | undefined,
+    value: unknown, inline: Record<string, unknown>, opts: Record<string, unknown>, inh: Inherited, parent: Inherited,
+  ): Stored | typeof DROP {
+    let type: FieldType | undefined;
+    if (opts._type !== undefined) {
+      type = parseType(opts._type, path);
+      if (type.base === 'object') throw schemaErrors.invalidOption(path, '_type', "a namespace's type is its values' type, not 'object'");
+    } else if (parent.strict) {
+      throw schemaErrors.strictMissingType(path);
+    }
+    checkOptionsForType(opts, type ?? { base: 'object', array: false }, path);
+    if (node === undefined) this.define(segs, { ...inline });
+    else if (node._type === undefined && inline._type !== undefined) this.define(segs, { _type: inline._type });
+    const ns: Namespace = { segs, path, inh, type, partialPaths: opts._partial_paths !== false };
+    const stored = body === undefined ? this.namespaceValue(ns, [], value) : this.namespaceBody(ns, [], body);
+    return this.keeps(inh) ? stored : DROP;
+  }
+
+  private namespaceBody(ns: Namespace, rest: readonly string[], children: Array<[string, unknown]>): Record<string, unknown> {
+    const out: Record<string, unknown> = {};
+    for (const [key, child] of children) {
+      checkFieldName(key, `${ns.path}.${rest.join('.')}`);
+      out[key] = this.namespaceValue(ns, [...rest, key], child);
+    }
+    return out;
+  }
+
+  private namespaceValue(ns: Namespace, rest: readonly string[], value: unknown): Stored {
+    if (value === null || value === undefined) return null;
+    if (Array.isArray(value)) return value.map((item) => this.namespaceValue(ns, rest, item));
+    if (isPlainObject(value)) {
+      if (isOpaque(value)) return opaque(value, true);
+      const split = splitObject(value, ns.path, false);
+      if (split.hasValue) return this.namespaceValue(ns, rest, value._value);
+      if (split.dateValue !== undefined) return this.namespaceLeaf(ns, rest, split.dateValue);
+      return this.namespaceBody(ns, rest, split.children);
+    }
+    return this.namespaceLeaf(ns, rest, value);
+  }
+
+  private namespaceLeaf(ns: Namespace, rest: readonly string[], value: unknown): Stored {
+    const leafPath = rest.length === 0 ? ns.path : `${ns.path}.${rest.join('.')}`;
+    const detected = detectType(value, ns.inh.detection);
+    if (ns.type === undefined) {
+      if (detected === null) return plainStored(value, true);
+      if (typeof detected !== 'string') throw schemaErrors.typeUndetectable(leafPath, detected.undetectable);
+      const type = parseType(detected, ns.path);
+      ns.type = { base: type.base, array: false };
+      this.define(ns.segs, { _type: typeName(ns.type) });
+    } else if (!fitsNamespace(ns.type.base, value, detected)) {
+      throw schemaErrors.typeMismatch(typeName(ns.type), typeof detected === 'string' ? detected : describeType(value));
+    }
+    const type = ns.type.base as ScalarType;
+    const converted = convertValue(type, value, leafPath, this.options.now === undefined ? {} : { now: this.options.now });
+    const node = this.lookup(ns.segs)!;
+    for (const partial of namespacePaths(rest, ns.partialPaths)) {
+      const spec = namespaceSpec(node, ns.inh, partial);
+      if (spec !== undefined && isIndexed(spec)) this.values.push({ path: spec.path, spec, value: converted.index });
+    }
+    return converted.stored;
+  }
+}
+
+/** A namespace being folded: its type once known. */
+interface Namespace {
+  readonly segs: readonly string[];
+  readonly path: string;
+  readonly inh: Inherited;
+  type: FieldType | undefined;
+  readonly partialPaths: boolean;
+}
+
+/**
+ * Middle segments whose subsets make partial paths: past this many, only the
+ * full path and the namespace + leaf are indexed (2^6 = 64 paths per value
+ * at most, whatever the nesting).
+ */
+export const PARTIAL_PATH_MIDDLES_MAX = 6;
+
+/** The paths below a namespace a leaf at `rest` is indexed under: the full one, then the partial ones (§8.7). */
+export function namespacePaths(rest: readonly string[], partial: boolean): Array<readonly string[]> {
+  const out: Array<readonly string[]> = [rest];
+  if (!partial || rest.length < 2) return out;
+  const leaf = rest[rest.length - 1]!;
+  const middles = rest.slice(0, -1);
+  if (middles.length > PARTIAL_PATH_MIDDLES_MAX) {
+    out.push([leaf]);
+    return out;
+  }
+  const full = (1 << middles.length) - 1;
+  for (let mask = 0; mask < full; mask++) {
+    const path: string[] = [];
+    for (let i = 0; i < middles.length; i++) if ((mask & (1 << i)) !== 0) path.push(middles[i]!);
+    path.push(leaf);
+    out.push(path);
+  }
+  return out;
+}
+
+/**
+ * Whether a namespace of type `type` takes a value without conversion
+ * (§8.7: another detected type is a 400): the detected type itself, or one it
+ * widens (any string into text or keyword, integers into floats, dates into
+ * datetimes and back).
+ */
+function fitsNamespace(type: FieldType['base'], value: unknown, detected: ReturnType<typeof detectType>): boolean {
+  if (typeof detected !== 'string') return detected === null;
+  if (detected === type) return true;
+  if (type === 'text' || type === 'keyword') return typeof value === 'string';
+  if (type === 'floating' || type === 'positive') return detected === 'integer';
+  if (type === 'date' || type === 'datetime') return detected === 'date' || detected === 'datetime';
+  return false;
+}
+
+function isIndexed(spec: FieldSpec): boolean {
+  return spec.index.fieldTerms || spec.index.fieldValues || spec.index.globalTerms || spec.index.globalValues;
+}
+
+const NO_SPECS: readonly FieldSpec[] = [];
+
+function isUuidName(name: string): boolean {
+  return name.length === 36 && isUuidString(name);
+}
+
+/** Whether an object of value keys (`{"_lua": …}`) is the value of a `script` field: by its own `_type` or the field's. */
+function isScriptTyped(node: SchemaNode | undefined, raw: Record<string, unknown>, path: string): boolean {
+  const declared = raw._type ?? node?._type;
+  // Not parseType: a value of a type still to come (`geo`) must stay opaque, not fail here.
+  return typeof declared === 'string' && declared.toLowerCase().split('/').includes('script') && parseType(declared, path).base === 'script';
+}
+
+/** A script object with options as `{…options, _value: {…script}}`, the form the field walk takes. */
+function asScriptValue(raw: Record<string, unknown>): Record<string, unknown> {
+  const out: Record<string, unknown> = {};
+  const script: Record<string, unknown> = {};
+  for (const [key, v] of Object.entries(raw)) {
+    if (FIELD_OPTION_KEYS.has(key)) out[key] = v;
+    else if (!isCommentKey(key)) script[key] = v;
+  }
+  out._value = script;
+  return out;
 }
 
 /** Split an object's keys: options (normalised), children, `_value`, date value keys; unknown `_` keys → 400. */
@@ -272,7 +465,7 @@ function splitObject(obj: Record<string, unknown>, path: string, isRoot: boolean
     } else if (FIELD_OPTION_KEYS.has(key)) {
       const v = normaliseOption(key, obj[key], path, isRoot ? 'root' : 'field');
       if (v !== undefined) split.options[key] = v;
-    } else if (DATE_VALUE_KEYS.has(key) && !isRoot) {
+    } else if ((DATE_VALUE_KEYS.has(key) || GEO_VALUE_KEYS.has(key)) && !isRoot) {
       if (split.dateValue !== undefined) throw schemaErrors.badDocument(`Field '${path}' has two date values`);
       split.dateValue = { [key]: obj[key] };
     } else {
@@ -286,7 +479,7 @@ function splitObject(obj: Record<string, unknown>, path: string, isRoot: boolean
 /** An object keyed by a value key of a later type (`_point`, `_uuid`, …), without `_value`: kept as sent, not indexed. */
 function isOpaque(obj: Record<string, unknown>): boolean {
   if (hasOwn(obj, '_value')) return false;
-  for (const key of Object.keys(obj)) if (VALUE_KEYS.has(key) && !DATE_VALUE_KEYS.has(key)) return true;
+  for (const key of Object.keys(obj)) if (VALUE_KEYS.has(key) && !DATE_VALUE_KEYS.has(key) && !GEO_VALUE_KEYS.has(key)) return true;
   return false;
 }
 
@@ -385,7 +578,7 @@ function plainStored(value: unknown, store: boolean): Stored | typeof DROP {
     if (isCommentKey(key)) continue;
     if (key.charCodeAt(0) === 0x5f) {
       if (FIELD_OPTION_KEYS.has(key)) continue;
-      if (DATE_VALUE_KEYS.has(key)) {
+      if (DATE_VALUE_KEYS.has(key) || GEO_VALUE_KEYS.has(key)) {
         out[key] = child;
         continue;
       }
@@ -410,6 +603,7 @@ interface ResolvedField {
   inh: Inherited;
   nodeType: FieldType | undefined;
   spec?: FieldSpec;
+  aliases: readonly FieldSpec[];
   indexed: boolean;
 }
 
@@ -422,7 +616,7 @@ function resolvedField(parent: Inherited, node: SchemaNode, name: string, path: 
   if (resolved === undefined) {
     const opts = nodeOptions(node);
     const nodeType = opts._type === undefined ? undefined : parseType(opts._type, path);
-    resolved = { opts, inh: inheritChild(parent, name, opts), nodeType, indexed: false };
+    resolved = { opts, inh: inheritChild(parent, name, opts), nodeType, aliases: NO_SPECS, indexed: false };
     byNode.set(node, resolved);
   }
   return resolved;

@@ -9,7 +9,7 @@ export { xxh32 } from './xxh32.js';
 export {
   type BaseType, DATE_UNIT_SECONDS, DATE_UNITS, type DateUnit, DEFAULT_DATE_ACCURACY, DEFAULT_INDEX,
   DEFAULT_NUMERIC_ACCURACY, type FieldType, type IndexMode, indexName, isDateType, isDateUnit, isNumericType,
-  parseIndex, parseType, type ScalarType, TYPE_CHARS, typeName,
+  isTimeType, parseIndex, parseType, type ScalarType, TIME_UNITS, TYPE_CHARS, typeName,
 } from './types.js';
 export { DATE_VALUE_KEYS, FIELD_OPTION_KEYS, isPlainObject, ROOT_CONTROL_KEYS, VALUE_KEYS } from './keys.js';
 export { LANGUAGE_NAMES, normaliseLanguage } from './languages.js';
@@ -27,6 +27,13 @@ export {
   createSchema, describeSchema, fieldSpec, mergeSchema, type Schema, type SchemaNode,
 } from './schema.js';
 export { foldDocument, type FoldOptions, type FoldResult, type IndexedValue, type NormalisedDocument } from './fold.js';
+export { namespacePaths, PARTIAL_PATH_MIDDLES_MAX } from './fold.js';
+export { type UuidFieldMode, UUID_FIELD_NAME } from './spec.js';
+export { canonicalUuid, CONDENSED_UUID_RE, isCondensedUuid, isUuidString, UUID_RE } from './uuid.js';
+export {
+  formatTime, formatTimedelta, isTimedeltaString, isTimeString, parseTimedeltaString, parseTimeString, TIMEDELTA_SECONDS_MAX,
+} from './times.js';
+export { DEFAULT_GEO_ACCURACY, GEO_VALUE_KEYS, geoValueToken, isEwktString } from './geo.js';
 export {
   accuracyBucket, accuracyPrefix, accuracyTerms, fieldTerm, globalTerm, sortableNumber, sortableToken, stemTerm,
   type TermSpec, textTerm, valueToken,

@@ -5,10 +5,12 @@
  * `_schema` body or inline in a document.
  */
 import { schemaErrors } from './errors.js';
+import { GEO_ACCURACY_LEVEL_MAX } from './geo.js';
 import { FIELD_OPTION_KEYS } from './keys.js';
 import { normaliseLanguage } from './languages.js';
 import {
-  DATE_UNITS, type FieldType, indexName, isDateType, isDateUnit, isNumericType, parseIndex, parseType, typeName,
+  DATE_UNITS, type FieldType, indexName, isDateType, isDateUnit, isNumericType, isTimeType, parseIndex, parseType, TIME_UNITS,
+  typeName,
 } from './types.js';
 
 /** Options that cannot change once a field exists (API.md §7.1). */
@@ -55,7 +57,6 @@ export function normaliseOption(key: string, value: unknown, path: string, place
   const bad = (why: string) => schemaErrors.invalidOption(path || '_schema', key, why);
   if (BOOLEAN_OPTIONS.has(key)) {
     if (typeof value !== 'boolean') throw bad('expected a boolean');
-    if (key === '_namespace' && value) throw bad('namespaces are not supported yet');
     return value;
   }
   switch (key) {
@@ -124,11 +125,11 @@ function isCount(v: unknown): v is number {
   return typeof v === 'number' && Number.isSafeInteger(v) && v >= 0;
 }
 
-/** Sorted, deduplicated steps (positive integers) or date units (in unit order). */
+/** Sorted, deduplicated steps (positive integers; geo HTM levels from 0) or date units (in unit order). */
 function normaliseAccuracy(value: unknown, bad: (why: string) => Error): unknown {
   if (!Array.isArray(value)) throw bad('expected an array');
   if (value.every((v) => typeof v === 'number')) {
-    if (!value.every((v) => Number.isSafeInteger(v) && (v as number) > 0)) throw bad('steps must be positive integers');
+    if (!value.every((v) => Number.isSafeInteger(v) && (v as number) >= 0)) throw bad('steps must be positive integers (geo: levels 0–25)');
     return [...new Set(value as number[])].sort((a, b) => a - b);
   }
   if (value.every(isDateUnit)) return DATE_UNITS.filter((u) => value.includes(u));
@@ -150,9 +151,11 @@ const OPTION_KINDS: ReadonlyMap<string, Kind> = new Map<string, Kind>([
 /** 400 when a (normalised) option does not apply to the field's type. */
 export function checkOptionsForType(options: Record<string, unknown>, type: FieldType, path: string): void {
   const t = type.base;
+  // A namespace is an object whose `_type` is its descendants' (§8.7): it takes object options and theirs.
+  const namespace = options._namespace === true;
   for (const key of Object.keys(options)) {
     const kind = OPTION_KINDS.get(key);
-    if (kind === undefined) continue;
+    if (kind === undefined || (namespace && kind === 'object')) continue;
     const ok =
       kind === 'text' ? t === 'text'
       : kind === 'text_keyword' ? t === 'text' || t === 'keyword'
@@ -160,13 +163,18 @@ export function checkOptionsForType(options: Record<string, unknown>, type: Fiel
       : kind === 'accuracy' ? accuracyFits(options[key], t)
       : kind === 'object' ? t === 'object'
       : kind === 'scalar' ? t !== 'object'
-      : false; // geo options: geo fields come later
+      : t === 'geo'; // `_partials`, `_error`
     if (!ok) throw schemaErrors.optionNotForType(path, key, typeName(type));
   }
 }
 
 function accuracyFits(accuracy: unknown, t: FieldType['base']): boolean {
   if (!Array.isArray(accuracy)) return false;
-  if (accuracy.length === 0) return isNumericType(t) || isDateType(t);
-  return typeof accuracy[0] === 'number' ? isNumericType(t) : isDateType(t);
+  if (accuracy.length === 0) return isNumericType(t) || isDateType(t) || isTimeType(t) || t === 'geo';
+  if (typeof accuracy[0] === 'number') {
+    // Numeric steps are positive; geo accuracy names HTM levels 0–25 (normaliseAccuracy allowed 0 for them).
+    if (t === 'geo') return (accuracy as number[]).every((level) => level <= GEO_ACCURACY_LEVEL_MAX);
+    return isNumericType(t) && (accuracy as number[]).every((step) => step > 0);
+  }
+  return isDateType(t) || (isTimeType(t) && accuracy.every((u) => TIME_UNITS.includes(u as (typeof TIME_UNITS)[number])));
 }

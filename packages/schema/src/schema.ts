@@ -11,13 +11,16 @@
  */
 import { isDeepStrictEqual } from 'node:util';
 import { schemaErrors } from './errors.js';
+import { DEFAULT_GEO_ERROR, DEFAULT_GEO_PARTIALS } from './geo.js';
 import { hasOwn, isCommentKey, isPlainObject } from './keys.js';
 import { checkOptionsForType, IMMUTABLE_OPTIONS, normaliseOption } from './options.js';
 import {
-  effectiveImmutable, type FieldSpec, type Inherited, inheritChild, resolveSpec, rootInherited,
+  effectiveImmutable, type FieldSpec, type Inherited, inheritChild, inheritUuidChild, resolveSpec, rootInherited,
+  UUID_FIELD_NAME,
 } from './spec.js';
 import { accuracyPrefix } from './terms.js';
-import { type DateUnit, type FieldType, isDateType, isNumericType, parseType } from './types.js';
+import { type DateUnit, type FieldType, isDateType, isNumericType, isTimeType, parseType } from './types.js';
+import { isUuidString } from './uuid.js';
 
 /** A schema node: `_` keys are options, other keys children (also nodes). */
 export type SchemaNode = Record<string, unknown>;
@@ -69,8 +72,10 @@ function normaliseBody(raw: unknown, path: string, isRoot: boolean): SchemaNode 
     }
     // A dotted name spells nested objects (`"a.b": {…}` = `"a": {"b": {…}}`).
     const dot = key.indexOf('.');
-    const name = dot < 0 ? key : key.slice(0, dot);
-    checkFieldName(name, path);
+    const given = dot < 0 ? key : key.slice(0, dot);
+    checkFieldName(given, path);
+    // UUID-named fields share one entry (§8.7).
+    const name = isUuidString(given) ? UUID_FIELD_NAME : given;
     const childRaw = dot < 0 ? value : { [key.slice(dot + 1)]: value };
     const child = normaliseBody(childRaw, join(path, name), false);
     const childPath = join(path, name);
@@ -85,9 +90,26 @@ function normaliseBody(raw: unknown, path: string, isRoot: boolean): SchemaNode 
     checkOptionsForType(nodeOptions(out), { base: 'object', array: false }, '_schema');
     return out;
   }
+  if (out._namespace === true) {
+    checkNamespaceNode(out, path, hasChildren);
+    return out;
+  }
   if (hasChildren && out._type === undefined) out._type = 'object';
   if (out._type !== undefined) checkNode(out, path);
   return out;
+}
+
+/**
+ * A namespace (§8.7) holds no fields of its own: its descendants are typed
+ * by its `_type` (the descendants' type, never `object`) and never grow the
+ * schema.
+ */
+function checkNamespaceNode(node: SchemaNode, path: string, hasChildren: boolean): void {
+  if (hasChildren) throw schemaErrors.badSchema(`Namespace '${path}' cannot declare fields: its descendants share its type`);
+  if (node._type !== undefined && parseType(node._type, path).base === 'object') {
+    throw schemaErrors.invalidOption(path, '_type', "a namespace's type is its values' type, not 'object'");
+  }
+  checkOptionsForType(nodeOptions(node), node._type === undefined ? { base: 'object', array: false } : parseType(node._type, path), path);
 }
 
 function normaliseIdNode(raw: unknown): SchemaNode {
@@ -141,6 +163,10 @@ function mergeNode(current: SchemaNode, incoming: SchemaNode, path: string, pref
     const base = isPlainObject(existing) ? existing : {};
     out[name] = mergeNode(base, child, childPath, `${childPrefix}${name}.`);
   }
+  if (path !== '' && out._namespace === true) {
+    checkNamespaceNode(out, path, nodeChildren(out).length > 0);
+    return out;
+  }
   if (path !== '' && out._type === undefined && nodeChildren(out).length > 0) out._type = 'object';
   if (path !== '' && out._type !== undefined) checkNode(out, path);
   return out;
@@ -163,19 +189,50 @@ export function createSchema(explicit?: unknown): Schema {
   return mergeSchema({}, explicit === undefined ? {} : explicit);
 }
 
+/**
+ * One step down the schema from `node` to its child `seg`: by name, or for a
+ * UUID the shared `<uuid_field>` entry (§8.7); undefined when absent.
+ */
+export function childNode(node: SchemaNode, inh: Inherited, seg: string): { node: SchemaNode; inh: Inherited } | undefined {
+  if (seg.charCodeAt(0) === 0x5f) return undefined;
+  const child = hasOwn(node, seg) ? node[seg] : undefined;
+  if (isPlainObject(child)) return { node: child, inh: inheritChild(inh, seg, nodeOptions(child)) };
+  if (!isUuidString(seg)) return undefined;
+  const shared = hasOwn(node, UUID_FIELD_NAME) ? node[UUID_FIELD_NAME] : undefined;
+  if (!isPlainObject(shared)) return undefined;
+  return { node: shared, inh: inheritUuidChild(inh, seg.toLowerCase(), nodeOptions(shared)) };
+}
+
 /** Walk to a node, giving the inherited context of that node; undefined when absent. */
 export function resolveNode(schema: Schema, path: string, strict = false): { node: SchemaNode; inh: Inherited } | undefined {
-  let node: SchemaNode = schema;
-  let inh = rootInherited(nodeOptions(schema), strict);
-  if (path === '') return { node, inh };
+  let found: { node: SchemaNode; inh: Inherited } | undefined = { node: schema, inh: rootInherited(nodeOptions(schema), strict) };
+  if (path === '') return found;
   for (const seg of path.split('.')) {
-    const child = seg.charCodeAt(0) === 0x5f || !hasOwn(node, seg) ? undefined : node[seg];
-    if (!isPlainObject(child)) return undefined;
-    node = child;
-    inh = inheritChild(inh, seg, nodeOptions(child));
+    found = childNode(found.node, found.inh, seg);
+    if (found === undefined) return undefined;
   }
-  return { node, inh };
+  return found;
 }
+
+/**
+ * The spec of a namespace descendant (§8.7): the namespace's type and
+ * options, under the prefix of its path (full or partial, both name the same
+ * way). Undefined while the namespace has no type yet.
+ */
+export function namespaceSpec(namespace: SchemaNode, nsInh: Inherited, rest: readonly string[]): FieldSpec | undefined {
+  if (namespace._type === undefined) return undefined;
+  const t = parseType(namespace._type, nsInh.path);
+  if (t.base === 'object') return undefined;
+  let inh = nsInh;
+  for (const seg of rest) inh = inheritChild(inh, seg, NO_OPTIONS);
+  const options = nodeOptions(namespace);
+  // Slot and prefix are per path: a namespace's own would make every descendant collide.
+  delete options._slot;
+  delete options._prefix;
+  return resolveSpec(inh.path, t.base, t.array, options, inh);
+}
+
+const NO_OPTIONS: Readonly<Record<string, unknown>> = {};
 
 /**
  * Resolved specs by schema object: schemas are values (every change makes a
@@ -198,11 +255,18 @@ export function fieldSpec(schema: Schema, path: string): FieldSpec | undefined {
 }
 
 function resolveFieldSpec(schema: Schema, path: string): FieldSpec | undefined {
-  const found = resolveNode(schema, path);
-  if (found === undefined || found.node._type === undefined || path === '') return undefined;
+  if (path === '') return undefined;
+  let found: { node: SchemaNode; inh: Inherited } | undefined = { node: schema, inh: rootInherited(nodeOptions(schema)) };
+  const segs = path.split('.');
+  for (let i = 0; i < segs.length; i++) {
+    if (i > 0 && found.node._namespace === true) return namespaceSpec(found.node, found.inh, segs.slice(i));
+    found = childNode(found.node, found.inh, segs[i]!);
+    if (found === undefined) return undefined;
+  }
+  if (found.node._type === undefined) return undefined;
   const t = parseType(found.node._type, path);
   if (t.base === 'object') return undefined;
-  return resolveSpec(path, t.base, t.array, nodeOptions(found.node), found.inh);
+  return resolveSpec(found.inh.path, t.base, t.array, nodeOptions(found.node), found.inh);
 }
 
 /** The `_schema` of `GET /idx/` (API.md §7.2). */
@@ -227,11 +291,12 @@ function describeNode(node: SchemaNode, path: string, parent: Inherited): Record
       const spec = resolveSpec(path, t.base, t.array, options, inh);
       out._prefix = spec.prefix;
       out._slot = spec.slot;
-      if (isNumericType(t.base) || isDateType(t.base)) {
-        out._accuracy = [...spec.accuracy];
+      if (isNumericType(t.base) || isDateType(t.base) || isTimeType(t.base) || t.base === 'geo') {
+        out._accuracy = [...(effectiveImmutable(options, '_accuracy', t, path, spec.prefix) as ReadonlyArray<number | DateUnit>)];
         out._accuracy_prefix = (spec.accuracy as ReadonlyArray<number | DateUnit>).map((step) => accuracyPrefix(step));
       }
       if (t.base === 'text') Object.assign(out, { _ngram: false, _cjk_ngram: false, _cjk_words: false });
+      if (t.base === 'geo') Object.assign(out, { _partials: DEFAULT_GEO_PARTIALS, _error: DEFAULT_GEO_ERROR });
     }
   }
   for (const [key, value] of Object.entries(options)) if (key !== '_type') out[key] = value;

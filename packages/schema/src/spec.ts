@@ -5,9 +5,10 @@
  * use, with every default filled in.
  */
 import { DEFAULT_DETECTION, DETECTION_FLAG_OPTIONS, type DetectionFlags } from './detect.js';
+import { DEFAULT_GEO_ACCURACY } from './geo.js';
 import {
-  DEFAULT_DATE_ACCURACY, DEFAULT_INDEX, DEFAULT_NUMERIC_ACCURACY, type DateUnit, type FieldType, type IndexMode,
-  isDateType, isNumericType, parseIndex, type ScalarType, TYPE_CHARS,
+  DATE_UNIT_SECONDS, DEFAULT_DATE_ACCURACY, DEFAULT_INDEX, DEFAULT_NUMERIC_ACCURACY, DEFAULT_TIME_ACCURACY, type DateUnit,
+  type FieldType, type IndexMode, isDateType, isNumericType, isTimeType, parseIndex, type ScalarType, TYPE_CHARS,
 } from './types.js';
 import { xxh32 } from './xxh32.js';
 
@@ -21,20 +22,62 @@ export interface Inherited {
   readonly detection: DetectionFlags;
   /** This node's term prefix (`''` at the root); a child's default is this + name + `.`. */
   readonly prefix: string;
+  /** This node's field path as indexed (`<uuid_field>` in place of a UUID under `_index_uuid_field: uuid_field`). */
+  readonly path: string;
+  /** `_index_uuid_field` for UUID-named children (§8.7). */
+  readonly uuidField: UuidFieldMode;
+  /**
+   * Further names this node is indexed under (`_index_uuid_field: both`: the
+   * `<uuid_field>` form beside the UUID one), each a path and a prefix that
+   * descendants extend as they extend the node's own.
+   */
+  readonly aliases: readonly FieldAlias[];
 }
 
-export function rootInherited(options: Readonly<Record<string, unknown>>, strict = false): Inherited {
-  const base: Inherited = { index: DEFAULT_INDEX, store: true, strict, dynamic: true, detection: DEFAULT_DETECTION, prefix: '' };
-  return applyOptions(base, options, '');
+export type UuidFieldMode = 'uuid' | 'uuid_field' | 'both';
+
+export interface FieldAlias {
+  readonly path: string;
+  readonly prefix: string;
 }
+
+/** Schema name shared by UUID-named children (API.md §8.7), as Xapiand names it. */
+export const UUID_FIELD_NAME = '<uuid_field>';
+
+export function rootInherited(options: Readonly<Record<string, unknown>>, strict = false): Inherited {
+  const base: Inherited = {
+    index: DEFAULT_INDEX, store: true, strict, dynamic: true, detection: DEFAULT_DETECTION, prefix: '', path: '',
+    uuidField: 'uuid', aliases: [],
+  };
+  return applyOptions(base, options, '', '', []);
+}
+
+const join = (path: string, name: string) => (path === '' ? name : `${path}.${name}`);
 
 /** What a child named `name` with (normalised) `options` inherits and passes on. */
 export function inheritChild(parent: Inherited, name: string, options: Readonly<Record<string, unknown>>): Inherited {
-  const prefix = typeof options._prefix === 'string' ? options._prefix : `${parent.prefix}${name}.`;
-  return applyOptions(parent, options, prefix);
+  const own = typeof options._prefix === 'string' ? options._prefix : undefined;
+  const aliases = parent.aliases.length === 0 ? parent.aliases
+    : parent.aliases.map((a) => ({ path: join(a.path, name), prefix: own ?? `${a.prefix}${name}.` }));
+  return applyOptions(parent, options, own ?? `${parent.prefix}${name}.`, join(parent.path, name), aliases);
 }
 
-function applyOptions(parent: Inherited, options: Readonly<Record<string, unknown>>, prefix: string): Inherited {
+/**
+ * What a UUID-named child inherits (API.md §8.7): under `uuid` it is named by
+ * its UUID, under `uuid_field` by `<uuid_field>`, under `both` by the UUID
+ * with `<uuid_field>` as an alias.
+ */
+export function inheritUuidChild(parent: Inherited, uuid: string, options: Readonly<Record<string, unknown>>): Inherited {
+  if (parent.uuidField === 'uuid_field') return inheritChild(parent, UUID_FIELD_NAME, options);
+  const child = inheritChild(parent, uuid, options);
+  if (parent.uuidField === 'uuid' || typeof options._prefix === 'string') return child;
+  const shared = inheritChild(parent, UUID_FIELD_NAME, options);
+  return { ...child, aliases: [...child.aliases, { path: shared.path, prefix: shared.prefix }, ...shared.aliases] };
+}
+
+function applyOptions(
+  parent: Inherited, options: Readonly<Record<string, unknown>>, prefix: string, path: string, aliases: readonly FieldAlias[],
+): Inherited {
   let detection = parent.detection;
   for (const [flag, key] of Object.entries(DETECTION_FLAG_OPTIONS) as Array<[keyof DetectionFlags, string]>) {
     const v = options[key];
@@ -47,6 +90,9 @@ function applyOptions(parent: Inherited, options: Readonly<Record<string, unknow
     dynamic: typeof options._dynamic === 'boolean' ? options._dynamic : parent.dynamic,
     detection,
     prefix,
+    path,
+    uuidField: (options._index_uuid_field as UuidFieldMode | undefined) ?? parent.uuidField,
+    aliases,
   };
 }
 
@@ -59,7 +105,19 @@ export function defaultSlot(path: string, typeChar: string): number {
 export function defaultAccuracy(type: FieldType['base']): readonly number[] | readonly DateUnit[] {
   if (isNumericType(type)) return DEFAULT_NUMERIC_ACCURACY;
   if (isDateType(type)) return DEFAULT_DATE_ACCURACY;
+  if (isTimeType(type)) return DEFAULT_TIME_ACCURACY;
+  if (type === 'geo') return DEFAULT_GEO_ACCURACY;
   return [];
+}
+
+/**
+ * Accuracy as terms use it: numeric steps, date units; a time's units become
+ * their seconds, since times are plain numbers of seconds (`minute` → 60,
+ * named `<3c>.` as a date's minute would be).
+ */
+function specAccuracy(type: ScalarType, accuracy: readonly number[] | readonly DateUnit[]): readonly number[] | readonly DateUnit[] {
+  if (!isTimeType(type)) return accuracy;
+  return (accuracy as ReadonlyArray<number | DateUnit>).map((u) => (typeof u === 'number' ? u : DATE_UNIT_SECONDS[u]));
 }
 
 export type StemStrategy = 'stem_none' | 'stem_some' | 'stem_all' | 'stem_all_z';
@@ -96,6 +154,8 @@ export function resolveSpec(
   path: string, type: ScalarType, array: boolean, options: Readonly<Record<string, unknown>>, inh: Inherited,
 ): FieldSpec {
   const typeChar = TYPE_CHARS[type];
+  // A script field is indexed and searched as the text of its body (ctype S, API.md §8.1).
+  if (type === 'script') type = 'text';
   const language = typeof options._language === 'string' ? options._language : undefined;
   const stemLanguage = typeof options._stem_language === 'string' ? options._stem_language : language;
   const spec: FieldSpec = {
@@ -106,7 +166,7 @@ export function resolveSpec(
     index: inh.index,
     prefix: inh.prefix,
     slot: typeof options._slot === 'number' ? options._slot : defaultSlot(path, typeChar),
-    accuracy: Array.isArray(options._accuracy) ? (options._accuracy as number[] | DateUnit[]) : defaultAccuracy(type),
+    accuracy: specAccuracy(type, Array.isArray(options._accuracy) ? (options._accuracy as number[] | DateUnit[]) : defaultAccuracy(type)),
     stemStrategy: (options._stem_strategy as StemStrategy | undefined) ?? 'stem_some',
     stopStrategy: (options._stop_strategy as StopStrategy | undefined) ?? 'stop_stemmed',
     positions: options._positions !== false,

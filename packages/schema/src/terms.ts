@@ -15,6 +15,7 @@
  * numbers, the common case, get short terms.
  */
 import { dateUnitStart } from './dates.js';
+import { geoValueToken } from './geo.js';
 import type { IndexValue } from './convert.js';
 import type { FieldSpec } from './spec.js';
 import { DATE_UNIT_SECONDS, type DateUnit, isDateType } from './types.js';
@@ -63,7 +64,9 @@ export type TermSpec = Pick<FieldSpec, 'type' | 'typeChar' | 'prefix' | 'boolTer
 /**
  * Type char + token of a converted value: keyword lower-cased unless
  * `_bool_term`; boolean `t`/`f`; numbers and dates (epoch seconds) as
- * sortable tokens; a text value is one already-analysed token.
+ * sortable tokens (times and timedeltas: seconds); a text value is one
+ * already-analysed token; a uuid its canonical text; a geo value (its
+ * canonical EWKT) a hash of it (geo.ts `geoValueToken`).
  */
 export function valueToken(spec: Pick<TermSpec, 'type' | 'typeChar' | 'boolTerm'>, value: IndexValue): string {
   switch (spec.type) {
@@ -72,7 +75,13 @@ export function valueToken(spec: Pick<TermSpec, 'type' | 'typeChar' | 'boolTerm'
       return spec.typeChar + (spec.boolTerm ? s : s.toLowerCase());
     }
     case 'text':
+    case 'script':
       return spec.typeChar + String(value);
+    case 'uuid':
+      // Already canonical: lower case, or a condensed form verbatim (convert.ts).
+      return spec.typeChar + String(value);
+    case 'geo':
+      return spec.typeChar + geoValueToken(String(value));
     case 'boolean':
       return spec.typeChar + (value === true ? 't' : 'f');
     default:

@@ -8,7 +8,9 @@
 import { schemaErrors } from './errors.js';
 
 /** Types that hold a value and have a type char. */
-export type ScalarType = 'text' | 'keyword' | 'integer' | 'positive' | 'floating' | 'boolean' | 'date' | 'datetime';
+export type ScalarType =
+  | 'text' | 'keyword' | 'integer' | 'positive' | 'floating' | 'boolean' | 'date' | 'datetime'
+  | 'time' | 'timedelta' | 'uuid' | 'script' | 'geo';
 export type BaseType = ScalarType | 'object';
 
 /** A parsed `_type`: the concrete type and whether it was declared or detected as an array. */
@@ -20,16 +22,18 @@ export interface FieldType {
 /** Type chars of API.md §5.8, used in term names and as the seed of slot hashes. */
 export const TYPE_CHARS: Readonly<Record<ScalarType, string>> = {
   text: 'S', keyword: 'K', integer: 'N', positive: 'N', floating: 'N', boolean: 'B', date: 'D', datetime: 'D',
+  time: 'T', timedelta: 'T', uuid: 'U', script: 'S', geo: 'G',
 };
 
 const TYPE_ALIASES: ReadonlyMap<string, BaseType> = new Map<string, BaseType>([
   ['text', 'text'], ['string', 'text'], ['keyword', 'keyword'], ['term', 'keyword'], ['integer', 'integer'],
   ['positive', 'positive'], ['float', 'floating'], ['floating', 'floating'], ['boolean', 'boolean'],
   ['date', 'date'], ['datetime', 'datetime'], ['object', 'object'],
+  ['time', 'time'], ['timedelta', 'timedelta'], ['uuid', 'uuid'], ['script', 'script'], ['geo', 'geo'],
 ]);
 
 /** Types of API.md §8.1 that later tasks add; naming one is a 400 "not supported yet", not "invalid". */
-const LATER_TYPES: ReadonlySet<string> = new Set(['time', 'timedelta', 'uuid', 'geo', 'script', 'foreign']);
+const LATER_TYPES: ReadonlySet<string> = new Set(['foreign']);
 
 export function isNumericType(t: BaseType): t is 'integer' | 'positive' | 'floating' {
   return t === 'integer' || t === 'positive' || t === 'floating';
@@ -37,6 +41,11 @@ export function isNumericType(t: BaseType): t is 'integer' | 'positive' | 'float
 
 export function isDateType(t: BaseType): t is 'date' | 'datetime' {
   return t === 'date' || t === 'datetime';
+}
+
+/** `time` and `timedelta`: numbers of seconds, with accuracy units `second`, `minute`, `hour`. */
+export function isTimeType(t: BaseType): t is 'time' | 'timedelta' {
+  return t === 'time' || t === 'timedelta';
 }
 
 /** Parse a `_type` value (`"float"`, `"keyword/array"`, `"array/object"`); 400 when unknown. */
@@ -131,3 +140,6 @@ export function isDateUnit(v: unknown): v is DateUnit {
 
 export const DEFAULT_NUMERIC_ACCURACY: readonly number[] = [100, 1000, 10000, 100000, 1000000, 100000000];
 export const DEFAULT_DATE_ACCURACY: readonly DateUnit[] = ['hour', 'day', 'month', 'year', 'decade', 'century'];
+/** Units a `time`/`timedelta` `_accuracy` may name (API.md §8.2), and its default (§8.1). */
+export const TIME_UNITS: readonly DateUnit[] = ['second', 'minute', 'hour'];
+export const DEFAULT_TIME_ACCURACY: readonly DateUnit[] = ['minute', 'hour'];

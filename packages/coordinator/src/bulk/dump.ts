@@ -22,7 +22,7 @@
 import { createDeflate, createGzip } from 'node:zlib';
 import { pipeline, Readable } from 'node:stream';
 import { errorBody, toTesseraError } from '@tessera/errors';
-import { msgpackSerializer, negotiateEncoding, parseAccept, type ContentCoding, type MediaRange } from '@tessera/http';
+import { msgpackSerializer, negotiateEncoding, negotiateSerializer, parseAccept, type ContentCoding, type MediaRange } from '@tessera/http';
 import type { DocumentReply, ScanCall, ScanReply } from '@tessera/rpc';
 import { convertId, type DocumentId } from '../documents/ids.js';
 import { apiErrors } from '../errors.js';
@@ -104,7 +104,12 @@ export class DumpHandler {
     const client = this.registry.client(meta.path, meta.allocation[shard - 1]?.[0], shard);
     const doc = await client.call<DocumentReply | null>('doc.get', { index: meta.path, shard, id });
     if (!doc) throw apiErrors.documentNotFound();
-    return { status: 200, value: dumpItem(doc, undefined) };
+    const content = doc.content === undefined ? undefined : await Promise.all(doc.content.map(async (entry) => ({
+      type: entry.type, size: entry.size, crc: entry.crc,
+      bytes: await client.call<Uint8Array>('doc.content', { index: meta.path, shard, ...entry, from: 0, length: entry.size, verify: true }),
+    })));
+    const binary = negotiateSerializer(ctx.req.headers.accept, ctx.req.headers['content-type'])?.serializer.format === 'msgpack';
+    return { status: 200, value: dumpItem({ id: doc.id, version: doc.version, body: doc.body, ...(content === undefined ? {} : { content }) }, undefined, binary) };
   }
 
   /** Every shard's documents, a page per `shard.scan`, shard 1 first. */
@@ -113,7 +118,7 @@ export class DumpHandler {
       const client = this.registry.client(meta.path, meta.allocation[shard - 1]?.[0], shard);
       let after: DocumentId | undefined;
       for (;;) {
-        const call: ScanCall = { index: meta.path, shard, limit: DUMP_PAGE_DOCUMENTS };
+        const call: ScanCall = { index: meta.path, shard, limit: DUMP_PAGE_DOCUMENTS, content: true };
         if (after !== undefined) call.after = after;
         const page = await client.call<ScanReply>('shard.scan', call);
         if (page.documents.length > 0) yield page.documents;
@@ -172,13 +177,24 @@ function fieldSchema(meta: IndexMeta): Record<string, unknown> {
 }
 
 /** A dumped document: `_id` first, then the stored body; the first item of a dump also carries the index's types. */
-function dumpItem(doc: { id: DocumentId; body: Record<string, unknown> }, types: IndexTypes | undefined): Record<string, unknown> {
+/**
+ * A document as DUMP writes it; stored content as `_data` (§7.6), each blob
+ * binary in MessagePack (`binary`) and base64 in the text formats.
+ */
+function dumpItem(doc: ScannedDocument, types: IndexTypes | undefined, binary: boolean): Record<string, unknown> {
   const id = types === undefined ? doc.id : { _type: types.idType, _value: doc.id };
   const item: Record<string, unknown> = { _id: id };
   if (types !== undefined) item._schema = types.schema;
   Object.assign(item, doc.body);
   // A stored body has no `_id` of its own; should one appear, the document's ID still wins.
   item._id = id;
+  if (doc.content !== undefined && doc.content.length > 0) {
+    item._data = doc.content.map((entry) => ({
+      _content_type: entry.type,
+      _type: 'stored',
+      _blob: binary ? entry.bytes : Buffer.from(entry.bytes ?? new Uint8Array(0)).toString('base64'),
+    }));
+  }
   return item;
 }
 
@@ -191,7 +207,7 @@ async function* encode(pages: AsyncIterable<ScannedDocument[]>, format: DumpForm
   for await (const page of pages) {
     if (format === 'msgpack') {
       const parts = page.map((doc) => {
-        const item = dumpItem(doc, firstTypes);
+        const item = dumpItem(doc, firstTypes, true);
         firstTypes = undefined;
         return msgpackSerializer.encode(item, 0) as Buffer;
       });
@@ -200,7 +216,7 @@ async function* encode(pages: AsyncIterable<ScannedDocument[]>, format: DumpForm
     }
     let text = '';
     for (const doc of page) {
-      const item = dumpItem(doc, firstTypes);
+      const item = dumpItem(doc, firstTypes, false);
       firstTypes = undefined;
       if (format === 'ndjson') text += `${JSON.stringify(item)}\n`;
       else text += `${count > 0 ? (indent > 0 ? ',\n' : ',') : ''}${JSON.stringify(item, null, indent)}`;

@@ -17,6 +17,7 @@ import type { Replicator } from '../replication/replicator.js';
 import { apiErrors } from '../errors.js';
 import type { RequestContext } from '../request/context.js';
 import { isInternalIndex } from '../request/path.js';
+import { isContentBody } from '../documents/content.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
 
@@ -34,6 +35,8 @@ interface Pending {
   position: number;
   target: Target;
   write: Write;
+  /** `_data`: stored content, linked once the document is written, in the order given. */
+  content?: Array<{ type: string; bytes: Uint8Array }>;
 }
 
 export class RestoreHandler {
@@ -80,10 +83,10 @@ export class RestoreHandler {
   }
 
   /** One item into a write for its shard. */
-  private async prepare(index: string, value: unknown): Promise<{ target: Target; write: Write }> {
+  private async prepare(index: string, value: unknown): Promise<{ target: Target; write: Write; content?: Pending['content'] }> {
     if (!isPlainObject(value)) throw apiErrors.badBody('A RESTORE item must be an object');
     const { _op_type: opType, _patch: patch, _data: data, ...raw } = value;
-    if (data !== undefined) throw apiErrors.contentUnavailable();
+    const content = data === undefined ? undefined : parseData(data);
     const op = opType === undefined || opType === 'index' ? 'index'
       : opType === 'update' || opType === 'merge' ? 'update'
         : opType === 'patch' ? 'patch' : undefined;
@@ -92,8 +95,8 @@ export class RestoreHandler {
     const prepared = await this.documents.prepare(index, raw, undefined, undefined);
     const write: Write = op === 'patch'
       ? { op, id: prepared.target.id, patch: patch as unknown[], expectedVersions: prepared.expected }
-      : { op, id: prepared.target.id, body: prepared.body, expectedVersions: prepared.expected };
-    return { target: prepared.target, write };
+      : { op, id: prepared.target.id, body: prepared.body, indexed: prepared.indexed, expectedVersions: prepared.expected };
+    return content === undefined || content.length === 0 ? { target: prepared.target, write } : { target: prepared.target, write, content };
   }
 
   /** One `doc.writeMany` per shard, all shards at once. */
@@ -117,16 +120,57 @@ export class RestoreHandler {
         const body = errorBody(toTesseraError(err));
         replies = group.pending.map(() => ({ error: { code: 'shard_failed', status: body.status as number, message: String(body.message) } }));
       }
-      group.pending.forEach((p, i) => {
+      for (let i = 0; i < group.pending.length; i++) {
+        const p = group.pending[i] as Pending;
         counts.processed++;
-        const reply = replies[i];
+        let reply = replies[i];
+        if (reply !== undefined && !('error' in reply) && p.content !== undefined) {
+          // Each blob is one more write of the document (API.md §6), made once its body is stored.
+          try {
+            for (const entry of p.content) {
+              reply = await this.replication.write(group.meta, group.shard, {
+                index: group.index, shard: group.shard, op: 'update', id: reply.id, upsert: true, commit, schema: group.schema, content: entry,
+              });
+            }
+          } catch (err) {
+            items[p.position] = errorBody(toTesseraError(err));
+            continue;
+          }
+        }
         if (reply === undefined || 'error' in reply) {
           items[p.position] = errorBody(TesseraError.fromJSON(reply?.error));
-          return;
+          continue;
         }
         counts.indexed++;
         items[p.position] = { _id: reply.id, _version: reply.version, '#docid': reply.docid, '#shard': group.shard };
-      });
+      }
     }));
   }
+}
+
+/**
+ * `_data` of a RESTORE item (§7.6, §7.7): `[{"_content_type", "_type":
+ * "stored", "_blob"}]`, the blob binary (MessagePack) or base64 (JSON,
+ * YAML); `inplace` entries stand for the body itself and are skipped.
+ */
+function parseData(data: unknown): Array<{ type: string; bytes: Uint8Array }> {
+  if (!Array.isArray(data)) throw apiErrors.badBody("'_data' must be an array of stored content entries");
+  const out: Array<{ type: string; bytes: Uint8Array }> = [];
+  for (const entry of data as unknown[]) {
+    if (!isPlainObject(entry)) throw apiErrors.badBody("a '_data' entry must be an object");
+    if (entry._type === 'inplace') continue;
+    if (entry._type !== undefined && entry._type !== 'stored') throw apiErrors.badBody("a '_data' entry's '_type' must be 'stored' or 'inplace'");
+    const type = entry._content_type;
+    if (typeof type !== 'string' || type.length === 0 || !isContentBody(type)) {
+      throw apiErrors.badBody("a '_data' entry needs '_content_type': a media type that is not a document codec");
+    }
+    const blob = entry._blob;
+    let bytes: Uint8Array;
+    if (blob instanceof Uint8Array) bytes = blob;
+    else if (typeof blob === 'string' && /^[A-Za-z0-9+/]*={0,2}$/.test(blob) && blob.length % 4 === 0) bytes = Buffer.from(blob, 'base64');
+    else throw apiErrors.badBody("a '_data' entry's '_blob' must be binary or base64 text");
+    if (bytes.length === 0) throw apiErrors.badBody("a '_data' entry's '_blob' must not be empty");
+    out.push({ type, bytes });
+  }
+  return out;
 }

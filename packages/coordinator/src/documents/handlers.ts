@@ -8,7 +8,7 @@
  * A write's script (`_script`, else the index default) is resolved here
  * (scripts/resolve.ts) and run by the primary after the merge.
  */
-import type { DocumentReply, RpcClient, WriteCall, WriteReply } from '@tessera/rpc';
+import type { ContentEntry, ContentReadCall, DocumentInfoReply, DocumentReply, RpcClient, WriteCall, WriteReply } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
 import { apiErrors } from '../errors.js';
 import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
@@ -16,7 +16,9 @@ import type { Replicator } from '../replication/replicator.js';
 import { parseSettings } from '../indexes/settings.js';
 import type { RequestContext } from '../request/context.js';
 import { isInternalIndex } from '../request/path.js';
+import { humanBytes } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
+import { chooseContent, extensionType, INPLACE_TYPE, openBlob } from './content.js';
 import { applySelector } from '../response/selector.js';
 import type { ShardRouter } from '../routing.js';
 import { NamedScripts } from '../scripts/named-scripts.js';
@@ -50,24 +52,77 @@ export class DocumentHandlers {
     const doc = await this.registry.replication.read<DocumentReply | null>(target.meta, target.shard, 'doc.get',
       { index: target.meta.path, shard: target.shard, id: target.id });
     if (!doc) throw apiErrors.documentNotFound();
+    // `/idx/id.png`: an extension the media-type table knows asks for that content (§6); other selectors drill the body.
+    const extension = ctx.options.selector === undefined && ctx.path.selector !== undefined ? extensionType(ctx.path.selector) : undefined;
+    if (doc.content !== undefined || extension !== undefined) {
+      const choice = chooseContent(extension ?? ctx.req.headers.accept, doc.content ?? []);
+      if (choice.kind === 'none') throw apiErrors.notAcceptable(extension ?? ctx.req.headers.accept ?? '*/*');
+      if (choice.kind === 'stored') return this.blob(ctx, target, choice.entry);
+      if (extension !== undefined) return this.presentDocument(ctx, doc, target.shard, undefined);
+    }
+    return this.presentDocument(ctx, doc, target.shard, ctx.options.selector ?? ctx.path.selector);
+  }
+
+  /** A stored blob as the response: its type, its exact length (HEAD too), its bytes read from the primary as the client takes them. */
+  private async blob(ctx: RequestContext, target: Target, entry: ContentEntry): Promise<Reply> {
+    const headers = { 'Content-Type': entry.type };
+    if (ctx.method === 'HEAD') return { status: 200, headers, stream: (async function* () { /* HEAD: no body */ })(), length: entry.size };
+    const ref = { index: target.meta.path, shard: target.shard };
+    const stream = await openBlob(entry, (from, length, verify) =>
+      this.registry.replication.read<Uint8Array>(target.meta, target.shard, 'doc.content', { ...ref, ...entry, from, length, verify } satisfies ContentReadCall));
+    return { status: 200, headers, stream, length: entry.size };
+  }
+
+  private presentDocument(ctx: RequestContext, doc: DocumentReply, shard: number, selector: string | undefined): Reply {
     if (ctx.method === 'HEAD') return { status: 200 };
-    const value = this.present(ctx, doc.body, doc, target.shard);
-    const selector = ctx.options.selector ?? ctx.path.selector;
+    const value = this.present(ctx, doc.body, doc, shard);
     if (selector !== undefined) return { status: 200, value: applySelector(value, selector) };
     if (doc.bodyJson === undefined) return { status: 200, value };
-    return { status: 200, value, json: this.presentJson(ctx, doc.bodyJson, doc, target.shard) };
+    return { status: 200, value, json: this.presentJson(ctx, doc.bodyJson, doc, shard) };
   }
 
   async info(ctx: RequestContext): Promise<Reply> {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
-    const doc = await this.registry.replication.read<DocumentReply | null>(target.meta, target.shard, 'doc.get',
-      { index: target.meta.path, shard: target.shard, id: target.id });
+    const doc = await this.registry.replication.read<DocumentInfoReply | null>(target.meta, target.shard, 'doc.info',
+      { index: target.meta.path, shard: target.shard, id: target.id, schema: target.meta.schema });
     if (!doc) throw apiErrors.documentNotFound();
     const value: Record<string, unknown> = { docid: doc.docid, version: doc.version };
     if (target.meta.settings.number_of_shards > 1) value.shard = target.shard;
-    value.data = [{ content_type: 'application/msgpack', type: 'inplace' }];
+    const data: Array<Record<string, unknown>> = [{ content_type: INPLACE_TYPE, type: 'inplace' }];
+    for (const entry of doc.content ?? []) {
+      data.push({
+        content_type: entry.type, type: 'stored', volume: entry.volume, offset: entry.offset,
+        size: ctx.options.human ? humanBytes(entry.size) : entry.size,
+      });
+    }
+    value.data = data;
+    value.terms = doc.terms;
+    value.values = doc.values;
     return { status: 200, value };
+  }
+
+  /**
+   * PUT or UPDATE of a body that is not a document (API.md §6): PUT makes
+   * the document `{}` plus this one entry, UPDATE adds or replaces the entry
+   * of that type (an empty body unlinks it), keeping the JSON body and the
+   * other entries. `_version` + 1, `?version`/409, `?commit`, `?upsert` as
+   * for any write; the echo is the JSON body, never the blob.
+   */
+  async storeContent(ctx: RequestContext, op: 'index' | 'update'): Promise<Reply> {
+    const index = ctx.singleIndex();
+    if (ctx.path.id === undefined) throw apiErrors.badPath('Stored content needs a document path: /<index>/<id>');
+    const type = (ctx.req.headers['content-type'] ?? '').trim();
+    const bytes = ctx.req.body;
+    if (op === 'index' && bytes.length === 0) throw apiErrors.badBody('Stored content needs a body; an empty body unlinks content with UPDATE');
+    const upsert = ctx.method === 'UPSERT' || ctx.params.flag('upsert', false);
+    const write = await this.prepare(index, {}, ctx.path.id, ctx.params.unsigned('version'));
+    const call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'> = op === 'index'
+      ? { op, body: write.body, expectedVersions: write.expected, content: { type, bytes } }
+      : { op, upsert, expectedVersions: write.expected, content: { type, bytes } };
+    const reply = await this.send(write.target, ctx, call);
+    if (!ctx.options.echo) return { status: 204 };
+    return { status: 200, value: this.present(ctx, reply.body ?? {}, reply, write.target.shard) };
   }
 
   /** PUT /idx/id, POST /idx/ (generated ID), RESTORE of one document. */
@@ -75,7 +130,7 @@ export class DocumentHandlers {
     const index = ctx.singleIndex();
     const body = ctx.object('Document');
     const write = await this.prepareWrite(ctx, index, body, generateNewId ? undefined : ctx.path.id);
-    const reply = await this.send(write.target, ctx, { op: 'index', body: write.body, expectedVersions: write.expected, script: write.script });
+    const reply = await this.send(write.target, ctx, { op: 'index', body: write.body, indexed: write.indexed, expectedVersions: write.expected, script: write.script });
     const location = `${index}${encodeURIComponent(String(reply.id))}`;
     if (!ctx.options.echo) {
       return { status: generateNewId ? 201 : 204, headers: generateNewId ? { Location: location } : {} };
@@ -97,7 +152,7 @@ export class DocumentHandlers {
       call = { op: 'patch', patch, upsert, expectedVersions: write.expected, script: write.script };
     } else {
       write = await this.prepareWrite(ctx, index, ctx.object('Document'), ctx.path.id);
-      call = { op: 'update', body: write.body, upsert, expectedVersions: write.expected, script: write.script };
+      call = { op: 'update', body: write.body, indexed: write.indexed, upsert, expectedVersions: write.expected, script: write.script };
     }
     const reply = await this.send(write.target, ctx, call);
     if (!ctx.options.echo) return { status: 204 };
@@ -166,7 +221,7 @@ export class DocumentHandlers {
     const write = await this.prepare(index, raw, idText, ctx.params.unsigned('version'), true);
     const script = await this.scripts.forWrite(raw._script, write.target.meta.schema, ctx.method);
     // A literal, not a spread: the handler's hot path (see `present`).
-    return { target: write.target, body: write.body, expected: write.expected, script };
+    return { target: write.target, body: write.body, indexed: write.indexed, expected: write.expected, script };
   }
 
   /** A stored document's body (a foreign script's holder), through the ordinary read path. */
@@ -204,9 +259,11 @@ export class DocumentHandlers {
       schema: raw._schema,
       idType: idType ?? 'uuid',
     });
-    const body = await this.fold(index, meta.schema, raw);
+    const { stored: body, unstored } = await this.fold(index, meta.schema, raw);
     // The fold may have grown the schema: route with the index as it is now.
     const current = this.registry.get(index) ?? meta;
+    // `_store: false` fields are indexed but not stored: the shard gets the form to index beside the stored one.
+    const indexed = unstored ? foldDocument(current.schema, raw, { keepUnstored: true }).document.stored : undefined;
     const type = current.idType as IdType;
     let id: DocumentId;
     if (text === undefined) {
@@ -217,7 +274,7 @@ export class DocumentHandlers {
       id = convertId(text, type);
       if (typeof id === 'number') await this.registry.noteNumericId(current, id);
     }
-    return { target: this.target(current, id), body, expected: expected.length > 0 ? expected : undefined };
+    return { target: this.target(current, id), body, indexed, expected: expected.length > 0 ? expected : undefined };
   }
 
   /**
@@ -226,12 +283,12 @@ export class DocumentHandlers {
    * shards never disagree on a field's type. A value of the wrong type is a
    * 400 and nothing is written.
    */
-  private async fold(index: string, schema: FoldResult['schema'], raw: Record<string, unknown>): Promise<Record<string, unknown>> {
+  private async fold(index: string, schema: FoldResult['schema'], raw: Record<string, unknown>): Promise<{ stored: Record<string, unknown>; unstored: boolean }> {
     const first = foldDocument(schema, raw);
-    if (!first.changed) return first.document.stored;
+    if (!first.changed) return first.document;
     return this.registry.updateSchema(index, (current) => {
       const folded = current === schema ? first : foldDocument(current, raw);
-      return { schema: folded.schema, changed: folded.changed, result: folded.document.stored };
+      return { schema: folded.schema, changed: folded.changed, result: folded.document };
     });
   }
 

@@ -5,16 +5,14 @@
  * (`PUT /t/1` → `"_id": 1`).
  */
 import { randomBytes, randomUUID } from 'node:crypto';
+import { canonicalUuid, isUuidString } from '@tessera/schema';
 import { apiErrors } from '../errors.js';
 
 export type IdType = 'integer' | 'positive' | 'float' | 'uuid' | 'keyword';
 export type DocumentId = string | number;
 
-const UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[1-5][0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}$/i;
 const INTEGER = /^-?(0|[1-9]\d*)$/;
 const DECIMAL = /^-?(0|[1-9]\d*)(\.\d+)?([eE][-+]?\d+)?$/;
-/** Xapiand's condensed UUID form, kept verbatim. */
-const CONDENSED_UUID = /^~[0-9A-Za-z_-]+$/;
 
 const TYPE_ALIASES: Record<string, IdType> = {
   integer: 'integer', positive: 'positive', float: 'float', floating: 'float',
@@ -29,7 +27,7 @@ export function idTypeFromName(name: unknown): IdType {
 
 /** The type the first ID of an index fixes when no `_type` was given. */
 export function detectIdType(text: string): IdType {
-  if (UUID.test(text)) return 'uuid';
+  if (isUuidString(text)) return 'uuid';
   if (INTEGER.test(text) && Number.isSafeInteger(Number(text))) return 'integer';
   if (DECIMAL.test(text) && Number.isFinite(Number(text))) return 'float';
   return 'keyword';
@@ -52,10 +50,12 @@ export function convertId(value: unknown, type: IdType): DocumentId {
       if (!DECIMAL.test(text) || !Number.isFinite(n)) throw apiErrors.badId(`Document ID '${text}' is not a number`);
       return n;
     }
-    case 'uuid':
-      if (CONDENSED_UUID.test(text)) return text;
-      if (!UUID.test(text)) throw apiErrors.badId(`Document ID '${text}' is not a UUID`);
-      return text.toLowerCase();
+    case 'uuid': {
+      // Canonical lower case; Xapiand's condensed form kept verbatim.
+      const uuid = canonicalUuid(text);
+      if (uuid === undefined) throw apiErrors.badId(`Document ID '${text}' is not a UUID`);
+      return uuid;
+    }
     case 'keyword':
       return text;
   }

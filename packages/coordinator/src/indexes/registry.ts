@@ -11,6 +11,7 @@ import type { IdType } from '../documents/ids.js';
 import type { StateStore } from '../state/local-store.js';
 import { createSchema, mergeSchema, type Schema } from '@tessera/schema';
 import type { IndexSettings } from './settings.js';
+import { SchemaPolicy, schemaPolicyErrors, type NewSchema } from './schema-policy.js';
 import { placementOf, withPlacement, type Placement, type PlacementChange, type ShardReplicationState } from '../replication/placement.js';
 import { Replicator, type ReplicationOptions } from '../replication/replicator.js';
 
@@ -21,6 +22,8 @@ export interface IndexMeta {
   settings: IndexSettings;
   schema: Schema;
   idType?: IdType;
+  /** `<index><id>` of the document holding this index's foreign schema (API.md §8.9). */
+  foreign?: string;
   /** Node names holding each shard (index i = shard i+1), primary first. */
   allocation: string[][];
   /**
@@ -87,6 +90,8 @@ export class IndexRegistry {
   private readonly wrappedClients = new WeakMap<RpcClient, RpcClient>();
   /** Writes through primaries, relays to replicas, recoveries and failover. */
   readonly replication: Replicator;
+  /** `--strict` and foreign schemas (schema-policy.ts); set once by the coordinator. */
+  private policy = new SchemaPolicy({ strict: false });
 
   constructor(
     private readonly store: StateStore<ClusterState>,
@@ -96,6 +101,10 @@ export class IndexRegistry {
     replication: Partial<ReplicationOptions> = {},
   ) {
     this.replication = new Replicator(this, nodes, replication);
+  }
+
+  useSchemaPolicy(policy: SchemaPolicy): void {
+    this.policy = policy;
   }
 
   get(path: string): IndexMeta | undefined {
@@ -114,11 +123,15 @@ export class IndexRegistry {
   ensure(path: string, change: IndexChange = {}): Promise<IndexMeta> {
     const existing = this.get(path);
     if (existing && isNoop(existing, change)) return Promise.resolve(existing);
-    return this.serialised(async () => {
+    // A new index's schema is prepared outside the queue: a foreign one may read or create its document through it.
+    const preparing = existing ? Promise.resolve(undefined) : this.policy.prepareNewSchema(path, change.schema, change.settings !== undefined);
+    return preparing.then((prepared) => this.serialised(async () => {
       const state = this.store.get();
       const current = state.indexes[path];
       let next: IndexMeta;
       if (!current) {
+        // Created and dropped meanwhile: prepare here, which a foreign schema cannot (it would wait on this queue).
+        const fresh: NewSchema = prepared ?? this.preparedInQueue(path, change);
         const settings: IndexSettings = { ...this.defaults, ...change.settings };
         // A new index is placed on the nodes active now; it waits for nobody.
         const active = this.nodes.activeNames();
@@ -128,10 +141,11 @@ export class IndexRegistry {
           uuid: randomUUID(),
           createdAt: new Date().toISOString(),
           settings,
-          schema: createSchema(change.schema),
+          schema: fresh.foreign === undefined ? fresh.schema : sharedForeignSchema(state, fresh),
           allocation: allocateShards(active, settings.number_of_shards, settings.number_of_replicas,
             Object.keys(state.indexes).length),
         };
+        if (fresh.foreign !== undefined) next.foreign = fresh.foreign;
         if (change.idType) setIdType(next, change.idType);
         // An old copy of this path still pending on a chosen node goes first, or its documents would resurface.
         const allocation = next.allocation;
@@ -149,7 +163,8 @@ export class IndexRegistry {
         next = {
           ...current,
           settings: { ...current.settings, ...change.settings },
-          schema: change.schema === undefined ? current.schema : mergeSchema(current.schema, change.schema),
+          schema: change.schema === undefined ? current.schema
+            : mergeSchema(current.schema, this.policy.existingSchemaChange(path, current.foreign, change.schema)),
         };
         if (change.idType && !current.idType) setIdType(next, change.idType);
         if (isDeepEqualMeta(current, next)) return current;
@@ -157,7 +172,14 @@ export class IndexRegistry {
       const ok = await this.store.compareAndSet(state, { ...state, indexes: { ...state.indexes, [path]: next } });
       if (!ok) throw new Error('cluster state changed outside the registry queue');
       return next;
-    });
+    }));
+  }
+
+  private preparedInQueue(path: string, change: IndexChange): NewSchema {
+    if (this.policy.strict && change.settings === undefined) throw schemaPolicyErrors.strictSettings(path);
+    if (foreignTarget(change.schema)) throw apiErrors.badBody(`Index ${path} changed while it was being created; retry`);
+    const schema = createSchema(change.schema);
+    return { schema: this.policy.strict && schema._strict === undefined ? { _strict: true, ...schema } : schema };
   }
 
   /**
@@ -167,17 +189,30 @@ export class IndexRegistry {
    * fails (400) instead of overwriting the first.
    */
   updateSchema<T>(path: string, fold: (schema: Schema) => { schema: Schema; changed: boolean; result: T }): Promise<T> {
-    return this.serialised(async () => {
+    let grownForeign: { foreign: string; schema: Schema } | undefined;
+    const done = this.serialised(async () => {
       const state = this.store.get();
       const current = state.indexes[path];
       if (!current) throw apiErrors.indexNotFound(path);
       const folded = fold(current.schema);
       if (folded.changed) {
-        const next: IndexMeta = { ...current, schema: folded.schema };
-        const ok = await this.store.compareAndSet(state, { ...state, indexes: { ...state.indexes, [path]: next } });
+        const indexes = { ...state.indexes, [path]: { ...current, schema: folded.schema } };
+        // Indexes sharing a foreign schema grow together (each keeps its own `_id` type).
+        if (current.foreign !== undefined) {
+          const shared = withoutId(folded.schema);
+          for (const meta of Object.values(state.indexes)) {
+            if (meta.path !== path && meta.foreign === current.foreign) indexes[meta.path] = { ...meta, schema: withIdOf(shared, meta.schema) };
+          }
+          grownForeign = { foreign: current.foreign, schema: shared };
+        }
+        const ok = await this.store.compareAndSet(state, { ...state, indexes });
         if (!ok) throw new Error('cluster state changed outside the registry queue');
       }
       return folded.result;
+    });
+    return done.then(async (result) => {
+      if (grownForeign !== undefined) await this.policy.foreignSchemaChanged(grownForeign.foreign, grownForeign.schema);
+      return result;
     });
   }
 
@@ -381,6 +416,26 @@ function setIdType(meta: IndexMeta, idType: IdType): void {
   // UUIDs are canonical strings by then: exact keyword terms name them.
   const schemaType = idType === 'float' ? 'floating' : idType === 'uuid' ? 'keyword' : idType;
   meta.schema = { ...meta.schema, _id: { _type: schemaType } };
+}
+
+/** A new index naming a foreign schema that other indexes already share takes theirs (the cluster state is ahead of the document). */
+function sharedForeignSchema(state: ClusterState, fresh: NewSchema): Schema {
+  const sibling = Object.values(state.indexes).find((meta) => meta.foreign === fresh.foreign);
+  return sibling === undefined ? fresh.schema : withoutId(sibling.schema);
+}
+
+function withoutId(schema: Schema): Schema {
+  if (schema._id === undefined) return schema;
+  const { _id: _dropped, ...rest } = schema;
+  return rest;
+}
+
+function withIdOf(schema: Schema, own: Schema): Schema {
+  return own._id === undefined ? schema : { ...schema, _id: own._id };
+}
+
+function foreignTarget(body: unknown): boolean {
+  return body !== null && typeof body === 'object' && typeof (body as Record<string, unknown>)._foreign === 'string';
 }
 
 function isNoop(meta: IndexMeta, change: IndexChange): boolean {

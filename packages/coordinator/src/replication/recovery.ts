@@ -22,7 +22,7 @@
  */
 import { toTesseraError } from '@tessera/errors';
 import type {
-  ChangesReply, ReplicateCall, ReplicationPositionReply, RpcClient, ScanReply, ShardStatsReply,
+  ChangesReply, ReplicateCall, ReplicatedChangeMessage, ReplicationPositionReply, RpcClient, ScanReply, ShardStatsReply,
 } from '@tessera/rpc';
 import type { Placement } from './placement.js';
 import type { ReplicationLog, ReplicationOptions } from './replicator.js';
@@ -191,9 +191,14 @@ export class Recovery {
         { ...ref, limit: this.ctx.options.copyPageDocuments, origins: true, ...(after === undefined ? {} : { after }) });
       this.check(term);
       if (page.documents.length > 0) {
-        await this.apply(term, page.documents.map((d) => ({
-          id: d.id, version: d.version, deleted: false, body: d.body, originTerm: d.originTerm ?? 1, originSeq: d.originSeq ?? 1,
-        })));
+        await this.apply(term, page.documents.map((d) => {
+          const change: ReplicatedChangeMessage = {
+            id: d.id, version: d.version, deleted: false, body: d.body, originTerm: d.originTerm ?? 1, originSeq: d.originSeq ?? 1,
+          };
+          if (d.content !== undefined) change.content = d.content;
+          if (d.indexed !== undefined) change.indexed = d.indexed;
+          return change;
+        }));
         count += page.documents.length;
         after = page.documents[page.documents.length - 1]?.id;
       }

@@ -22,9 +22,10 @@
  */
 import assert from 'node:assert/strict';
 import type {
-  ReplicatedChangeMessage, ReplicateReply, RpcClient, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
+  ReplicatedChangeMessage, ReplicatedContentMessage, ReplicateReply, RpcClient, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
 } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
+import { mediaTypeOf } from '@tessera/http';
 import type { NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IndexMeta } from '../indexes/registry.js';
@@ -134,7 +135,7 @@ export class Replicator implements RecoveryContext {
 
   /** A document write on the shard's primary, relayed to its replicas; resolves once every in-sync copy has it. */
   write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply> {
-    return this.throughPrimary<WriteReply>(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term)]);
+    return this.throughPrimary<WriteReply>(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term, call.content)]);
   }
 
   /** Many writes to one shard (RESTORE): one call to the primary, one relay per replica. */
@@ -514,11 +515,26 @@ export class Replicator implements RecoveryContext {
 }
 
 /** The change a primary's write reply stands for, under the term it ran in. */
-function changeOf(reply: WriteReply, term: number): ReplicatedChangeMessage {
+/**
+ * The change a primary's write reply stands for, under the term it ran in.
+ * Content entries travel by size and checksum; the blob the write stored
+ * travels with its bytes (in-sync replicas hold the others already; one that
+ * does not refuses the change and catches up from the primary's log).
+ */
+function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']): ReplicatedChangeMessage {
   const change: ReplicatedChangeMessage = {
     seq: reply.seq, id: reply.id, version: reply.version, deleted: reply.deleted, originTerm: term, originSeq: reply.seq,
   };
   if (reply.body !== undefined) change.body = reply.body;
+  if (reply.indexed !== undefined) change.indexed = reply.indexed;
+  if (reply.content !== undefined) {
+    const storedType = stored !== undefined && stored.bytes.length > 0 ? mediaTypeOf(stored.type) : undefined;
+    change.content = reply.content.map((entry) => {
+      const message: ReplicatedContentMessage = { type: entry.type, size: entry.size, crc: entry.crc };
+      if (storedType !== undefined && mediaTypeOf(entry.type) === storedType && entry.size === stored!.bytes.length) message.bytes = stored!.bytes;
+      return message;
+    });
+  }
   return change;
 }
 

@@ -14,3 +14,16 @@ function round(x: number): number {
 export function duration(seconds: number, human: boolean): string | number {
   return human ? humanDuration(seconds) : seconds;
 }
+
+const BYTE_UNITS = ['B', 'KiB', 'MiB', 'GiB', 'TiB', 'PiB'];
+
+/** Human-readable sizes (API.md §6 INFO): "676.4KiB", "12B". */
+export function humanBytes(bytes: number): string {
+  let value = bytes;
+  let unit = 0;
+  while (value >= 1024 && unit < BYTE_UNITS.length - 1) {
+    value /= 1024;
+    unit++;
+  }
+  return unit === 0 ? `${bytes}B` : `${Math.round(value * 10) / 10}${BYTE_UNITS[unit]}`;
+}

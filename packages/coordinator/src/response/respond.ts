@@ -17,6 +17,8 @@ export interface Reply {
   headers?: Record<string, string | number>;
   /** A body encoded as it is sent (DUMP), instead of `value`; `headers` carry its Content-Type. */
   stream?: AsyncIterable<Uint8Array>;
+  /** The exact byte length of `stream`, when known (a stored blob): sent as Content-Length, HEAD included. */
+  length?: number;
   /**
    * The value's compact JSON text when the handler has it already (a stored
    * document's source spliced with its `_id`…): sent as is for compact JSON
@@ -26,7 +28,11 @@ export interface Reply {
 }
 
 export function render(head: RequestHead, reply: Reply, pretty: boolean | undefined): HttpResponse {
-  if (reply.stream !== undefined) return { status: reply.status, headers: reply.headers ?? {}, bodyStream: reply.stream };
+  if (reply.stream !== undefined) {
+    const streamed: HttpResponse = { status: reply.status, headers: reply.headers ?? {}, bodyStream: reply.stream };
+    if (reply.length !== undefined) streamed.bodyLength = reply.length;
+    return streamed;
+  }
   if (reply.value === undefined) return { status: reply.status, headers: reply.headers ?? {} };
   const negotiated = negotiateSerializer(head.headers.accept, head.headers['content-type']);
   if (!negotiated) return { status: 406, headers: reply.headers ?? {} };

@@ -160,7 +160,11 @@ export class SearchHandlers {
       if (qs.length > 0) request.queryStrings = qs;
     }
     if (body._sort !== undefined) request.sort = body._sort;
-    else if (params.all('sort').length > 0) request.sortStrings = params.all('sort');
+    else if (params.all('sort').length > 0) {
+      const metric = params.string('metric');
+      if (metric === undefined) request.sortStrings = params.all('sort');
+      else request.sort = sortWithMetric(params.all('sort'), metric);
+    }
     const selector = typeof body._selector === 'string' ? body._selector : ctx.options.selector;
     if (selector !== undefined) request.selector = selector;
     if (body._aggs !== undefined && body._aggregations !== undefined) throw apiErrors.badBody("Use either '_aggs' or '_aggregations', not both");
@@ -168,6 +172,23 @@ export class SearchHandlers {
     if (aggs !== undefined) request.aggs = aggs;
     return request;
   }
+}
+
+/**
+ * `sort=field:ref` with `metric=m` (API.md §9.1) as the `_sort` value it
+ * means: each key with a reference becomes `{"field": {"_value": ref,
+ * "_metric": m}}` (a leading `-` is `_order: desc`), the others stay
+ * strings. The shard validates both, as it does a body's `_sort`.
+ */
+function sortWithMetric(sorts: string[], metric: string): unknown[] {
+  return sorts.map((s) => {
+    const colon = s.indexOf(':');
+    if (colon < 0) return s;
+    const name = s.slice(0, colon);
+    const descending = name.startsWith('-');
+    const field = descending || name.startsWith('+') ? name.slice(1) : name;
+    return { [field]: { _order: descending ? 'desc' : 'asc', _value: s.slice(colon + 1), _metric: metric } };
+  });
 }
 
 function unsignedFrom(value: unknown, name: string): number | undefined {

@@ -91,7 +91,8 @@ function bind(request: AggregationRequest, schema: Schema): PlanNode {
     default:
       if (field === null) return { kind: 'no-buckets' };
       if (field.strings) {
-        const keys = request.type === '_values' ? 'values' : field.type === 'text' ? 'text' : 'lower';
+        // Geo keys are the values' canonical EWKT, as stored in the slot (API.md §10 Tessera specifics).
+        const keys = request.type === '_values' || field.type === 'geo' ? 'values' : field.type === 'text' ? 'text' : 'lower';
         const spec = fieldSpec(schema, request.field!)!;
         if (keys === 'lower' && spec.boolTerm) return { kind: 'strings', field, keys: 'values', analyzer: null, subs };
         const analyzer = keys === 'text'
@@ -110,7 +111,7 @@ function needsNumbers(where: string, field: string, type: string): Error {
 function boundField(schema: Schema, path: string): BoundField | null {
   const spec: FieldSpec | undefined = fieldSpec(schema, path);
   if (spec === undefined || !spec.index.fieldValues) return null;
-  return { slot: spec.slot, strings: spec.type === 'text' || spec.type === 'keyword', type: spec.type };
+  return { slot: spec.slot, strings: spec.type === 'text' || spec.type === 'keyword' || spec.type === 'geo' || spec.type === 'uuid', type: spec.type };
 }
 
 /**
@@ -171,7 +172,7 @@ function filterTests(request: AggregationRequest, schema: Schema): FilterTest[] 
     for (const value of values) {
       try {
         const index = convertValue(field.type, value, path).index;
-        converted.push(typeof index === 'boolean' ? (index ? 1 : 0) : field.strings ? String(value) : index);
+        converted.push(typeof index === 'boolean' ? (index ? 1 : 0) : field.strings ? String(field.type === 'geo' ? index : value) : index);
       } catch {
         // An unconvertible value (a word for a number field) equals no value.
       }

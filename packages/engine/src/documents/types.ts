@@ -1,4 +1,5 @@
 /** Public shapes of a shard's document store. */
+import type { BlobLocation } from '../content/volumes.js';
 import type { LatencyHistogramSnapshot } from '../store/latency-histogram.js';
 
 /** A document ID in its index's `_id` type (integer IDs are numbers). */
@@ -6,6 +7,14 @@ export type DocumentId = string | number;
 
 /** A plain JSON-like document body (null prototype not required). */
 export type DocumentBody = Record<string, unknown>;
+
+/**
+ * A stored content entry (API.md §6): a blob in the shard's content volumes,
+ * linked under a media type (`type`, as the client's Content-Type gave it).
+ */
+export interface ContentLink extends BlobLocation {
+  type: string;
+}
 
 /** What the store holds for one live document. Treat as immutable: it may be shared with the cache. */
 export interface StoredDocument {
@@ -25,11 +34,18 @@ export interface StoredDocument {
   readonly term?: number;
   /** The primary's seq of the change that wrote this version, when this copy received it by replication (absent: `seq`). */
   readonly originSeq?: number;
+  /** Stored content entries, in order of last storing (the last is the default); absent when none. */
+  readonly content?: readonly ContentLink[];
+  /**
+   * The form indexed, when `_store: false` fields make it differ from `body`
+   * (kept for re-indexing by replay and replication; never returned as the document).
+   */
+  readonly indexed?: DocumentBody;
 }
 
 /** The outcome a write decides, given the current document. */
 export type Mutation =
-  | { kind: 'put'; body: DocumentBody }
+  | { kind: 'put'; body: DocumentBody; content?: readonly ContentLink[] | undefined; indexed?: DocumentBody | undefined }
   | { kind: 'delete' };
 
 /** High-level document write, as the coordinator routes it to the primary copy. */
@@ -38,6 +54,8 @@ export interface WriteRequest {
   id: DocumentId;
   /** index: the new body; update: partial body merged recursively; patch: ignored (see `patch`). */
   body?: DocumentBody;
+  /** `body` with its `_store: false` fields kept (the coordinator's fold): indexed instead of `body`. */
+  indexed?: DocumentBody;
   /** patch: RFC 6902 operations plus `incr`/`decr` (API.md §5.4). */
   patch?: unknown[];
   /** Each given expected version must equal the current one (0 = must not exist). */
@@ -52,6 +70,18 @@ export interface WriteRequest {
   term?: number;
   /** A script to run after the merge and before indexing (API.md §11), resolved by the coordinator. */
   script?: WriteScript;
+  /**
+   * Stored content (API.md §6), with op `index` (the document becomes `{}`
+   * plus this one entry) or `update` (the entry of that type is replaced or
+   * added, the body and other entries kept; empty `bytes` unlinks the type).
+   */
+  content?: ContentWrite;
+}
+
+/** A blob to store under a media type; empty bytes on an update unlink that type. */
+export interface ContentWrite {
+  type: string;
+  bytes: Uint8Array;
 }
 
 /** A write's script: its source and parameters, as the coordinator resolved them (named, foreign, index default). */
@@ -71,6 +101,10 @@ export interface WriteResult {
   seq: number;
   /** The stored body after the write (absent for deletes). Shared with the document cache: never mutate it. */
   body?: DocumentBody;
+  /** The content entries after the write, when the document has any. */
+  content?: readonly ContentLink[];
+  /** The form indexed, when it differs from `body` (`_store: false` fields). */
+  indexed?: DocumentBody;
   deleted: boolean;
 }
 
@@ -103,6 +137,10 @@ export interface OplogEntry {
   term?: number;
   /** The primary's seq of the change, when this copy applied it by replication (absent: `seq`). */
   originSeq?: number;
+  /** The content entries after the change (puts of documents with content). */
+  content?: readonly ContentLink[];
+  /** The form indexed, when it differs from `body` (`_store: false` fields). */
+  indexed?: DocumentBody;
 }
 
 /** Counters for `/:metrics` and benchmarks; cheap to read (kept in memory). */

@@ -18,7 +18,7 @@ import { engineErrors } from '../errors.js';
 import { mergeDocument } from './merge.js';
 import { applyDocumentPatch } from './patch.js';
 import { isPlainObject } from './plain-object.js';
-import type { DocumentBody, Mutation, StoredDocument, WriteRequest, WriteScript } from './types.js';
+import type { ContentLink, ContentWrite, DocumentBody, Mutation, StoredDocument, WriteRequest, WriteScript } from './types.js';
 
 /** What a scripted write needs besides the request: the process's script runner and the schema to fold its result with. */
 export interface WriteContext {
@@ -39,7 +39,40 @@ export function validateWriteRequest(req: WriteRequest): void {
     }
   }
   if (req.body !== undefined && !isPlainObject(req.body)) throw engineErrors.invalidDocument('A document must be an object');
+  if (req.indexed !== undefined && !isPlainObject(req.indexed)) throw engineErrors.invalidDocument('An indexed form must be an object');
   if (req.script !== undefined) validateScript(req.script);
+  if (req.content !== undefined) validateContentWrite(req.content, req.op);
+}
+
+/** Longest media type kept as a content entry's type (RFC 6838 names are at most 127 + 1 + 127 characters). */
+const CONTENT_TYPE_LENGTH_MAX = 255;
+
+function validateContentWrite(content: ContentWrite, op: WriteRequest['op']): void {
+  if (!isPlainObject(content)) throw engineErrors.invalidWrite('content must be an object');
+  if (typeof content.type !== 'string' || content.type.length === 0 || content.type.length > CONTENT_TYPE_LENGTH_MAX) {
+    throw engineErrors.invalidWrite(`a content type must be a string of 1 to ${CONTENT_TYPE_LENGTH_MAX} characters`);
+  }
+  if (!(content.bytes instanceof Uint8Array)) throw engineErrors.invalidWrite('content bytes must be binary');
+  if (op !== 'index' && op !== 'update') throw engineErrors.invalidWrite(`content cannot be written by '${op}'`);
+  if (op === 'index' && content.bytes.length === 0) throw engineErrors.invalidWrite('an index of content needs bytes (an empty body unlinks, with UPDATE)');
+}
+
+/** The media type of a content type, bare and lower-cased (`Text/Plain; charset=x` → `text/plain`): how entries are matched. */
+export function bareMediaType(contentType: string): string {
+  const semi = contentType.indexOf(';');
+  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
+}
+
+/**
+ * The content entries after a content write (API.md §6): the entry of that
+ * media type goes (re-storing moves it to the end, unlinking removes it),
+ * then the new link, if any, becomes the last entry — the default.
+ */
+export function relinkContent(current: readonly ContentLink[] | undefined, type: string, stored: ContentLink | undefined): ContentLink[] {
+  const bare = bareMediaType(type);
+  const kept = (current ?? []).filter((link) => bareMediaType(link.type) !== bare);
+  if (stored !== undefined) kept.push(stored);
+  return kept;
 }
 
 function validateScript(script: WriteScript): void {
@@ -63,9 +96,23 @@ export function checkExpectedVersions(expected: readonly number[] | undefined, c
   }
 }
 
-export function decideWrite(req: WriteRequest, current: StoredDocument | undefined, context: WriteContext = {}): Mutation {
-  const mutation = decideChange(req, current);
+/**
+ * `stored` is the blob of a content write, appended to the volumes before
+ * the document's lock was taken (undefined for an unlink).
+ */
+export function decideWrite(req: WriteRequest, current: StoredDocument | undefined, context: WriteContext = {},
+  stored?: ContentLink): Mutation {
+  const mutation = req.content === undefined ? decideChange(req, current) : decideContentChange(req, req.content, current, stored);
   return req.script === undefined ? mutation : runScript(req.script, current, mutation, context);
+}
+
+/** A content write keeps the body (UPDATE) or empties it (PUT: the document is replaced, §6). */
+function decideContentChange(req: WriteRequest, content: ContentWrite, current: StoredDocument | undefined,
+  stored: ContentLink | undefined): Mutation {
+  checkExpectedVersions(req.expectedVersions, current);
+  if (req.op === 'index') return { kind: 'put', body: {}, content: relinkContent(undefined, content.type, stored) };
+  if (current === undefined && !req.upsert) throw engineErrors.documentNotFound();
+  return { kind: 'put', body: current?.body ?? {}, content: relinkContent(current?.content, content.type, stored), indexed: current?.indexed };
 }
 
 function decideChange(req: WriteRequest, current: StoredDocument | undefined): Mutation {
@@ -73,16 +120,23 @@ function decideChange(req: WriteRequest, current: StoredDocument | undefined): M
   const body: DocumentBody = req.body ?? {};
   switch (req.op) {
     case 'index':
-      return { kind: 'put', body };
+      // PUT replaces the whole document, stored content included (§5.1).
+      return { kind: 'put', body, indexed: req.indexed };
     case 'update':
       if (current === undefined) {
         if (!req.upsert) throw engineErrors.documentNotFound();
-        return { kind: 'put', body };
+        return { kind: 'put', body, indexed: req.indexed };
       }
-      return { kind: 'put', body: mergeDocument(current.body, body) };
-    case 'patch':
+      return {
+        kind: 'put', body: mergeDocument(current.body, body), content: current.content,
+        // Unstored fields stay indexed until a write gives them new values.
+        indexed: current.indexed === undefined && req.indexed === undefined ? undefined : mergeDocument(current.indexed ?? current.body, req.indexed ?? body),
+      };
+    case 'patch': {
       if (current === undefined && !req.upsert) throw engineErrors.documentNotFound();
-      return { kind: 'put', body: applyDocumentPatch(current?.body ?? {}, req.patch) };
+      const patched = applyDocumentPatch(current?.body ?? {}, req.patch);
+      return { kind: 'put', body: patched, content: current?.content, indexed: current?.indexed === undefined ? undefined : patchIndexed(current.indexed, req.patch, patched) };
+    }
     case 'delete':
       if (current === undefined) throw engineErrors.documentNotFound();
       return { kind: 'delete' };
@@ -107,5 +161,18 @@ function runScript(script: WriteScript, current: StoredDocument | undefined, mut
   const result = scripts.run({ body: script.body, name: script.name, params: script.params, doc: mutation.body, oldDoc, method: script.method });
   const folded = foldDocument(context.schema ?? {}, result);
   if (folded.changed) throw engineErrors.scriptSchemaChange(result);
-  return { kind: 'put', body: folded.document.stored };
+  return { kind: 'put', body: folded.document.stored, content: mutation.content };
+}
+
+/**
+ * A patch applied to the indexed form too, so unstored fields stay indexed;
+ * a patch that only fits the stored form (it tests or moves an unstored
+ * path) re-indexes from the stored form.
+ */
+function patchIndexed(indexed: DocumentBody, patch: unknown[] | undefined, patched: DocumentBody): DocumentBody {
+  try {
+    return applyDocumentPatch(indexed, patch);
+  } catch {
+    return patched;
+  }
 }

@@ -36,6 +36,9 @@ describe('documentTerms: _index modes', () => {
     ['positive', 7, `N${sortableToken(7)}`, 'numbers', 7],
     ['date', '2015-01-01', `D${sortableToken(1420070400)}`, 'numbers', 1420070400],
     ['datetime', '2015-01-01T10:00:00', `D${sortableToken(1420106400)}`, 'numbers', 1420106400],
+    ['time', '10:30', `T${sortableToken(37800)}`, 'numbers', 37800],
+    ['timedelta', '-00:01', `T${sortableToken(-60)}`, 'numbers', -60],
+    ['uuid', '5759B016-10C0-4526-A981-47D6D19F6FB4', 'U5759b016-10c0-4526-a981-47d6d19f6fb4', 'strings', '5759b016-10c0-4526-a981-47d6d19f6fb4'],
   ] as const;
   for (const [type, value, token, kind, column] of CASES) {
     for (const [mode, fieldTerms, fieldValues, globalTerms, globalValues] of MODES) {
@@ -56,11 +59,11 @@ describe('documentTerms: _index modes', () => {
           const n = column as number;
           for (const t of accuracyTerms(spec, n)) expect(terms.has(t)).toBe(fieldTerms);
           for (const t of accuracyTerms(spec, n, '')) expect(terms.has(t)).toBe(globalTerms);
-          expect(accuracyTerms(spec, n).length).toBe(6);
+          expect(accuracyTerms(spec, n).length).toBe(type === 'time' || type === 'timedelta' ? 2 : 6);
         }
         // Only the ID term otherwise, and nothing positional outside text.
         const expected = 1 + (fieldTerms ? 1 : 0) + (globalTerms ? 1 : 0)
-          + (kind === 'numbers' && type !== 'boolean' ? 6 * ((fieldTerms ? 1 : 0) + (globalTerms ? 1 : 0)) : 0);
+          + (kind === 'numbers' && type !== 'boolean' ? (type === 'time' || type === 'timedelta' ? 2 : 6) * ((fieldTerms ? 1 : 0) + (globalTerms ? 1 : 0)) : 0);
         expect(terms.size).toBe(expected);
         for (const [, t] of terms) if (type !== 'text') expect(t.positions).toBeNull();
       });

@@ -31,6 +31,7 @@ import {
   isDateType, isNumericType, parseType, type Schema, stemTerm, textTerm, TYPE_CHARS, valueToken,
 } from '@tessera/schema';
 import { analyzerFor, NO_POSITION } from '../analysis/analyzer.js';
+import { addGeoAccuracyTerms } from './geo-terms.js';
 import type { IndexableDocument } from '../segments/write-buffer.js';
 
 /** Position gap between two values of one field (Xapian's `increase_termpos` idiom). */
@@ -46,9 +47,9 @@ export const VERSION_SLOT = 1;
  * Strings (text, keyword) and numbers live in separate columns, so a slot
  * number names a column of one kind only.
  */
-export const GLOBAL_VALUE_SLOTS: Readonly<Record<string, number>> = { S: 10, K: 11, N: 12, B: 13, D: 14 };
+export const GLOBAL_VALUE_SLOTS: Readonly<Record<string, number>> = { S: 10, K: 11, N: 12, B: 13, D: 14, T: 15, U: 16, G: 17 };
 
-/** The global value slot of a type char (`S`, `K`, `N`, `B`, `D`). */
+/** The global value slot of a type char (`S`, `K`, `N`, `B`, `D`, `T`, `U`, `G`). */
 export function globalValueSlot(typeChar: string): number {
   const slot = GLOBAL_VALUE_SLOTS[typeChar];
   if (slot === undefined) throw new RangeError(`no global value slot for type char '${typeChar}'`);
@@ -162,13 +163,16 @@ function addValue(c: DocumentCollector, v: IndexedValue): void {
   }
   if (index.fieldTerms) c.add(fieldTerm(spec, value), NO_POSITION);
   if (index.globalTerms) c.add(globalTerm(spec, value), NO_POSITION);
-  if (typeof value === 'number' && (isNumericType(spec.type) || isDateType(spec.type))) {
+  if (spec.type === 'geo') addGeoAccuracyTerms(c, spec, value as string);
+  // Numbers, dates and times (seconds) have accuracy terms; other types have no accuracy.
+  if (typeof value === 'number') {
     if (index.fieldTerms) for (const t of accuracyTerms(spec, value)) c.add(t, NO_POSITION);
     if (index.globalTerms) for (const t of accuracyTerms(spec, value, '')) c.add(t, NO_POSITION);
   }
   if (!index.fieldValues && !index.globalValues) return;
-  if (spec.type === 'keyword') {
-    const s = String(value);
+  if (typeof value === 'string') {
+    // Keywords and UUIDs: exact strings.
+    const s = value;
     if (index.fieldValues) c.string(spec.slot, s);
     if (index.globalValues) c.string(globalValueSlot(spec.typeChar), s);
     return;

@@ -235,7 +235,7 @@ export class ShardIndex {
       if (e.seq <= this.current.seq) continue;
       let prepared: PreparedChange;
       try {
-        prepared = this.prepare({ seq: e.seq, docid: e.docid, id: e.id, body: e.op === 'put' ? (e.body ?? null) : null, version: e.version }, schema);
+        prepared = this.prepare({ seq: e.seq, docid: e.docid, id: e.id, body: e.op === 'put' ? (e.indexed ?? e.body ?? null) : null, version: e.version }, schema);
       } catch (err) {
         this.counters.replayFailures++;
         this.lastError = err;

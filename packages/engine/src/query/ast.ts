@@ -60,7 +60,9 @@ export type CastName =
   | '_datetime' | '_date' | '_time' | '_timedelta' | '_uuid';
 
 /** Geometry keys of §8.6. */
-export type ShapeName = '_point' | '_circle' | '_polygon' | '_chull' | '_ewkt';
+export type ShapeName =
+  | '_point' | '_circle' | '_convex' | '_polygon' | '_chull' | '_multipoint' | '_multicircle' | '_multiconvex'
+  | '_multipolygon' | '_multichull' | '_geometrycollection' | '_ewkt';
 
 /** A range end: a JSON number or a string (number, date with math, time, text); null = open. */
 export type RangeEnd = string | number | null;

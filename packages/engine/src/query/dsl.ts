@@ -17,11 +17,12 @@
  * empty compound array and arrays inside arrays are 400s; `"*"` as an
  * element at the top is `all`; range ends are strings or numbers.
  */
-import type { BoolOp, CastName, LeafValue, Query, RangeEnd, ShapeName, TextOp } from './ast.js';
+import type { BoolOp, CastName, LeafValue, Query, RangeEnd, ShapeName, TextNode, TextOp } from './ast.js';
 import { queryErrors, type SyntaxErrorFactory } from './errors.js';
-import { parseRangeString, splitFieldName, stringLeaf, type ParseContext } from './leaf.js';
+import { countFuzzy, parseRangeString, splitFieldName, stringLeaf, uncountedStringLeaf, type ParseContext } from './leaf.js';
 import { checkDepth } from './limits.js';
 import { parseQueryStringIn } from './query-string.js';
+import { DEFAULT_EDIT_DISTANCE, parsePattern } from './text.js';
 
 const COMPOUND: ReadonlyMap<string, BoolOp> = new Map<string, BoolOp>([
   ['_and', 'and'], ['_or', 'or'], ['_not', 'not'], ['_and_not', 'and_not'], ['_xor', 'xor'], ['_and_maybe', 'and_maybe'],
@@ -37,7 +38,12 @@ const CASTS: ReadonlySet<string> = new Set<CastName>([
   '_datetime', '_date', '_time', '_timedelta', '_uuid',
 ]);
 
-const SHAPES: ReadonlySet<string> = new Set<ShapeName>(['_point', '_circle', '_polygon', '_chull', '_ewkt']);
+const SHAPES: ReadonlySet<string> = new Set<ShapeName>([
+  '_point', '_circle', '_convex', '_polygon', '_chull', '_multipoint', '_multicircle', '_multiconvex', '_multipolygon',
+  '_multichull', '_geometrycollection', '_ewkt',
+]);
+/** Shapes whose body is a list (API.md §8.6; geo/objects.ts). */
+const LIST_SHAPES: ReadonlySet<string> = new Set(['_multiconvex', '_multipolygon', '_multichull', '_geometrycollection']);
 
 /** `{"_datetime": {…}}` parts of §8.5. */
 const DATE_PARTS: ReadonlySet<string> = new Set(['_year', '_month', '_day', '_hour', '_min', '_sec', '_fsec']);
@@ -79,6 +85,34 @@ export function parseDslIn(value: unknown, ctx: ParseContext): Query {
   if (typeof value === 'string') return parseQueryStringIn(value, ctx);
   if (!isPlainObject(value)) throw queryErrors.invalidQuery('Invalid _query: expected an object or a string');
   return new DslParser(ctx).object(value, null, 1);
+}
+
+/**
+ * `{"_fuzzy": s}`: the keyword reading is `s~` (the whole value, unless `s`
+ * ends with its own `~N`); in the text reading every plain word becomes
+ * `word~` (a typo may be in any word), words with a pattern keep it.
+ */
+function fuzzyLeaf(value: string, ctx: ParseContext, depth: number): LeafValue {
+  const keyword = /~\d*$/.test(value) ? value : `${value}~`;
+  const leaf = uncountedStringLeaf(value, 'or', false, ctx, depth, fail);
+  if (leaf.kind !== 'string') return leaf;
+  const fuzzy: LeafValue = { ...leaf, value: keyword, text: fuzzyText(leaf.text), keyword: parsePattern(keyword, ctx.limits, fail) };
+  countFuzzy(fuzzy, ctx);
+  return fuzzy;
+}
+
+/** Every plain word of a text node made fuzzy at the default distance. */
+function fuzzyText(node: TextNode): TextNode {
+  switch (node.kind) {
+    case 'word':
+      return node.pattern.match === 'exact'
+        ? { ...node, pattern: { match: 'fuzzy', text: node.pattern.text, distance: DEFAULT_EDIT_DISTANCE } }
+        : node;
+    case 'bool':
+      return { ...node, children: node.children.map(fuzzyText) };
+    default:
+      return node;
+  }
 }
 
 class DslParser {
@@ -134,7 +168,8 @@ class DslParser {
     if (suffix !== undefined) {
       if (typeof value !== 'string' || value.length === 0) throw queryErrors.invalidQuery(`Invalid value for ${key}: expected a non-empty string`);
       this.ctx.budget.take();
-      const s = key === '_fuzzy' ? (/~\d*$/.test(value) ? value : value + suffix) : (value.endsWith(suffix) ? value : value + suffix);
+      if (key === '_fuzzy') return field(path, fuzzyLeaf(value, this.ctx, depth + 1));
+      const s = value.endsWith(suffix) ? value : value + suffix;
       return field(path, stringLeaf(s, 'or', false, this.ctx, depth + 1, fail));
     }
     throw queryErrors.invalidOperator(key);
@@ -255,8 +290,8 @@ class DslParser {
   }
 
   private shape(key: string, value: unknown, within: boolean): LeafValue {
-    const ok = key === '_ewkt' ? typeof value === 'string' : isPlainObject(value);
-    if (!ok) throw queryErrors.invalidQuery(`Invalid value for ${key}: expected ${key === '_ewkt' ? 'a string' : 'an object'}`);
+    const ok = key === '_ewkt' ? typeof value === 'string' : LIST_SHAPES.has(key) ? Array.isArray(value) : isPlainObject(value);
+    if (!ok) throw queryErrors.invalidQuery(`Invalid value for ${key}: expected ${key === '_ewkt' ? 'a string' : LIST_SHAPES.has(key) ? 'an array' : 'an object'}`);
     return { kind: 'shape', shape: key as ShapeName, value, within };
   }
 }

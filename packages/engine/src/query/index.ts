@@ -21,7 +21,7 @@ export { parsePattern } from './text.js';
 
 function context(limits: Partial<QueryLimits> | undefined): { limits: QueryLimits; budget: LeafBudget } {
   const merged = limits === undefined ? QUERY_LIMITS : { ...QUERY_LIMITS, ...limits };
-  return { limits: merged, budget: new LeafBudget(merged.leavesMax) };
+  return { limits: merged, budget: new LeafBudget(merged.leavesMax, merged.fuzzyWordsMax) };
 }
 
 /** A `_query` body value: absent or `"*"` = all; another string = query string (§9.4); an object = DSL (§9.3). */

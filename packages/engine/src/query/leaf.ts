@@ -2,7 +2,7 @@
  * Leaves shared by the DSL and query strings: field paths, string leaves
  * (text and keyword readings of one string) and range strings.
  */
-import type { LeafValue, RangeEnd, TextOp } from './ast.js';
+import type { LeafValue, RangeEnd, TextNode, TextOp } from './ast.js';
 import type { SyntaxErrorFactory } from './errors.js';
 import { checkStringLength, type LeafBudget, type QueryLimits } from './limits.js';
 import { parsePattern, parseText } from './text.js';
@@ -23,11 +23,36 @@ const EXISTS: LeafValue = { kind: 'exists' };
 export function stringLeaf(
   s: string, op: TextOp, booleans: boolean, ctx: ParseContext, depth: number, fail: SyntaxErrorFactory, offset = 0,
 ): LeafValue {
+  const leaf = uncountedStringLeaf(s, op, booleans, ctx, depth, fail, offset);
+  countFuzzy(leaf, ctx);
+  return leaf;
+}
+
+/** `stringLeaf` without counting its fuzzy words (for a caller that rewrites the leaf first, then counts). */
+export function uncountedStringLeaf(
+  s: string, op: TextOp, booleans: boolean, ctx: ParseContext, depth: number, fail: SyntaxErrorFactory, offset = 0,
+): LeafValue {
   checkStringLength(s, 'Query text', ctx.limits);
   if (s === '*') return EXISTS;
   const text = parseText(s, op, booleans, { limits: ctx.limits, budget: ctx.budget, fail: (m, p) => fail(m, offset + p), depth });
   const keyword = parsePattern(s, ctx.limits, fail, offset);
   return { kind: 'string', value: s, op, text, keyword };
+}
+
+/** Charge a string leaf's fuzzy walks to the request: its fuzzy words, or 1 for a fuzzy keyword value. */
+export function countFuzzy(leaf: LeafValue, ctx: ParseContext): void {
+  if (leaf.kind !== 'string') return;
+  const words = fuzzyWords(leaf.text);
+  const count = Math.max(words, leaf.keyword.match === 'fuzzy' ? 1 : 0);
+  if (count > 0) ctx.budget.takeFuzzy(count);
+}
+
+function fuzzyWords(node: TextNode): number {
+  if (node.kind === 'word') return node.pattern.match === 'fuzzy' ? 1 : 0;
+  if (node.kind !== 'bool') return 0;
+  let n = 0;
+  for (const c of node.children) n += fuzzyWords(c);
+  return n;
 }
 
 /**

@@ -17,6 +17,11 @@ export interface QueryLimits {
   readonly fieldNameLengthMax: number;
   /** Largest edit distance of `t~N`. */
   readonly editDistanceMax: number;
+  /**
+   * Fuzzy words (`t~N`, `{"_fuzzy": s}`) per request: each walks the field's
+   * whole term dictionary in every segment (milliseconds on 10⁵ terms).
+   */
+  readonly fuzzyWordsMax: number;
   /** Sort keys per request. */
   readonly sortKeysMax: number;
   /** `_offset + _limit` (API.md §13). */
@@ -29,19 +34,26 @@ export const QUERY_LIMITS: QueryLimits = {
   stringLengthMax: 65_536,
   fieldNameLengthMax: 1024,
   editDistanceMax: 8,
+  fuzzyWordsMax: 32,
   sortKeysMax: 32,
   resultWindowMax: 100_000,
 };
 
-/** Counts leaves across one request (all `q` params share one budget). */
+/** Counts leaves (and fuzzy words) across one request (all `q` params share one budget). */
 export class LeafBudget {
   private used = 0;
+  private fuzzy = 0;
 
-  constructor(private readonly max: number) {}
+  constructor(private readonly max: number, private readonly fuzzyMax = QUERY_LIMITS.fuzzyWordsMax) {}
 
   take(count = 1): void {
     this.used += count;
     if (this.used > this.max) throw queryErrors.tooComplex(`Query has more than ${this.max} leaves`);
+  }
+
+  takeFuzzy(count: number): void {
+    this.fuzzy += count;
+    if (this.fuzzy > this.fuzzyMax) throw queryErrors.tooComplex(`Query has more than ${this.fuzzyMax} fuzzy words`);
   }
 }
 

@@ -50,9 +50,20 @@ function fromString(s: string, limits: QueryLimits): { path: string; order: 'asc
   return { path: sortPath(s, limits), order: 'asc' };
 }
 
-function fromObjectEntry(name: string, spec: unknown, limits: QueryLimits): SortKey {
+/**
+ * `{"f": {options}}`; nested plain keys extend the path, as in the query DSL
+ * (`{"name": {"first": {"_order": "desc"}}}` is `name.first`, which is also
+ * what the HTTP layer makes of a dotted `{"name.first": {…}}`).
+ */
+function fromObjectEntry(name: string, spec: unknown, limits: QueryLimits, add: (k: SortKey) => void, depth = 1): void {
   const path = sortPath(name, limits);
   if (!isPlainObject(spec)) throw queryErrors.invalidSort(`Invalid sort for ${path}: expected an object`);
+  const names = Object.keys(spec);
+  if (path !== SCORE && names.length > 0 && names.every((k) => k.charCodeAt(0) !== 0x5f)) {
+    if (depth >= limits.depthMax) throw queryErrors.tooComplex(`Sort nested deeper than ${limits.depthMax} levels`);
+    for (const child of names) fromObjectEntry(`${path}.${child}`, spec[child], limits, add, depth + 1);
+    return;
+  }
   let order: 'asc' | 'desc' = 'asc';
   let value: unknown;
   let metric: string | undefined;
@@ -74,7 +85,7 @@ function fromObjectEntry(name: string, spec: unknown, limits: QueryLimits): Sort
         throw queryErrors.invalidSort(`Invalid sort option: ${key.slice(0, 100)}`);
     }
   }
-  return key(path, order, value, metric);
+  add(key(path, order, value, metric));
 }
 
 function key(path: string, order: 'asc' | 'desc', value: unknown, metric: string | undefined): SortKey {
@@ -95,7 +106,7 @@ export function parseSort(value: unknown, limits: QueryLimits = QUERY_LIMITS): S
     } else if (isPlainObject(v)) {
       const names = Object.keys(v);
       if (names.length === 0) throw queryErrors.invalidSort('Invalid _sort: empty object');
-      for (const name of names) add(fromObjectEntry(name, v[name], limits));
+      for (const name of names) fromObjectEntry(name, v[name], limits, add);
     } else {
       throw queryErrors.invalidSort('Invalid _sort: expected a string, an object or an array of them');
     }

@@ -31,7 +31,8 @@ export interface TextContext {
   readonly depth: number;
 }
 
-const DEFAULT_EDIT_DISTANCE = 2;
+/** Edit distance of `t~` without N (§9.3.1). */
+export const DEFAULT_EDIT_DISTANCE = 2;
 const FUZZY_SUFFIX = /~(\d*)$/;
 
 /**

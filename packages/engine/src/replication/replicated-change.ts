@@ -19,6 +19,18 @@ export interface ReplicatedChange {
   /** Where the version sits in the shard's history (replication/origin.ts). */
   originTerm: number;
   originSeq: number;
+  /** The form indexed, when `_store: false` fields make it differ from `body`. */
+  indexed?: DocumentBody;
+  /** The put's stored content entries, in order; each carries its blob's bytes unless the copy is known to hold it. */
+  content?: ReplicatedContent[];
+}
+
+/** A content entry of a replicated change: the blob by size and checksum, and its bytes when sent. */
+export interface ReplicatedContent {
+  type: string;
+  size: number;
+  crc: number;
+  bytes?: Uint8Array;
 }
 
 export interface ReplicateOutcome {
@@ -49,5 +61,21 @@ export function validateReplicatedChanges(changes: unknown): asserts changes is 
     if (!Number.isSafeInteger(change.originSeq) || (change.originSeq as number) < 1) throw engineErrors.invalidWrite('originSeq must be a positive integer');
     if (typeof change.deleted !== 'boolean') throw engineErrors.invalidWrite('deleted must be a boolean');
     if (!change.deleted && !isPlainObject(change.body)) throw engineErrors.invalidDocument('A replicated document must be an object');
+    if (change.content !== undefined) validateReplicatedContent(change.content);
+    if (change.indexed !== undefined && !isPlainObject(change.indexed)) throw engineErrors.invalidDocument('A replicated indexed form must be an object');
+  }
+}
+
+function validateReplicatedContent(content: unknown): void {
+  if (!Array.isArray(content)) throw engineErrors.invalidWrite('replicated content must be an array');
+  for (const entry of content as unknown[]) {
+    if (!isPlainObject(entry) || typeof entry.type !== 'string' || entry.type.length === 0) {
+      throw engineErrors.invalidWrite('a replicated content entry needs a type');
+    }
+    if (!Number.isSafeInteger(entry.size) || (entry.size as number) < 0) throw engineErrors.invalidWrite('content size must be a non-negative integer');
+    if (!Number.isInteger(entry.crc) || (entry.crc as number) < 0 || (entry.crc as number) > 0xffffffff) throw engineErrors.invalidWrite('content crc must be a 32-bit unsigned integer');
+    if (entry.bytes !== undefined && (!(entry.bytes instanceof Uint8Array) || entry.bytes.length !== entry.size)) {
+      throw engineErrors.invalidWrite('content bytes must be binary of the given size');
+    }
   }
 }

@@ -12,9 +12,9 @@
  * - `_id`: `Q` + type char + token, the value as `_bool_term` (exact case).
  *
  * An unknown field or an unconvertible value matches nothing (no error).
- * Not implemented as Xapian does (reported): fuzzy words (`t~N`) search the
- * word itself; `_elite_set` and `_synonym` are plain ORs; geo shapes and the
- * time/timedelta/uuid casts match nothing (the schema has no such types yet).
+ * Fuzzy words (`t~N`) expand over the dictionaries (fuzzy.ts) into a
+ * synonym (synonym.ts); `_elite_set` keeps the subqueries of highest
+ * estimated weight (elite-set.ts); `_synonym` weighs as one term.
  */
 import { idTerm as documentIdTerm } from '../indexing/document-terms.js';
 import {
@@ -23,11 +23,16 @@ import {
   type DateUnit, type FieldSpec, type IndexValue, type Schema, type ScalarType,
 } from '@tessera/schema';
 import { analyzerFor, type Analyzer, type AnalyzerOptions, type QueryTerm } from '../analysis/analyzer.js';
-import type { CastName, LeafValue, Pattern, Query, RangeEnd, TextNode } from '../query/ast.js';
+import type { LeafValue, Pattern, Query, RangeEnd, TextNode } from '../query/ast.js';
 import { queryErrors } from '../query/errors.js';
 import { compareCodePoints } from '../segments/write-buffer.js';
+import { castFor, checkCast } from './casts.js';
+import { eliteSet } from './elite-set.js';
+import { expandFuzzy } from './fuzzy.js';
+import { geoShapeWeight, globalGeoShapeWeight } from './geo-weight.js';
 import { PROXIMITY_WINDOW } from './positional-scorer.js';
 import { visitTerms } from './reader.js';
+import { SynonymWeight } from './synonym.js';
 import {
   ALL_WEIGHT, BoolWeight, NONE_WEIGHT, PositionalWeight, TermListWeight, TermUnionWeight, TermWeight, ValueWeight,
   type BoolWeightOp, type Statistics, type Weight,
@@ -40,11 +45,6 @@ export const WILDCARD_EXPANSIONS_MAX = 1000;
 
 /** Slot of `_id` values (API.md §5.8). */
 export const ID_SLOT = 0;
-
-const CAST_TYPES: Readonly<Partial<Record<CastName, ScalarType>>> = {
-  _integer: 'integer', _positive: 'positive', _float: 'floating', _boolean: 'boolean', _keyword: 'keyword',
-  _term: 'keyword', _text: 'text', _string: 'text', _date: 'date', _datetime: 'datetime',
-};
 
 /** Where text terms live and how they are analysed and weighed. */
 interface TextContext {
@@ -75,7 +75,10 @@ export class QueryCompiler {
         return this.field(query.path, query.value);
       case 'bool': {
         const children = query.children.map((c) => this.compile(c));
-        return new BoolWeight(boolOp(query.op), children);
+        const op = query.op;
+        if (op === 'elite_set') return eliteSet(children, this.stats);
+        if (op === 'synonym') return new SynonymWeight(children, this.stats);
+        return new BoolWeight(op, children);
       }
     }
   }
@@ -96,7 +99,7 @@ export class QueryCompiler {
         return this.string(spec, value);
       case 'cast': {
         checkCast(value.cast, spec);
-        const casted = castValue(value.cast, value.value);
+        const casted = castFor(value.cast, value.value, spec.type);
         return casted === undefined ? NONE_WEIGHT : this.equal(spec, casted);
       }
       case 'date_parts': {
@@ -105,8 +108,10 @@ export class QueryCompiler {
       }
       case 'range':
         return this.range(spec, value.from, value.to);
-      case 'shape':
-        return NONE_WEIGHT;
+      case 'shape': {
+        const geo = geoShapeWeight(spec, value, this.stats);
+        return 'castText' in geo ? this.equal(spec, geo.castText) : geo;
+      }
     }
   }
 
@@ -128,17 +133,22 @@ export class QueryCompiler {
     return spec.index.fieldTerms ? new TermWeight(fieldTerm(spec, value), null, '', 0) : NONE_WEIGHT;
   }
 
-  /** Whole keyword values: exact (lower-cased unless `_bool_term`), `v*` wildcard, `v**` prefix; fuzzy searches `v`. */
+  /** Whole keyword values: exact (lower-cased unless `_bool_term`), `v*` wildcard, `v**` prefix, `v~N` fuzzy. */
   private keyword(spec: FieldSpec, pattern: Pattern): Weight {
     if (!spec.index.fieldTerms) {
-      return pattern.match === 'wildcard' || pattern.match === 'prefix' ? NONE_WEIGHT : this.equal(spec, pattern.text);
+      return pattern.match === 'exact' ? this.equal(spec, pattern.text) : NONE_WEIGHT;
     }
-    const base = spec.prefix + spec.typeChar;
     const text = spec.boolTerm ? pattern.text : pattern.text.toLowerCase();
+    return this.keywordPattern(spec.prefix + spec.typeChar, text, pattern);
+  }
+
+  /** Weight-0 keyword terms `base + token` matching `pattern` (`text`: its token, case already folded). */
+  private keywordPattern(base: string, text: string, pattern: Pattern): Weight {
     switch (pattern.match) {
       case 'exact':
+        return new TermWeight(base + text, null, '', 0);
       case 'fuzzy':
-        return new TermWeight(fieldTerm(spec, pattern.text), null, '', 0);
+        return new TermListWeight(expandFuzzy(this.stats.readers, base, text, pattern.distance).map((e) => e.term));
       case 'prefix':
         return new TermListWeight(this.expand(base + text, null, PREFIX_EXPANSIONS_MAX));
       case 'wildcard': {
@@ -160,9 +170,11 @@ export class QueryCompiler {
   /** Inclusive range (§9.3, §8.3): exact over values, else accuracy buckets (numbers, dates) or keyword terms. */
   private range(spec: FieldSpec, fromEnd: RangeEnd, toEnd: RangeEnd): Weight {
     if (fromEnd === null && toEnd === null) return this.exists(spec);
-    if (spec.type === 'text' || spec.type === 'keyword') {
-      const from = fromEnd === null ? null : String(fromEnd);
-      const to = toEnd === null ? null : String(toEnd);
+    if (spec.type === 'text' || spec.type === 'keyword' || spec.type === 'uuid') {
+      // UUIDs are kept in canonical lower case: compare in it.
+      const canonical = spec.type === 'uuid' ? (v: RangeEnd) => String(v).toLowerCase() : (v: RangeEnd) => String(v);
+      const from = fromEnd === null ? null : canonical(fromEnd);
+      const to = toEnd === null ? null : canonical(toEnd);
       if (from !== null && to !== null && compareCodePoints(from, to) > 0) return NONE_WEIGHT;
       if (spec.index.fieldValues) return new ValueWeight(spec.slot, { kind: 'string', from, to });
       if (spec.type === 'text' || !spec.index.fieldTerms) return NONE_WEIGHT;
@@ -266,15 +278,17 @@ export class QueryCompiler {
       case 'string': {
         const context: TextContext = { prefix: '', analyzer: analyzerFor(GLOBAL_ANALYZER), factor: 1, normsKey: '' };
         const text = this.text(value.text, context);
-        const keyword = new TermWeight(TYPE_CHARS.keyword + value.value.toLowerCase(), null, '', 0);
+        const keyword = this.keywordPattern(TYPE_CHARS.keyword, value.keyword.text.toLowerCase(), value.keyword);
         return text === null ? keyword : new BoolWeight('or', [text, keyword]);
       }
       case 'scalar':
         return this.globalScalar(value.value);
       case 'cast': {
-        const casted = castValue(value.cast, value.value);
+        const casted = castFor(value.cast, value.value, null);
         return casted === undefined ? NONE_WEIGHT : this.globalScalar(casted);
       }
+      case 'shape':
+        return globalGeoShapeWeight(value);
       default:
         return NONE_WEIGHT;
     }
@@ -314,9 +328,13 @@ export class QueryCompiler {
           case 'max':
             return this.textBool('max', node.children, ctx);
           case 'or':
-          case 'elite_set':
-          case 'synonym':
             return this.textBool('or', node.children, ctx);
+          case 'elite_set':
+          case 'synonym': {
+            const weights = node.children.map((c) => this.text(c, ctx)).filter((w): w is Weight => w !== null);
+            if (weights.length === 0) return null;
+            return node.op === 'elite_set' ? eliteSet(weights, this.stats) : new SynonymWeight(weights, this.stats);
+          }
           case 'and_not':
           case 'and_maybe': {
             const first = this.text(node.children[0]!, ctx);
@@ -337,8 +355,9 @@ export class QueryCompiler {
 
   private word(pattern: Pattern, keepStopWords: boolean, ctx: TextContext): TextWeight {
     switch (pattern.match) {
-      case 'exact':
-      case 'fuzzy': {
+      case 'fuzzy':
+        return this.fuzzy(pattern, ctx);
+      case 'exact': {
         const terms = ctx.analyzer.queryTerms(pattern.text, { keepStopWords });
         if (terms.length === 0) return null;
         if (terms.length === 1) return this.term(termName(terms[0]!, ctx), ctx);
@@ -359,6 +378,25 @@ export class QueryCompiler {
     }
   }
 
+  /**
+   * `t~N`: each token of the word (unstemmed, as indexed for positions; the
+   * stem under `stem_all`) expanded to the dictionary's terms within N
+   * edits, weighed together as one term (Xapian's OP_EDIT_DISTANCE combines
+   * with OP_SYNONYM); several tokens (`t-shirt~`) must all match.
+   */
+  private fuzzy(pattern: Pattern, ctx: TextContext): TextWeight {
+    const tokens = ctx.analyzer.queryTerms(pattern.text, { positional: true, keepStopWords: true });
+    if (tokens.length === 0) return null;
+    const parts: Weight[] = [];
+    for (const t of tokens) {
+      const base = t.z ? stemTerm(ctx.prefix, '') : textTerm(ctx.prefix, '');
+      const expansions = expandFuzzy(this.stats.readers, base, t.term, pattern.distance);
+      if (expansions.length === 0) return NONE_WEIGHT;
+      parts.push(new SynonymWeight(expansions.map((e) => this.term(e.term, ctx)), this.stats));
+    }
+    return parts.length === 1 ? parts[0]! : new BoolWeight('and', parts);
+  }
+
   /** The positional (unstemmed under `stem_some`) terms of a word; stop words stay unless the field drops them from positions. */
   private positionalTerms(word: string, ctx: TextContext): string[] {
     const keepStopWords = ctx.analyzer.stopStrategy !== 'stop_all';
@@ -372,7 +410,7 @@ export class QueryCompiler {
   }
 
   private term(term: string, ctx: TextContext): TermWeight {
-    return new TermWeight(term, this.stats.bm25(term, ctx.normsKey, ctx.factor), ctx.normsKey, this.stats.averageLength(ctx.normsKey));
+    return new TermWeight(term, this.stats.bm25(term, ctx.normsKey, ctx.factor), ctx.normsKey, this.stats.averageLength(ctx.normsKey), ctx.factor);
   }
 
   /**
@@ -389,16 +427,6 @@ export class QueryCompiler {
       });
     }
     return [...dfs].sort((a, b) => b[1] - a[1] || compareCodePoints(a[0], b[0])).slice(0, max).map(([t]) => t);
-  }
-}
-
-function boolOp(op: Extract<Query, { kind: 'bool' }>['op']): BoolWeightOp {
-  switch (op) {
-    case 'elite_set':
-    case 'synonym':
-      return 'or';
-    default:
-      return op;
   }
 }
 
@@ -444,60 +472,12 @@ function rawValue(value: LeafValue): IndexValue | undefined {
     case 'string':
       return value.value;
     case 'cast':
-      return castValue(value.cast, value.value);
+      return castFor(value.cast, value.value, null);
     case 'date_parts':
       return convert('datetime', { _datetime: value.parts });
     default:
       return undefined;
   }
-}
-
-/** `{"_<cast>": v}`: v converted to the cast's type (undefined when impossible or the type is not supported). */
-/** What a cast may be applied to (§9.3): numbers, booleans and text interconvert; dates, geo and uuid cast to text only. */
-type CastFamily = 'number' | 'boolean' | 'text' | 'date' | 'geo' | 'uuid' | 'other';
-
-function castFamily(type: string): CastFamily {
-  if (isNumericType(type as ScalarType)) return 'number';
-  if (type === 'boolean') return 'boolean';
-  if (type === 'text' || type === 'keyword' || type === 'string' || type === 'term') return 'text';
-  if (type === 'date' || type === 'datetime' || type === 'time' || type === 'timedelta') return 'date';
-  if (type === 'geo') return 'geo';
-  if (type === 'uuid') return 'uuid';
-  return 'other';
-}
-
-const CAST_FAMILIES: Readonly<Record<CastName, CastFamily>> = {
-  _integer: 'number', _positive: 'number', _float: 'number', _boolean: 'boolean', _keyword: 'text', _term: 'text',
-  _text: 'text', _string: 'text', _date: 'date', _datetime: 'date', _time: 'date', _timedelta: 'date', _uuid: 'uuid',
-};
-
-/** 400 when the cast cannot apply to the field's type. */
-function checkCast(cast: CastName, spec: FieldSpec): void {
-  const from = CAST_FAMILIES[cast];
-  const to = castFamily(spec.type);
-  if (from === to) return;
-  const interconvert = (f: CastFamily): boolean => f === 'number' || f === 'boolean' || f === 'text';
-  if (interconvert(from) && interconvert(to)) return;
-  if ((from === 'date' || from === 'uuid' || from === 'geo') && to === 'text') return;
-  throw queryErrors.invalidQuery(`Cast ${cast} does not apply to field '${spec.path}' of type ${spec.type}`);
-}
-
-function castValue(cast: CastName, inner: LeafValue): IndexValue | undefined {
-  const type = CAST_TYPES[cast];
-  if (type === undefined) return undefined;
-  let raw: unknown;
-  switch (inner.kind) {
-    case 'scalar':
-    case 'string':
-      raw = inner.value;
-      break;
-    case 'date_parts':
-      raw = { _datetime: inner.parts };
-      break;
-    default:
-      return undefined;
-  }
-  return convert(type, raw);
 }
 
 /** The literal part of a wildcard pattern before its first `*` or `?`. */

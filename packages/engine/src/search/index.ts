@@ -7,5 +7,9 @@ export { search, sortPlan, type SearchHit, type SearchRequest, type SearchResult
 export type { SearchReader, SearchPostings, SegmentSearchReader, BufferSearchReader, TermsCursor } from './reader.js';
 export { QueryCompiler, idTerm, ID_SLOT, PREFIX_EXPANSIONS_MAX, WILDCARD_EXPANSIONS_MAX } from './compile.js';
 export { Statistics, type Weight } from './weight.js';
-export { compareValues, type SortPlan, type SortValue } from './sort-collector.js';
+export { compareValues, type ReaderDistance, type SortPlan, type SortValue, type ValueDistance } from './sort-collector.js';
+export { distanceSortPlan, StringValueDistance } from './distance-sort.js';
+export { ELITE_SET_SIZE } from './elite-set.js';
+export { expandFuzzy, FUZZY_EXPANSIONS_MAX, type FuzzyExpansion } from './fuzzy.js';
+export { stringDistance, type StringMetricName } from './string-metrics.js';
 export { PROXIMITY_WINDOW } from './positional-scorer.js';

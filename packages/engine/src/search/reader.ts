@@ -9,6 +9,7 @@
  * document frequency; `termDocFreq` and `visitTerms` hide that.
  */
 import type { FieldStats } from '../segments/segment-format.js';
+import type { TermDictionary } from '../segments/term-dictionary.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 
@@ -53,6 +54,8 @@ export interface TermsCursor {
 export interface SegmentSearchReader extends SearchReaderBase {
   termInfo(term: string): { readonly df: number } | null;
   terms(prefix?: string): TermsCursor;
+  /** The byte-ordered dictionary itself, for walks that seek (fuzzy.ts). */
+  readonly dictionary: TermDictionary;
 }
 
 /** The write buffer: ordinals in add order (`inDocidOrder` says whether that is docid order). */
@@ -60,6 +63,8 @@ export interface BufferSearchReader extends SearchReaderBase {
   readonly inDocidOrder: boolean;
   docFreq(term: string): number;
   termsWithPrefix(prefix: string): string[];
+  /** Terms by id in the order first added, and their document frequencies (walks that need no order: fuzzy.ts). */
+  readonly postings: { readonly names: readonly string[]; readonly docFreq: ArrayLike<number> };
 }
 
 export type SearchReader = SegmentSearchReader | BufferSearchReader;

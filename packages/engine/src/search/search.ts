@@ -7,7 +7,7 @@
  * The shard returns its best `k` = offset + limit; the coordinator merges
  * shards by `sortValues` (or weight), then `_id`, and cuts the page.
  */
-import { convertValue, fieldSpec, isDateType, isNumericType, type Schema } from '@tessera/schema';
+import { fieldSpec, type Schema } from '@tessera/schema';
 import { Aggregator } from '../aggregations/aggregator.js';
 import type { AggregationsPartial } from '../aggregations/partial.js';
 import type { AggregationPlan } from '../aggregations/plan.js';
@@ -15,6 +15,7 @@ import { countMatches, TopKCollector } from '../matching/top-k.js';
 import { TermScorer } from './term-scorer.js';
 import type { Query, SortKey } from '../query/ast.js';
 import { ID_SLOT, QueryCompiler } from './compile.js';
+import { distanceSortPlan } from './distance-sort.js';
 import type { SearchReader } from './reader.js';
 import { SortCollector, type SortPlan, type SortValue } from './sort-collector.js';
 import { Statistics, ValueWeight, type Weight } from './weight.js';
@@ -107,21 +108,14 @@ function run(
 /**
  * A sort key against the schema: `_score` relevance, `_id` slot 0, a field
  * its slot; unknown fields order nothing (§9.5). A `_value` reference sorts
- * numbers and dates by distance; string metrics are not implemented yet
- * (such a key orders nothing).
+ * by distance to it (distance-sort.ts).
  */
 export function sortPlan(key: SortKey, schema: Schema): SortPlan {
   if (key.path === '_score') return { kind: 'score', order: key.order };
   if (key.path === '_id') return { kind: 'slot', slot: ID_SLOT, order: key.order, reference: null };
   const spec = fieldSpec(schema, key.path);
   if (spec === undefined) return { kind: 'ignored' };
-  if (key.value === undefined) return { kind: 'slot', slot: spec.slot, order: key.order, reference: null };
-  if (!isNumericType(spec.type) && !isDateType(spec.type)) return { kind: 'ignored' };
-  let reference: number;
-  try {
-    reference = Number(convertValue(isNumericType(spec.type) ? 'floating' : spec.type, key.value, key.path).index);
-  } catch {
-    return { kind: 'ignored' };
-  }
-  return { kind: 'slot', slot: spec.slot, order: key.order, reference };
+  // A geo field has no order without a reference: distanceSortPlan's 400 (geo-sort.ts).
+  if (key.value === undefined && spec.type !== 'geo') return { kind: 'slot', slot: spec.slot, order: key.order, reference: null };
+  return distanceSortPlan(key, spec);
 }

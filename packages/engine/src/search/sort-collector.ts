@@ -21,11 +21,27 @@ import { ordinalsInDocidOrder, type SearchReader } from './reader.js';
 
 export type SortValue = number | string | null;
 
-/** A resolved sort key: relevance, a slot's values (optionally as distance to `reference`), or one that orders nothing. */
+/**
+ * A resolved sort key: relevance, a slot's values (optionally as distance to
+ * the number `reference`), a distance measured by a ValueDistance (strings:
+ * distance-sort.ts), or one that orders nothing.
+ */
 export type SortPlan =
   | { readonly kind: 'score'; readonly order: 'asc' | 'desc' }
   | { readonly kind: 'slot'; readonly slot: number; readonly order: 'asc' | 'desc'; readonly reference: number | null }
+  | { readonly kind: 'distance'; readonly slot: number; readonly order: 'asc' | 'desc'; readonly distance: ValueDistance }
   | { readonly kind: 'ignored' };
+
+/** Distances of documents' values to a sort key's reference, bound to one reader at a time. */
+export interface ValueDistance {
+  /** The measure over `reader`'s values, or null when the reader has no values in the slot. */
+  bind(reader: SearchReader): ReaderDistance | null;
+}
+
+export interface ReaderDistance {
+  /** The smallest (or, `largest`, the largest) distance over the document's values; NaN when it has none. */
+  distance(ordinal: number, largest: boolean): number;
+}
 
 interface Entry {
   docid: number;
@@ -45,11 +61,13 @@ export class SortCollector {
   private readonly scratch: SortValue[];
   private readonly numeric: Array<NumericColumn | null>;
   private readonly strings: Array<StringColumn | null>;
+  private readonly distances: Array<ReaderDistance | null>;
 
   constructor(private readonly plans: readonly SortPlan[], private readonly k: number) {
     this.scratch = plans.map(() => null);
     this.numeric = plans.map(() => null);
     this.strings = plans.map(() => null);
+    this.distances = plans.map(() => null);
   }
 
   /** Collect every document of `scorer`, which walks `reader`. */
@@ -81,6 +99,7 @@ export class SortCollector {
       const plan = this.plans[i]!;
       this.numeric[i] = plan.kind === 'slot' ? reader.numericColumn(plan.slot) : null;
       this.strings[i] = plan.kind === 'slot' ? reader.stringColumn(plan.slot) : null;
+      this.distances[i] = plan.kind === 'distance' ? plan.distance.bind(reader) : null;
     }
     this.prepareFirstKey();
   }
@@ -196,6 +215,11 @@ export class SortCollector {
     if (plan.kind === 'score') return score;
     if (plan.kind === 'ignored') return null;
     const desc = plan.order === 'desc';
+    if (plan.kind === 'distance') {
+      const measure = this.distances[i];
+      const d = measure === null || measure === undefined ? NaN : measure.distance(ordinal, desc);
+      return d === d ? d : null;
+    }
     const numbers = this.numeric[i];
     if (numbers !== null && numbers !== undefined && ordinal < numbers.docCount) {
       if (plan.reference === null) {

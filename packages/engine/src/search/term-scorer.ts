@@ -108,4 +108,9 @@ export class TermScorer implements Scorer {
   freq(): number {
     return this.postings.freq;
   }
+
+  /** Reader ordinal of the current document (index into the reader's norms and columns). */
+  get ordinal(): number {
+    return this.postings.ordinal;
+  }
 }

@@ -71,6 +71,20 @@ export class Statistics {
       factor,
     });
   }
+
+  /**
+   * The largest weight `term` can give (its BM25 term weight), from the
+   * statistics alone: the same when counting, so that choices made from it
+   * (`_elite_set`) never change what matches.
+   */
+  maxWeight(term: string, normsKey: string, factor: number): number {
+    return new Bm25Weight({
+      documents: this.documents,
+      termFrequency: this.docFreq(term),
+      averageLength: this.averageLength(normsKey),
+      factor,
+    }).termWeight;
+  }
 }
 
 /** Matches nothing. */
@@ -84,8 +98,10 @@ export class TermWeight implements Weight {
   constructor(
     readonly term: string,
     private readonly bm25: Bm25Weight | null,
-    private readonly normsKey: string,
+    readonly normsKey: string,
     private readonly averageLength: number,
+    /** `_weight` of a text term's field; 0 for a term that weighs nothing (keyword, number, ID). */
+    readonly factor = 0,
   ) {}
 
   scorer(reader: SearchReader): TermScorer | null {
@@ -98,7 +114,7 @@ export class TermWeight implements Weight {
 
 /** Terms that must fit by position (phrase, `_phrase`, `_near`); readers without positions fall back to AND. */
 export class PositionalWeight implements Weight {
-  constructor(private readonly terms: readonly TermWeight[], private readonly mode: PositionalMode, private readonly window: number) {}
+  constructor(readonly terms: readonly TermWeight[], private readonly mode: PositionalMode, private readonly window: number) {}
 
   scorer(reader: SearchReader): Scorer | null {
     const scorers: TermScorer[] = [];
@@ -201,7 +217,7 @@ export type BoolWeightOp = 'and' | 'or' | 'max' | 'xor' | 'not' | 'and_not' | 'a
 
 /** Compound operators of API.md §9.3.2 over the matching/ scorers. */
 export class BoolWeight implements Weight {
-  constructor(private readonly op: BoolWeightOp, private readonly children: readonly Weight[]) {}
+  constructor(readonly op: BoolWeightOp, readonly children: readonly Weight[]) {}
 
   scorer(reader: SearchReader): Scorer | null {
     const children = this.children;

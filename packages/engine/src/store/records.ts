@@ -13,7 +13,7 @@
 import assert from 'node:assert/strict';
 import { Decoder, Encoder } from '@msgpack/msgpack';
 import { isPlainObject } from '../documents/plain-object.js';
-import type { DocumentBody, DocumentId, OplogEntry, StoredDocument } from '../documents/types.js';
+import type { ContentLink, DocumentBody, DocumentId, OplogEntry, StoredDocument } from '../documents/types.js';
 import type { ReplicationState } from '../replication/position.js';
 
 /**
@@ -82,12 +82,46 @@ function readOrigin(value: Record<string, unknown>, into: OriginFields): void {
   }
 }
 
-export function encodeDocumentRecord(doc: { id: DocumentId; docid: number; version: number; seq: number } & OriginFields, body: Uint8Array): Buffer {
+/** Content entries are stored only when there are some: a record without content keeps its old bytes. */
+function addContent(head: Record<string, unknown>, content: readonly ContentLink[] | undefined): void {
+  if (content === undefined || content.length === 0) return;
+  head.content = content.map((link) => [link.type, link.volume, link.offset, link.size, link.crc]);
+}
+
+/** The indexed form is stored only when it differs from the body (`_store: false` fields). */
+function addIndexed(head: Record<string, unknown>, indexed: DocumentBody | undefined): void {
+  if (indexed !== undefined) head.indexed = indexed;
+}
+
+function readIndexed(value: Record<string, unknown>, into: { indexed?: DocumentBody }): void {
+  if (value.indexed === undefined) return;
+  assert.ok(isPlainObject(value.indexed), 'an indexed form must be a map');
+  into.indexed = value.indexed;
+}
+
+function readContent(value: Record<string, unknown>, into: { content?: readonly ContentLink[] }): void {
+  if (value.content === undefined) return;
+  assert.ok(Array.isArray(value.content), 'content entries must be an array');
+  into.content = value.content.map((entry: unknown) => {
+    assert.ok(Array.isArray(entry) && entry.length === 5, 'a content entry is [type, volume, offset, size, crc]');
+    const [type, volume, offset, size, crc] = entry as unknown[];
+    assert.ok(typeof type === 'string', 'content entry type');
+    for (const n of [volume, offset, size, crc]) assert.ok(Number.isSafeInteger(n) && (n as number) >= 0, 'content entry location');
+    return { type, volume: volume as number, offset: offset as number, size: size as number, crc: crc as number };
+  });
+}
+
+export function encodeDocumentRecord(doc: {
+  id: DocumentId; docid: number; version: number; seq: number; content?: readonly ContentLink[] | undefined; indexed?: DocumentBody | undefined;
+} & OriginFields,
+  body: Uint8Array): Buffer {
   assertPositive(doc.docid, 'docid');
   assertPositive(doc.version, 'version');
   assertPositive(doc.seq, 'seq');
   const head: Record<string, unknown> = { id: doc.id, docid: doc.docid, version: doc.version, seq: doc.seq };
   addOrigin(head, doc, doc.seq);
+  addContent(head, doc.content);
+  addIndexed(head, doc.indexed);
   return withBody(encoder.encodeSharedRef(head), body);
 }
 
@@ -102,6 +136,8 @@ export function decodeDocumentRecord(bytes: Uint8Array): StoredDocument {
   assert.ok(isPlainObject(body), 'document record body must be a map');
   const doc: { -readonly [K in keyof StoredDocument]: StoredDocument[K] } = { id, docid, version, seq, body };
   readOrigin(value, doc);
+  readContent(value, doc);
+  readIndexed(value, doc);
   return doc;
 }
 
@@ -112,6 +148,8 @@ export function encodeOplogEntry(entry: Omit<OplogEntry, 'body'>, body: Uint8Arr
   assert.equal(entry.op === 'put', body !== undefined, 'an oplog put carries a body, a delete none');
   const head: Record<string, unknown> = { seq: entry.seq, id: entry.id, docid: entry.docid, version: entry.version, op: entry.op };
   addOrigin(head, entry, entry.seq);
+  addContent(head, entry.content);
+  addIndexed(head, entry.indexed);
   if (body === undefined) return Buffer.from(encoder.encode(head));
   return withBody(encoder.encodeSharedRef(head), body);
 }
@@ -133,6 +171,8 @@ export function decodeOplogEntry(bytes: Uint8Array): OplogEntry {
     entry = { seq, id, docid, version, op };
   }
   readOrigin(value, entry);
+  readContent(value, entry);
+  readIndexed(value, entry);
   return entry;
 }
 

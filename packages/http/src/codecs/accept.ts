@@ -65,6 +65,12 @@ export function negotiateSerializer(accept: string | undefined, requestContentTy
   return { serializer: serializerFor(bestType) as Serializer, indent: indentOf(ranges[bestRange] as MediaRange) };
 }
 
+/** The q the most specific range matching `mediaType` gives it (exact, then `type/*`, then `*\/*`); 0 when none matches. */
+export function qualityFor(ranges: readonly MediaRange[], mediaType: string): number {
+  const index = matchingRange(ranges, mediaType);
+  return index < ranges.length ? (ranges[index] as MediaRange).q : 0;
+}
+
 /** Index of the most specific range matching `mediaType` (the first of equal specificity), or ranges.length. */
 function matchingRange(ranges: readonly MediaRange[], mediaType: string): number {
   const slash = mediaType.indexOf('/');

@@ -467,6 +467,10 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
         return this.handlerFailed(request, serverErrors.invalidResponse('bodyStream must be an async iterable'));
       }
       if (body !== undefined && body !== null) return this.handlerFailed(request, serverErrors.invalidResponse('body and bodyStream are exclusive'));
+      const length = response.bodyLength;
+      if (length !== undefined && (!Number.isSafeInteger(length) || length < 0)) {
+        return this.handlerFailed(request, serverErrors.invalidResponse('bodyLength must be a non-negative integer'));
+      }
     }
     let extra = '';
     if (response.headers !== undefined && response.headers !== null) {
@@ -476,7 +480,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     }
     const mustClose = request.bodyStream !== undefined && this.abandonBody(request);
     if (stream !== undefined && stream !== null) {
-      this.writeStreamed(request, status, extra, stream, mustClose || !request.keepAlive);
+      this.writeStreamed(request, status, extra, stream, mustClose || !request.keepAlive, response.bodyLength);
       return;
     }
     this.write(status, extra, body ?? null, isHeadMethod(request.originalMethod), request.httpVersion,
@@ -488,15 +492,17 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
    * Send a streamed response: the head now, then `pump` writes the chunks;
    * the request stays current (nothing behind it runs) until the last one.
    * HTTP/1.0 has no chunked coding: the body ends with the connection.
+   * With a known `length`, Content-Length frames the body instead.
    */
   private writeStreamed(request: IncomingRequest, status: number, extra: string, stream: AsyncIterable<Uint8Array>,
-    mustClose: boolean): void {
+    mustClose: boolean, length: number | undefined): void {
     const noBody = isHeadMethod(request.originalMethod) || status === 204 || status === 304;
-    const chunked = request.httpVersion === 11;
-    const close = mustClose || (!chunked && !noBody) || (this.stopReading && this.queue.length === 0);
+    const chunked = request.httpVersion === 11 && length === undefined;
+    const close = mustClose || (!chunked && !noBody && length === undefined) || (this.stopReading && this.queue.length === 0);
     const responseHead = this.host.responseHead;
     let head = responseHead.statusLine(status) + responseHead.dateLine + extra;
     if (chunked && status !== 204 && status !== 304) head += 'Transfer-Encoding: chunked\r\n';
+    if (length !== undefined && status !== 204 && status !== 304) head += `Content-Length: ${length}\r\n`;
     if (close) head += 'Connection: close\r\n\r\n';
     else if (request.httpVersion === 10) head += 'Connection: keep-alive\r\n\r\n';
     else head += '\r\n';
@@ -511,16 +517,17 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     }
     this.current = request;
     if (!flushed) this.blockWrites();
-    void this.pump(request, status, stream, chunked, close);
+    void this.pump(request, status, stream, chunked, close, length);
   }
 
   /** Write the chunks of a streamed response as the socket drains; then go on with the queue. */
   private async pump(request: IncomingRequest, status: number, stream: AsyncIterable<Uint8Array>, chunked: boolean,
-    close: boolean): Promise<void> {
+    close: boolean, length: number | undefined): Promise<void> {
     const socket = this.socket;
     const iterator = stream[Symbol.asyncIterator]();
     let complete = false;
     let settled = false;
+    let sent = 0;
     try {
       for (;;) {
         if (this.writeBlocked) await new Promise<void>((resolve) => { this.drainWaiter = resolve; });
@@ -528,7 +535,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
         const next = await iterator.next();
         if (next.done === true) {
           settled = true;
-          complete = true;
+          // Fewer bytes than announced: the client must not take the body as whole.
+          complete = length === undefined || sent === length;
           break;
         }
         if (this.ended) break;
@@ -536,6 +544,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
         if (!(chunk instanceof Uint8Array)) throw serverErrors.invalidResponse('bodyStream must yield Uint8Arrays');
         // An empty chunk would read as the end of a chunked body.
         if (chunk.length === 0) continue;
+        sent += chunk.length;
+        if (length !== undefined && sent > length) throw serverErrors.invalidResponse(`bodyStream yielded more than its bodyLength ${length}`);
         let flushed: boolean;
         if (chunked) {
           socket.cork();

@@ -56,6 +56,12 @@ export interface HttpResponse {
    * read at all.
    */
   bodyStream?: AsyncIterable<Uint8Array> | null;
+  /**
+   * The exact length of `bodyStream`, when known (a stored blob): sent as
+   * Content-Length instead of the chunked coding (HEAD gets it too). A stream
+   * that yields more or fewer bytes ends the connection.
+   */
+  bodyLength?: number;
 }
 
 export type RequestHandler = (req: HttpRequest) => Promise<HttpResponse> | HttpResponse;

@@ -5,9 +5,9 @@
  * replica, `shard.follow` sets where a copy stands in a new term. The
  * coordinator relays between nodes; nodes never call each other.
  */
-import { OPLOG_READ_ENTRIES_MAX, type OplogEntry, type Shard } from '@tessera/engine';
+import { OPLOG_READ_ENTRIES_MAX, type ContentLink, type OplogEntry, type Shard } from '@tessera/engine';
 import type {
-  ChangesCall, ChangesReply, FollowCall, ReplicateCall, ReplicateReply, ReplicatedChangeMessage, ReplicationPositionReply,
+  ChangesCall, ChangesReply, FollowCall, ReplicateCall, ReplicateReply, ReplicatedChangeMessage, ReplicatedContentMessage, ReplicationPositionReply,
 } from '@tessera/rpc';
 import { nodeErrors } from '../errors.js';
 
@@ -23,7 +23,13 @@ export async function changes(shard: Shard, call: ChangesCall): Promise<ChangesR
   // The seq first: every entry up to it is in the page or after it, never skipped.
   const seq = shard.stats().seq;
   const entries = await shard.readOplog(call.afterSeq, call.limit);
-  return { changes: entries.map(changeOf), seq: Math.max(seq, entries.length > 0 ? (entries[entries.length - 1] as OplogEntry).seq : 0) };
+  const replicated = await Promise.all(entries.map(async (entry) => {
+    const change = changeOf(entry);
+    // A catching-up copy may hold none of the blobs: they travel with the change.
+    if (entry.content !== undefined) change.content = await contentWithBlobs(shard, entry.content);
+    return change;
+  }));
+  return { changes: replicated, seq: Math.max(seq, entries.length > 0 ? (entries[entries.length - 1] as OplogEntry).seq : 0) };
 }
 
 export async function follow(shard: Shard, call: FollowCall): Promise<ReplicationPositionReply> {
@@ -38,6 +44,11 @@ export function positionOf(shard: Shard): ReplicationPositionReply {
   };
 }
 
+/** Content entries with their blobs' bytes, read (and checked) from the shard's volumes. */
+export function contentWithBlobs(shard: Shard, links: readonly ContentLink[]): Promise<ReplicatedContentMessage[]> {
+  return Promise.all(links.map(async (link) => ({ type: link.type, size: link.size, crc: link.crc, bytes: await shard.readBlob(link) })));
+}
+
 /** An operation-log entry as a replicated change: the primary's seq, and the origin of the version it wrote. */
 function changeOf(entry: OplogEntry): ReplicatedChangeMessage {
   const change: ReplicatedChangeMessage = {
@@ -45,5 +56,6 @@ function changeOf(entry: OplogEntry): ReplicatedChangeMessage {
     originTerm: entry.term ?? 1, originSeq: entry.originSeq ?? entry.seq,
   };
   if (entry.body !== undefined) change.body = entry.body;
+  if (entry.indexed !== undefined) change.indexed = entry.indexed;
   return change;
 }
