@@ -1,2 +1,3 @@
 export { ShardNode, type ShardNodeOptions } from './shard-node.js';
 export { shardDirectory } from './shard-paths.js';
+export { PrimaryLease, PRIMARY_LEASE_DEFAULTS, PRIMARY_LEASE_MS_MAX, type PrimaryLeaseOptions } from './primary-lease.js';

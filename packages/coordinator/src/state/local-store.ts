@@ -2,29 +2,28 @@
  * Cluster state on the coordinator's disk: one JSON document replaced
  * atomically (write a temporary file, fsync, rename, fsync the directory), so
  * a crash leaves either the old or the new state, never half of one. Writes
- * are serialised. DESIGN.md's store interface (get, compare-and-set, watch)
- * starts here with the single-coordinator case.
+ * are serialised. DESIGN.md's store interface (store.ts) for the
+ * single-coordinator case; its leases live in memory (lease-table.ts).
  */
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
+import { LeaseTable, type LeaseTableLimits } from './lease-table.js';
+import type { LeaseEvent, LeaseId, LeasedEntry, LeasedValue, PutLeasedOptions, StateStore } from './store.js';
 
-export interface StateStore<T> {
-  get(): T;
-  /** Replace the state if `expected` is still current; resolves once durable. */
-  compareAndSet(expected: T, next: T): Promise<boolean>;
-  watch(listener: (state: T) => void): () => void;
-}
+export type { StateStore } from './store.js';
 
 export class LocalStateStore<T> implements StateStore<T> {
   private state: T;
   private writing: Promise<unknown> = Promise.resolve();
   private readonly listeners = new Set<(state: T) => void>();
+  private readonly leases: LeaseTable;
 
-  private constructor(private readonly file: string, initial: T) {
+  private constructor(private readonly file: string, initial: T, limits: LeaseTableLimits | undefined) {
     this.state = initial;
+    this.leases = new LeaseTable(limits);
   }
 
-  static async open<T>(file: string, initial: T): Promise<LocalStateStore<T>> {
+  static async open<T>(file: string, initial: T, limits?: LeaseTableLimits): Promise<LocalStateStore<T>> {
     await mkdir(dirname(file), { recursive: true });
     let state = initial;
     try {
@@ -32,7 +31,7 @@ export class LocalStateStore<T> implements StateStore<T> {
     } catch (err) {
       if ((err as NodeJS.ErrnoException).code !== 'ENOENT') throw err;
     }
-    return new LocalStateStore(file, state);
+    return new LocalStateStore(file, state, limits);
   }
 
   get(): T {
@@ -54,6 +53,44 @@ export class LocalStateStore<T> implements StateStore<T> {
   watch(listener: (state: T) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
+  }
+
+  async grantLease(ttlMs: number): Promise<LeaseId> {
+    return this.leases.grant(ttlMs);
+  }
+
+  async keepAlive(lease: LeaseId): Promise<boolean> {
+    return this.leases.keepAlive(lease);
+  }
+
+  async revokeLease(lease: LeaseId): Promise<void> {
+    this.leases.revoke(lease);
+  }
+
+  async putLeased(key: string, value: LeasedValue, lease: LeaseId, options?: PutLeasedOptions): Promise<boolean> {
+    return this.leases.put(key, value, lease, options);
+  }
+
+  async deleteLeased(key: string): Promise<boolean> {
+    return this.leases.delete(key);
+  }
+
+  getLeased(key: string): LeasedEntry | undefined {
+    return this.leases.get(key);
+  }
+
+  listLeased(prefix: string): LeasedEntry[] {
+    return this.leases.list(prefix);
+  }
+
+  watchLeases(listener: (event: LeaseEvent) => void): () => void {
+    return this.leases.watch(listener);
+  }
+
+  async close(): Promise<void> {
+    await this.writing;
+    this.leases.close();
+    this.listeners.clear();
   }
 }
 
