@@ -1,22 +1,27 @@
 #!/usr/bin/env node
 // Benchmark (prints, never asserts): stored content (API.md §6) throughput.
 // Writes COUNT blobs of SIZE bytes to a fresh `tessera serve` over one
-// keep-alive HTTP connection (PUT /bench/<i>, Content-Type
+// keep-alive HTTP connection (a minimal client, see `send`) (PUT /bench/<i>, Content-Type
 // application/octet-stream), reads them back (GET), and does the same with
 // plain `fs` (writeFile/readFile of one file per blob, same bytes) in the same
 // run, so the ratio is measured on the same machine at the same time. Then the
 // same with ?commit against writeFile + fsync.
-//   npx tsc -b && node scripts/bench/content.mjs [--count 200] [--size 1048576] [--rounds 3]
+// --concurrency N: N connections at once, and N fs operations at once.
+//   npx tsc -b && node scripts/bench/content.mjs [--count 200] [--size 1048576] [--rounds 3] [--concurrency 1]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { open, readFile, writeFile } from 'node:fs/promises';
-import http from 'node:http';
+import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 
-const { values } = parseArgs({ options: { count: { type: 'string', default: '200' }, size: { type: 'string', default: String(1 << 20) }, rounds: { type: 'string', default: '3' } } });
+const { values } = parseArgs({ options: {
+  count: { type: 'string', default: '200' }, size: { type: 'string', default: String(1 << 20) }, rounds: { type: 'string', default: '3' },
+  concurrency: { type: 'string', default: '1' },
+} });
+const CONCURRENCY = Number(values.concurrency);
 const COUNT = Number(values.count);
 const SIZE = Number(values.size);
 const ROUNDS = Number(values.rounds);
@@ -42,19 +47,61 @@ const port = await new Promise((res, rej) => {
   });
   child.once('exit', (code) => rej(new Error(`server exited with ${code}`)));
 });
-const agent = new http.Agent({ keepAlive: true, maxSockets: 1 });
-
-function send(method, path, body) {
-  return new Promise((res, rej) => {
-    const headers = body === undefined ? {} : { 'content-type': 'application/octet-stream', 'content-length': body.length };
-    const req = http.request({ host: '127.0.0.1', port, method, path, agent, headers }, (response) => {
-      const chunks = [];
-      response.on('data', (c) => chunks.push(c));
-      response.on('end', () => (response.statusCode < 300 ? res(Buffer.concat(chunks)) : rej(new Error(`${method} ${path}: ${response.statusCode}`))));
-    });
-    req.on('error', rej);
-    req.end(body);
+/**
+ * A minimal keep-alive HTTP/1.1 client on one socket (like wrk): the request
+ * in one write, the answer's head parsed, its Content-Length body gathered
+ * into one buffer. Node's http client costs more per MiB than the server
+ * under test, which would measure the client.
+ */
+async function connection() {
+  const socket = connect(port, '127.0.0.1');
+  socket.setNoDelay(true);
+  await new Promise((res) => socket.once('connect', res));
+  let pending = null;
+  let buffered = Buffer.alloc(0);
+  socket.on('data', (chunk) => {
+    if (pending === null) throw new Error('unexpected bytes');
+    if (pending.body === undefined) {
+      buffered = buffered.length === 0 ? chunk : Buffer.concat([buffered, chunk]);
+      const end = buffered.indexOf('\r\n\r\n');
+      if (end < 0) return;
+      const head = buffered.subarray(0, end).toString('latin1');
+      pending.status = Number(head.slice(9, 12));
+      pending.body = Buffer.allocUnsafe(Number(/\r\ncontent-length: *(\d+)/i.exec(head)?.[1] ?? 0));
+      pending.got = 0;
+      chunk = buffered.subarray(end + 4);
+      buffered = Buffer.alloc(0);
+    }
+    chunk.copy(pending.body, pending.got);
+    pending.got += chunk.length;
+    if (pending.got >= pending.body.length) {
+      const done = pending;
+      pending = null;
+      if (done.status >= 300) done.reject(new Error(`${done.what}: ${done.status}`));
+      else done.resolve(done.body);
+    }
   });
+  return {
+    send(method, path, body) {
+      return new Promise((resolve, reject) => {
+        pending = { resolve, reject, what: `${method} ${path}` };
+        const head = `${method} ${path} HTTP/1.1\r\nHost: bench\r\n${body === undefined ? '' : `Content-Type: application/octet-stream\r\nContent-Length: ${body.length}\r\n`}\r\n`;
+        socket.cork();
+        socket.write(head, 'latin1');
+        if (body !== undefined) socket.write(body);
+        socket.uncork();
+      });
+    },
+    close: () => socket.destroy(),
+  };
+}
+const connections = await Promise.all(Array.from({ length: CONCURRENCY }, connection));
+
+/** `work(i, worker)` for every blob, CONCURRENCY workers at once (each on its own connection). */
+async function each(work) {
+  await Promise.all(connections.map(async (conn, w) => {
+    for (let i = w; i < COUNT; i += CONCURRENCY) await work(i, conn);
+  }));
 }
 
 async function timed(work) {
@@ -68,30 +115,27 @@ const rows = [];
 for (let round = 1; round <= ROUNDS; round++) {
   for (const commit of [false, true]) {
     const suffix = commit ? '?commit' : '';
-    const tWrite = await timed(async () => { for (let i = 0; i < COUNT; i++) await send('PUT', `/bench/r${round}c${commit ? 1 : 0}n${i}${suffix}`, blobs[i]); });
+    const name = (i) => `r${round}c${commit ? 1 : 0}n${i}`;
+    const tWrite = await timed(() => each((i, conn) => conn.send('PUT', `/bench/${name(i)}${suffix}`, blobs[i])));
     let same = true;
-    const tRead = await timed(async () => {
-      for (let i = 0; i < COUNT; i++) if (!(await send('GET', `/bench/r${round}c${commit ? 1 : 0}n${i}`)).equals(blobs[i])) same = false;
-    });
+    const tRead = await timed(() => each(async (i, conn) => {
+      if (!(await conn.send('GET', `/bench/${name(i)}`)).equals(blobs[i])) same = false;
+    }));
     if (!same) throw new Error('a blob came back different');
-    const fsWrite = await timed(async () => {
-      for (let i = 0; i < COUNT; i++) {
-        const path = join(plain, `r${round}c${commit ? 1 : 0}n${i}`);
-        if (!commit) await writeFile(path, blobs[i]);
-        else {
-          const f = await open(path, 'w');
-          await f.writeFile(blobs[i]);
-          await f.datasync();
-          await f.close();
-        }
-      }
-    });
-    const fsRead = await timed(async () => { for (let i = 0; i < COUNT; i++) await readFile(join(plain, `r${round}c${commit ? 1 : 0}n${i}`)); });
+    const fsWrite = await timed(() => each(async (i) => {
+      const path = join(plain, name(i));
+      if (!commit) return writeFile(path, blobs[i]);
+      const f = await open(path, 'w');
+      await f.writeFile(blobs[i]);
+      await f.datasync();
+      await f.close();
+    }));
+    const fsRead = await timed(() => each((i) => readFile(join(plain, name(i)))));
     rows.push({ round, commit, write: mbps(tWrite), read: mbps(tRead), fsWrite: mbps(fsWrite), fsRead: mbps(fsRead) });
   }
 }
 
-console.log(`stored content: ${COUNT} blobs of ${SIZE} bytes per run, one keep-alive connection, sequential; plain fs = one file per blob`);
+console.log(`stored content: ${COUNT} blobs of ${SIZE} bytes per run, ${CONCURRENCY} keep-alive connection(s) each sending one request at a time; plain fs = one file per blob, as many at a time`);
 console.log('round  mode     tessera write  fs write  ratio | tessera read  fs read  ratio   (MB/s)');
 for (const r of rows) {
   console.log(`${String(r.round).padStart(5)}  ${r.commit ? 'commit' : 'buffer'}  ${r.write.toFixed(0).padStart(13)}  ${r.fsWrite.toFixed(0).padStart(8)}  ${(r.write / r.fsWrite).toFixed(2).padStart(5)} | ${r.read.toFixed(0).padStart(12)}  ${r.fsRead.toFixed(0).padStart(7)}  ${(r.read / r.fsRead).toFixed(2).padStart(5)}`);
@@ -101,7 +145,7 @@ for (const commit of [false, true]) {
   const sel = rows.filter((r) => r.commit === commit);
   console.log(`median ${commit ? 'commit' : 'buffer'}: write ${median(sel.map((r) => r.write / r.fsWrite)).toFixed(2)}× fs, read ${median(sel.map((r) => r.read / r.fsRead)).toFixed(2)}× fs`);
 }
-agent.destroy();
+for (const conn of connections) conn.close();
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 rmSync(data, { recursive: true, force: true });

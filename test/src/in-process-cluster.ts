@@ -4,7 +4,9 @@
  * registry (and its replicator) over a cluster state in a temporary
  * directory. A node can be killed (its calls fail from then on), paused
  * (calls hang, as under SIGSTOP, until resumed) and restarted on its data
- * directory; losing a node is announced as the heartbeat would.
+ * directory; losing a node is announced as the heartbeat would. The
+ * coordinator side (directory, registry, replicator) can be restarted over
+ * the same cluster-state file, with some nodes not rejoining.
  */
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -30,18 +32,15 @@ interface Member {
 }
 
 export class InProcessCluster {
-  readonly nodes = new NodeDirectory();
+  /** Replaced, with the registry, when the coordinator restarts. */
+  nodes = new NodeDirectory();
   readonly logs: LoggedLine[] = [];
-  readonly registry: IndexRegistry;
+  registry: IndexRegistry;
   private readonly members = new Map<string, Member>();
 
   private constructor(readonly dir: string, store: LocalStateStore<ClusterState>, private readonly nodeOptions: Partial<ShardNodeOptions>,
-    replication: Partial<ReplicationOptions>) {
-    const logs = this.logs;
-    const log = (level: LoggedLine['level']) => (bindings: Record<string, unknown>, msg: string) => { logs.push({ ...bindings, level, msg }); };
-    this.registry = new IndexRegistry(store, this.nodes, { number_of_shards: 1, number_of_replicas: 1 }, undefined,
-      { failoverWaitMs: 5_000, relayTimeoutMs: 2_000, recoveryRetryMs: 50, controlTimeoutMs: 2_000, ...replication,
-        log: { info: log('info'), warn: log('warn'), error: log('error') } });
+    private readonly replication: Partial<ReplicationOptions>) {
+    this.registry = this.coordinate(store, replication);
   }
 
   static async start(names: string[], options: { node?: Partial<ShardNodeOptions>; replication?: Partial<ReplicationOptions> } = {}): Promise<InProcessCluster> {
@@ -50,6 +49,33 @@ export class InProcessCluster {
     const cluster = new InProcessCluster(dir, store, options.node ?? {}, options.replication ?? {});
     for (const name of names) cluster.startNode(name);
     return cluster;
+  }
+
+  get stateFile(): string {
+    return join(this.dir, 'cluster-state.json');
+  }
+
+  /**
+   * The coordinator restarts: a new node directory and registry over the
+   * cluster-state file; the nodes still running rejoin it, except `absent`,
+   * which stop (their data stays) and never rejoin unless started again.
+   */
+  async restartCoordinator(options: { absent?: string[]; replication?: Partial<ReplicationOptions> } = {}): Promise<void> {
+    await this.registry.settled();
+    this.registry.replication.close();
+    for (const name of options.absent ?? []) {
+      const member = this.member(name);
+      await member.client.close();
+      await member.node.close();
+    }
+    const store = await LocalStateStore.open<ClusterState>(this.stateFile, EMPTY_CLUSTER_STATE);
+    this.nodes = new NodeDirectory();
+    this.registry = this.coordinate(store, { ...this.replication, ...options.replication });
+    for (const [name, member] of this.members) {
+      if (member.client.closed) continue;
+      const outcome = this.nodes.join({ name, client: member.client, host: '127.0.0.1', role: 'shard', local: false, instance: `${name}-rejoined` });
+      if (!outcome.joined) throw new Error(outcome.reason);
+    }
   }
 
   /** Start (or restart on its data directory) a node, and join it. */
@@ -160,6 +186,20 @@ export class InProcessCluster {
       await member.node.close();
     }
     await rm(this.dir, { recursive: true, force: true });
+  }
+
+  /** The registry over `store` and `this.nodes`, following membership as the coordinator does (coordinator.ts). */
+  private coordinate(store: LocalStateStore<ClusterState>, replication: Partial<ReplicationOptions>): IndexRegistry {
+    const logs = this.logs;
+    const log = (level: LoggedLine['level']) => (bindings: Record<string, unknown>, msg: string) => { logs.push({ ...bindings, level, msg }); };
+    const registry = new IndexRegistry(store, this.nodes, { number_of_shards: 1, number_of_replicas: 1 }, undefined,
+      { failoverWaitMs: 5_000, relayTimeoutMs: 2_000, recoveryRetryMs: 50, controlTimeoutMs: 2_000, ...replication,
+        log: { info: log('info'), warn: log('warn'), error: log('error') } });
+    // A joining node is recorded and gets the drops it missed (pending drops).
+    this.nodes.on('nodeJoined', (entry) => {
+      registry.nodeJoined(entry.name).catch((err: unknown) => logs.push({ level: 'error', msg: 'could not record the node', node: entry.name, err: String(err) }));
+    });
+    return registry;
   }
 
   private member(name: string): Member {

@@ -67,6 +67,7 @@ export interface ServeConfig extends ShardHostConfig {
   strict: boolean;
   shutdownGraceMs: number;
   slowRequestMs: number;
+  nodeLeftDelayMs: number;
 }
 
 /** `tessera coordinator`: the HTTP API without a shard node, and the RPC listener nodes join. */
@@ -176,6 +177,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('scriptTimeoutMs', integer(1, 2 ** 31), SCRIPT_DEFAULTS.timeMsMax, 'time one script run may take, ms (400 beyond): the backstop for work inside Lua library calls', SHARDS),
   setting('shutdownGraceMs', integer(0, 2 ** 31), SERVE_DEFAULTS.shutdownGraceMs, 'time in-flight requests (on a node: calls) get on SIGTERM, ms', ALL),
   setting('slowRequestMs', integer(0, 2 ** 31), SERVE_DEFAULTS.slowRequestMs, 'requests slower than this are logged at warn, ms', HTTP),
+  setting('nodeLeftDelayMs', integer(0, 2 ** 31 - 1), SERVE_DEFAULTS.nodeLeftDelayMs, 'a node lost this long has its shard copies re-allocated to other active nodes, ms (Elasticsearch\'s `node_left.delayed_timeout`); 0: at once', HTTP),
   setting('primaryLeaseMs', integer(100, PRIMARY_LEASE_MS_MAX), NODE_DEFAULTS.primaryLeaseMs, 'writes as primary are refused (503 `primary_lease_expired`) once the coordinator has not been heard for this long, ms; at most the coordinator\'s 5 s heartbeat timeout less one heartbeat', ['node']),
 ];
 
@@ -367,6 +369,7 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     strict: config.strict,
     shutdownGraceMs: config.shutdownGraceMs,
     slowRequestMs: config.slowRequestMs,
+    nodeLeftDelayMs: config.nodeLeftDelayMs,
   };
 }
 

@@ -4,7 +4,7 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Coordinator, isContentBody, NodeDirectory } from '@tessera/coordinator';
+import { Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
 import { CONTENT_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
@@ -44,6 +44,8 @@ export interface ServeOptions {
   scripts?: ScriptRunnerOptions;
   shutdownGraceMs: number;
   slowRequestMs: number;
+  /** A node lost this long has its shard copies re-allocated to other nodes. */
+  nodeLeftDelayMs: number;
 }
 
 export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
@@ -71,12 +73,13 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   writeBufferOpsMax: 50_000,
   shutdownGraceMs: 10_000,
   slowRequestMs: 1000,
+  nodeLeftDelayMs: REPLICATION_DEFAULTS.nodeLeftDelayMs,
 };
 
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
   | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
-  | 'depthMax' | 'fieldsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs'>;
+  | 'depthMax' | 'fieldsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs'>;
 
 export interface RunningServer {
   port: number;
@@ -132,6 +135,7 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
     log,
     slowRequestMs: options.slowRequestMs,
+    nodeLeftDelayMs: options.nodeLeftDelayMs,
     restoreBatchItems: 1000,
     restoreItemBytesMax: options.bodyBytesMax,
   });

@@ -39,6 +39,8 @@ export interface CoordinatorOptions {
   indexDefaults: IndexSettings;
   /** `--strict` (API.md §8.8): new fields need `_type`, new indexes `_settings` (412). */
   strict?: boolean;
+  /** A node lost this long has its shard copies re-allocated (REPLICATION_DEFAULTS.nodeLeftDelayMs when absent). */
+  nodeLeftDelayMs?: number;
   decodeLimits: DecodeLimits;
   log: Logger;
   /** Requests slower than this are logged at warn. */
@@ -81,7 +83,8 @@ export class Coordinator {
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
     const store = await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
     const metrics = new Metrics();
-    const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client), { log: options.log });
+    const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client),
+      { log: options.log, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }) });
     metrics.attachReplication(() => registry.replication.lag());
     const readiness = new Readiness(options.nodes, {
       copiesOn: (node) => registry.list().flatMap((meta) =>

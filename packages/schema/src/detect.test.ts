@@ -56,7 +56,7 @@ describe('detectType (API.md §8.1 order)', () => {
         expect(v === null || (Array.isArray(v) && JSON.stringify(v).replace(/[[\],\snul]/g, '') === '')).toBe(true);
       } else {
         expect(typeof d).toBe('string');
-        expect(d).toMatch(/^(array\/)?(boolean|integer|floating|object|date|datetime|text)$/);
+        expect(d).toMatch(/^(array\/)?(boolean|integer|floating|object|date|datetime|time|timedelta|uuid|geo|text)$/);
         expect((d as string).startsWith('array/')).toBe(Array.isArray(v));
       }
     }), { numRuns: 1000 });

@@ -44,6 +44,8 @@ export interface NodeRecord {
    * resurface in a new index of the same name.
    */
   pendingDrops?: ShardRef[];
+  /** ISO time it was lost, while it stays away: its copies are re-allocated a delay after (replication/reallocation.ts). */
+  lostAt?: string;
 }
 
 export interface ClusterState {
@@ -289,12 +291,33 @@ export class IndexRegistry {
       const state = this.store.get();
       const current = state.indexes[path];
       if (current === undefined || current.uuid !== uuid) return undefined;
-      const change = update(placementOf(current, shard));
-      if (change === undefined) return placementOf(current, shard);
+      const before = placementOf(current, shard);
+      const change = update(before);
+      if (change === undefined) return before;
       const next = withPlacement(current, shard, change);
-      const ok = await this.store.compareAndSet(state, { ...state, indexes: { ...state.indexes, [path]: next } });
+      const nodes = await this.movedCopies(state.nodes ?? {}, { index: path, shard }, before.copies, change.copies);
+      const ok = await this.store.compareAndSet(state, { ...state, ...(nodes === undefined ? {} : { nodes }), indexes: { ...state.indexes, [path]: next } });
       if (!ok) throw new Error('cluster state changed outside the registry queue');
       return placementOf(next, shard);
+    });
+  }
+
+  /** Date.now() of the node's loss, as recorded in the cluster state while it stays away. */
+  lostSince(name: string): number | undefined {
+    const lostAt = this.store.get().nodes?.[name]?.lostAt;
+    return lostAt === undefined ? undefined : Date.parse(lostAt);
+  }
+
+  /** Record when a node was lost (undefined: it is back). */
+  recordNodeLoss(name: string, lostAt: number | undefined): Promise<void> {
+    return this.serialised(async () => {
+      const state = this.store.get();
+      const record = state.nodes?.[name];
+      const next = lostAt === undefined ? undefined : new Date(lostAt).toISOString();
+      if (record?.lostAt === next) return;
+      const { lostAt: _previous, ...rest } = record ?? { firstJoinedAt: new Date().toISOString() };
+      const ok = await this.store.compareAndSet(state, { ...state, nodes: { ...state.nodes, [name]: next === undefined ? rest : { ...rest, lostAt: next } } });
+      if (!ok) throw new Error('cluster state changed outside the registry queue');
     });
   }
 
@@ -393,6 +416,26 @@ export class IndexRegistry {
       out[node] = kept.length === 0 ? rest : { ...rest, pendingDrops: kept };
     }));
     return out;
+  }
+
+  /**
+   * The node records after a shard's copies moved (`before` → `after`), or
+   * undefined if none did: a copy leaving the allocation becomes a pending
+   * drop of its node (deleted when it rejoins); a node taking a copy first
+   * loses an old copy of that shard still pending there, or its documents
+   * would resurface.
+   */
+  private async movedCopies(records: Record<string, NodeRecord>, ref: ShardRef, before: string[], after: string[]): Promise<Record<string, NodeRecord> | undefined> {
+    const added = after.filter((node) => !before.includes(node));
+    const removed = before.filter((node) => !after.includes(node));
+    if (added.length === 0 && removed.length === 0) return undefined;
+    const nodes = added.length === 0 ? { ...records }
+      : await this.settleDrops(records, (pending, node) => pending.index === ref.index && pending.shard === ref.shard && added.includes(node), true);
+    for (const node of removed) {
+      const record = nodes[node] ?? { firstJoinedAt: new Date().toISOString() };
+      nodes[node] = { ...record, pendingDrops: [...(record.pendingDrops ?? []), { ...ref }] };
+    }
+    return nodes;
   }
 
   private async openShards(meta: IndexMeta): Promise<void> {

@@ -32,6 +32,7 @@ import type { IndexMeta } from '../indexes/registry.js';
 import { CopyRelay } from './copy-relay.js';
 import { replicationErrors } from './errors.js';
 import { placementOf, type Placement, type PlacementChange } from './placement.js';
+import { Reallocator, type CopyReplacement, type ReallocationHost } from './reallocation.js';
 import { Recovery, type RecoveryContext } from './recovery.js';
 import { ShardGroup } from './shard-group.js';
 
@@ -53,6 +54,14 @@ export interface ReplicationOptions {
   recoveryRetryMs: number;
   /** Deadline of the calls a promotion and the lag gauge make. */
   controlTimeoutMs: number;
+  /** A node lost this long has its copies re-allocated to other nodes (reallocation.ts); 0: at once. */
+  nodeLeftDelayMs: number;
+  /**
+   * A restarted coordinator waits this long for the nodes of its cluster
+   * state to rejoin before it counts one that did not as lost (its primaries
+   * fail over). Above a node's longest redial backoff (5 s) plus a handshake.
+   */
+  rejoinTimeoutMs: number;
   log: ReplicationLog;
 }
 
@@ -72,11 +81,13 @@ export const REPLICATION_DEFAULTS: Readonly<ReplicationOptions> = Object.freeze(
   copyPageDocuments: 500,
   recoveryRetryMs: 500,
   controlTimeoutMs: 5_000,
+  nodeLeftDelayMs: 60_000,
+  rejoinTimeoutMs: 10_000,
   log: silentLog,
 });
 
 /** What the replicator needs of the index registry. */
-export interface ReplicationHost {
+export interface ReplicationHost extends ReallocationHost {
   get(path: string): IndexMeta | undefined;
   list(): IndexMeta[];
   /** The client of an active node (503 otherwise). */
@@ -113,18 +124,24 @@ const CONNECTION_LOSS = new Set(['rpc_closed', 'rpc_unavailable', 'rpc_timeout',
 export class Replicator implements RecoveryContext {
   readonly options: ReplicationOptions;
   private readonly groups = new Map<string, ShardGroup>();
+  private readonly reallocator: Reallocator;
   private closed = false;
 
   constructor(private readonly host: ReplicationHost, private readonly nodes: NodeDirectory, options: Partial<ReplicationOptions> = {}) {
     this.options = { ...REPLICATION_DEFAULTS, ...options };
-    for (const key of ['failoverWaitMs', 'relayTimeoutMs', 'catchUpPageChanges', 'copyPageDocuments', 'recoveryRetryMs', 'controlTimeoutMs'] as const) {
+    for (const key of ['failoverWaitMs', 'relayTimeoutMs', 'catchUpPageChanges', 'copyPageDocuments', 'recoveryRetryMs', 'controlTimeoutMs', 'rejoinTimeoutMs'] as const) {
       const value = this.options[key];
       assert.ok(Number.isSafeInteger(value) && value >= 1, `replication option ${key} must be a positive integer`);
     }
     // A node takes at most 10,000 changes per doc.replicate and per shard.changes read, and 10,000 documents per scan page.
     assert.ok(this.options.catchUpPageChanges <= 10_000 && this.options.copyPageDocuments <= 10_000, 'catch-up and copy pages hold at most 10,000 entries');
+    // A timer's longest delay: past it setTimeout fires at once.
+    assert.ok(Number.isSafeInteger(this.options.nodeLeftDelayMs) && this.options.nodeLeftDelayMs >= 0 && this.options.nodeLeftDelayMs < 2 ** 31,
+      'replication option nodeLeftDelayMs must be an integer from 0 to 2^31 − 1');
     nodes.on('nodeLost', (entry) => this.nodeLost(entry.name));
     nodes.on('nodeJoined', (entry) => this.nodeJoined(entry.name));
+    // After this replicator's own listeners: a loss is failed over before its copies are looked at.
+    this.reallocator = new Reallocator(host, nodes, this, this.options);
     // Copies left out of sync before a coordinator restart recover once their nodes are here.
     setImmediate(() => this.reconcileAll());
   }
@@ -238,9 +255,10 @@ export class Replicator implements RecoveryContext {
     }
   }
 
-  /** Stop every recovery (shutdown). */
+  /** Stop every recovery and re-allocation timer (shutdown). */
   close(): void {
     this.closed = true;
+    this.reallocator.close();
     for (const group of this.groups.values()) for (const recovery of group.recoveries.values()) recovery.cancel();
   }
 
@@ -276,6 +294,39 @@ export class Replicator implements RecoveryContext {
     setImmediate(() => {
       void this.host.settled().then(() => this.reconcileAll());
     });
+  }
+
+  /**
+   * Replace `lost`'s copy of the shard with a new one on the node `choose`
+   * names (reallocation.ts). Runs after any primary switch, in the shard's
+   * serial queue, so a promotion never works from copies changed under it.
+   * The new copy is out of sync: it recovers from the primary.
+   */
+  async replaceCopy(meta: IndexMeta, shard: number, lost: string, choose: (current: Placement) => string | undefined): Promise<CopyReplacement> {
+    const group = this.group(meta, shard);
+    await group.waitForSwitch(Date.now() + this.options.failoverWaitMs);
+    let outcome = { status: 'unchanged' } as CopyReplacement;
+    await group.serial(() => this.host.updatePlacement(group.index, group.uuid, shard, (current) => {
+      if (!current.copies.includes(lost) || this.nodes.isActive(lost)) return undefined;
+      if (current.primary === lost) {
+        outcome = { status: 'primary' };
+        return undefined;
+      }
+      const node = choose(current);
+      if (node === undefined) {
+        outcome = { status: 'no-node' };
+        return undefined;
+      }
+      assert.ok(!current.copies.includes(node) && this.nodes.isActive(node), 'a replacement copy goes to an active node holding no copy of the shard');
+      outcome = { status: 'replaced', node, term: current.term };
+      return { copies: current.copies.map((copy) => (copy === lost ? node : copy)), term: current.term, inSync: current.inSync.filter((copy) => copy !== lost) };
+    }));
+    if (outcome.status === 'replaced') {
+      group.relays.delete(lost);
+      group.positions.delete(lost);
+      this.reconcile(group);
+    }
+    return outcome;
   }
 
   // RecoveryContext
