@@ -252,6 +252,15 @@ describe('stored content on disk', () => {
     expect((await call(server, 'GET', '/disk/a', undefined, { accept: 'application/json' })).json).toMatchObject({ name: 'a' });
   }, 120_000);
 
+  it('concurrent reads of multi-chunk blobs each come back byte-exact (pooled read buffers are never shared early)', async () => {
+    const blobs = Array.from({ length: 6 }, (_, n) => Buffer.from(Uint8Array.from({ length: 1_500_000 + n * 1000 }, (_, i) => (i * 13 + n * 7) & 0xff)));
+    for (let n = 0; n < blobs.length; n++) await store(server, 'PUT', `/disk/multi${n}`, 'application/octet-stream', blobs[n] as Buffer);
+    for (let round = 0; round < 3; round++) {
+      const replies = await Promise.all(blobs.map((_, n) => call(server, 'GET', `/disk/multi${n}`)));
+      replies.forEach((reply, n) => expect(reply.bytes.equals(blobs[n] as Buffer)).toBe(true));
+    }
+  });
+
   it('limits content bodies apart from JSON bodies: 413 on the Content-Length, before the body is read', async () => {
     // 200 MiB announced, nothing sent: the default content limit (100 MiB) answers at once.
     const head = await new Promise<string>((resolve, reject) => {

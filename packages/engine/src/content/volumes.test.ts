@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { relinkContent } from '../documents/write.js';
-import { ContentVolumes } from './volumes.js';
+import { ContentVolumes, RELEASE_BUFFER } from './volumes.js';
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'tessera-volumes-')); });
@@ -61,6 +61,31 @@ describe('ContentVolumes', () => {
     const after = await volumes.append(bytes(3, 10), false);
     expect(after.offset).toBe(bad.offset + 516 + 12);
     expect((await volumes.read(after)).equals(bytes(3, 10))).toBe(true);
+    await volumes.close();
+  });
+});
+
+describe('pooled reads', () => {
+  it('streamed reads hand out pool frames that come back once released, once; plain reads are not pooled', async () => {
+    const volumes = await ContentVolumes.open(dir);
+    const a = await volumes.append(bytes(1, 3000), false);
+    const b = await volumes.append(bytes(2, 3000), false);
+    const first = await volumes.readRange(a, 0, 3000, true);
+    const release = (first as unknown as Record<symbol, () => void>)[RELEASE_BUFFER];
+    expect(typeof release).toBe('function');
+    expect(first.equals(bytes(1, 3000))).toBe(true);
+    // Not released: the next read gets another frame, and the first chunk stays intact.
+    const second = await volumes.readRange(b, 0, 3000, true);
+    expect(second.buffer).not.toBe(first.buffer);
+    expect(first.equals(bytes(1, 3000))).toBe(true);
+    release();
+    release();
+    const third = await volumes.readRange(b, 100, 200, false);
+    expect(third.buffer).toBe(first.buffer);
+    expect(third.equals(bytes(2, 3000).subarray(100, 300))).toBe(true);
+    const fourth = await volumes.readRange(a, 0, 10, false);
+    expect(fourth.buffer).not.toBe(first.buffer);
+    expect((await volumes.read(a) as unknown as Record<symbol, unknown>)[RELEASE_BUFFER]).toBeUndefined();
     await volumes.close();
   });
 });

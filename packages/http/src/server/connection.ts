@@ -38,6 +38,9 @@ import {
 import { RequestBodyStream, STREAM_BUFFER_BYTES_MAX, STREAM_RESUME_BYTES, type BodyStreamOwner } from './body-stream.js';
 import { resolveMethod } from './method.js';
 import { serverErrors } from './errors.js';
+
+/** The release hook of a pooled response chunk (a Symbol.for key: the engine's pool and this server share no module). */
+const RELEASE_BUFFER = Symbol.for('tessera.release');
 import { serializeHeaders, type ResponseHead } from './response-head.js';
 import type { HttpRequest, HttpResponse, HttpServerOptions, RequestHandler, RequestHead } from './types.js';
 
@@ -546,15 +549,18 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
         if (chunk.length === 0) continue;
         sent += chunk.length;
         if (length !== undefined && sent > length) throw serverErrors.invalidResponse(`bodyStream yielded more than its bodyLength ${length}`);
+        // A pooled chunk (engine content/volumes.ts) goes back to its pool once the socket has written it.
+        const release = (chunk as { [RELEASE_BUFFER]?: () => void })[RELEASE_BUFFER];
+        const written = typeof release === 'function' ? () => release() : undefined;
         let flushed: boolean;
         if (chunked) {
           socket.cork();
           socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
-          socket.write(chunk);
+          socket.write(chunk, written);
           flushed = socket.write('\r\n', 'latin1');
           socket.uncork();
         } else {
-          flushed = socket.write(chunk);
+          flushed = socket.write(chunk, written);
         }
         if (!flushed) this.blockWrites();
       }
