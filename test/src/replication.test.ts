@@ -156,6 +156,8 @@ describe('failover', () => {
     const placement = cluster.placement(INDEX);
     expect(placement.primary).not.toBe('n1');
     expect(placement.inSync.sort()).toEqual(['n2', 'n3']);
+    // Logged once the copies were told the new term, which comes after the placement is persisted.
+    await cluster.until('the promotion logged', () => cluster.logs.some((l) => l.msg === 'shard primary promoted'));
     expect(cluster.logs.find((l) => l.msg === 'shard primary promoted')).toMatchObject({ lost: 'n1', term: 2 });
     for (const reply of await writeMany(10, 40)) acknowledged.set(String(reply.id), reply.version);
     const newPrimary = placement.primary as string;
