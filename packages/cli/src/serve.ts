@@ -101,7 +101,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
   const nodes = new NodeDirectory();
   nodes.add({
     name: options.nodeName,
-    client: new InProcessClient(node.handle),
+    client: new InProcessClient(node.handle, {}, node.handleNow),
     host: options.host,
     httpPort: options.port,
     role: 'coordinator+shard',

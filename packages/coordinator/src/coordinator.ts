@@ -121,35 +121,68 @@ export class Coordinator {
     this.cluster.advertise(endpoint);
   }
 
-  /** The HTTP handler. Never throws: every failure becomes an error response. */
-  readonly handle = async (req: HttpRequest): Promise<HttpResponse> => {
+  /**
+   * The HTTP handler. Never throws: every failure becomes an error response.
+   * Answers synchronously when the whole request can be (a cached document's
+   * GET in the embedded server): no promise between the parser and the
+   * socket write, which the HTTP server then sends in the same turn.
+   */
+  readonly handle = (req: HttpRequest): Promise<HttpResponse> | HttpResponse => {
     const given = req.headers['x-request-id'];
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : nextRequestId();
-    let operation: string | undefined;
-    let response: HttpResponse;
-    let pretty: boolean | undefined;
-    try {
-      if (SPECIAL_PATHS.has(req.path)) {
-        response = await this.special(req);
-      } else {
-        const path = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
-        const ctx = new RequestContext(req, path, this.options.decodeLimits);
-        pretty = ctx.options.pretty;
-        const resource = resourceOf(path);
-        operation = operationName(resource, req.method);
-        response = render(req, await this.dispatch(ctx, resource), pretty);
-      }
-    } catch (err) {
-      const error = toTesseraError(err);
-      if (error.status >= 500) this.options.log.error({ err, requestId, method: req.method, path: req.path }, error.message);
-      if (pretty === undefined) pretty = prettyOf(req.query);
-      response = renderError(req, error as TesseraError, pretty);
+    if (SPECIAL_PATHS.has(req.path)) {
+      return this.special(req).then(
+        (response) => this.finish(req, response, requestId, undefined),
+        (err: unknown) => this.fail(req, err, requestId, undefined, undefined),
+      );
     }
+    let operation: string | undefined;
+    let pretty: boolean | undefined;
+    let reply: Reply | Promise<Reply>;
+    try {
+      const path = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
+      const ctx = new RequestContext(req, path, this.options.decodeLimits);
+      pretty = ctx.options.pretty;
+      const resource = resourceOf(path);
+      operation = operationName(resource, req.method);
+      reply = this.dispatch(ctx, resource);
+    } catch (err) {
+      return this.fail(req, err, requestId, pretty, operation);
+    }
+    if (typeof (reply as Partial<Promise<Reply>>).then !== 'function') {
+      return this.rendered(req, reply as Reply, requestId, pretty, operation);
+    }
+    return (reply as Promise<Reply>).then(
+      (settled) => this.rendered(req, settled, requestId, pretty, operation),
+      (err: unknown) => this.fail(req, err, requestId, pretty, operation),
+    );
+  };
+
+  /** A handler's reply in the negotiated format (a failure to render it is answered as any error). */
+  private rendered(req: HttpRequest, reply: Reply, requestId: string, pretty: boolean | undefined, operation: string): HttpResponse {
+    let response: HttpResponse;
+    try {
+      response = render(req, reply, pretty);
+    } catch (err) {
+      return this.fail(req, err, requestId, pretty, operation);
+    }
+    return this.finish(req, response, requestId, operation);
+  }
+
+  /** The error response of a failed request; 5xx are logged. */
+  private fail(req: HttpRequest, err: unknown, requestId: string, pretty: boolean | undefined, operation: string | undefined): HttpResponse {
+    const error = toTesseraError(err);
+    if (error.status >= 500) this.options.log.error({ err, requestId, method: req.method, path: req.path }, error.message);
+    return this.finish(req, renderError(req, error as TesseraError, pretty ?? prettyOf(req.query)), requestId, operation);
+  }
+
+  /** Every response: its request id, the request's metrics and log line. */
+  private finish(req: HttpRequest, response: HttpResponse, requestId: string, operation: string | undefined): HttpResponse {
     const headers = response.headers ?? (response.headers = {});
     headers['X-Request-Id'] = requestId;
-    this.observe(req, response.status, requestId, METHOD_LABELS.has(req.method) ? operation : undefined);
+    this.observe(req, response.status, requestId, operation);
     return response;
-  };
+  }
 
   /** Endpoints outside the index/document grammar: metrics and health. */
   private async special(req: HttpRequest): Promise<HttpResponse> {
@@ -174,10 +207,11 @@ export class Coordinator {
     }
   }
 
+  /** Metrics and the log line of a request; `operation` counts only for a known method (client input must not grow label sets). */
   private observe(req: HttpRequest, status: number, requestId: string, operation: string | undefined): void {
     const seconds = Number(process.hrtime.bigint() - req.startedAt) / 1e9;
-    const method = METHOD_LABELS.has(req.method) ? req.method : 'OTHER';
-    this.metrics.observeRequest(method, status, seconds, operation);
+    const known = METHOD_LABELS.has(req.method);
+    this.metrics.observeRequest(known ? req.method : 'OTHER', status, seconds, known ? operation : undefined);
     const log = this.options.log;
     const ms = Math.round(seconds * 1e6) / 1e3;
     if (ms >= this.options.slowRequestMs) {
@@ -210,13 +244,14 @@ export class Coordinator {
     return out;
   }
 
-  private async dispatch(ctx: RequestContext, resource: Resource): Promise<Reply> {
+  /** The handler of a request; a reply it has at once is returned as is (a cached GET), else a promise of it. */
+  private dispatch(ctx: RequestContext, resource: Resource): Reply | Promise<Reply> {
     const method = ctx.method;
     if (method === 'OPTIONS') return { status: 200, headers: { Allow: ALLOW } };
     if (method === 'OPEN' || method === 'CLOSE') throw apiErrors.notImplemented(method);
     switch (resource) {
       case 'root':
-        if (method === 'GET') return { status: 200, value: await this.rootValue(ctx) };
+        if (method === 'GET') return this.rootValue(ctx).then((value) => ({ status: 200, value }));
         if (method === 'HEAD') return { status: 200 };
         break;
       case 'index':

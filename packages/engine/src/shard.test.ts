@@ -186,6 +186,22 @@ describe('Shard: reads and the document cache', () => {
     expect(after.documentCacheMisses).toBe(before.documentCacheMisses);
   });
 
+  it('answers cached() from the cache alone: a hit counted, a miss left to get(), nothing while closing', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'hot', body: { a: 1 } });
+    const before = shard.metrics();
+    expect(shard.cached('hot')).toBe(await shard.get('hot'));
+    expect(shard.cached('cold')).toBeUndefined();
+    expect(shard.cached(7)).toBeUndefined();
+    const after = shard.metrics();
+    expect(after.documentCacheHits - before.documentCacheHits).toBe(2);
+    expect(after.documentCacheMisses).toBe(before.documentCacheMisses);
+    expect(() => shard.cached({} as unknown as string)).toThrow(expect.objectContaining({ code: 'invalid_document_id' }));
+    const closing = shard.close();
+    expect(shard.cached('hot')).toBeUndefined();
+    await closing;
+  });
+
   it('reads from LevelDB when the cache is off, and coalesces concurrent reads', async () => {
     const shard = await openShard({ documentCacheBytesMax: 0 });
     for (let i = 0; i < 20; i++) await shard.write({ op: 'index', id: i, body: { i } });

@@ -347,6 +347,17 @@ export class Shard {
     return this.cache.get(key) ?? this.readDocument(id, key);
   }
 
+  /**
+   * The current document when the cache holds it, else undefined (also while
+   * closing): `get` then reads it (and counts the miss). Synchronous, for
+   * reads answered without a promise. Shared object: never mutate it.
+   */
+  cached(id: DocumentId): StoredDocument | undefined {
+    validateDocumentId(id);
+    if (this.closing) return undefined;
+    return this.cache.find(documentIdKey(id));
+  }
+
   /** The current document with this #docid, or undefined. Shared object: never mutate it. */
   async getByDocid(docid: number): Promise<StoredDocument | undefined> {
     if (this.closing) throw engineErrors.shardClosed();

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { DEFERRED } from '@tessera/rpc';
 import { shardDirectory } from './shard-paths.js';
 import { ShardNode } from './shard-node.js';
 
@@ -53,6 +54,32 @@ describe('ShardNode', () => {
     await expect(node.handle('shard.scan', { index: '/s/', shard: 1, limit: 0 })).rejects.toMatchObject({ code: 'rpc_bad_params' });
     await expect(node.handle('shard.scan', { index: '/s/', shard: 1, limit: 1e9 })).rejects.toMatchObject({ code: 'rpc_bad_params' });
     await expect(node.handle('shard.scan', { index: '/s/', shard: 1, after: {}, limit: 1 })).rejects.toMatchObject({ code: 'rpc_bad_params' });
+  });
+
+  it('answers doc.get of a cached document at once (handleNow), the same reply as handle, and defers everything else', async () => {
+    const ref = { index: '/n/', shard: 1 };
+    expect(node.handleNow('doc.get', { ...ref, id: 'x' })).toBe(DEFERRED); // copy not open yet
+    await node.handle('doc.write', { ...ref, op: 'index', id: 'x', body: { v: 1 } });
+    const now = node.handleNow('doc.get', { ...ref, id: 'x' });
+    expect(now).toEqual(await node.handle('doc.get', { ...ref, id: 'x' }));
+    expect(now).toMatchObject({ id: 'x', version: 1, docid: 1, body: { v: 1 }, bodyJson: '{"v":1}' });
+    expect(node.handleNow('doc.get', { ...ref, id: 'absent' })).toBe(DEFERRED); // a miss: the ordinary path reads it
+    expect(node.handleNow('doc.info', { ...ref, id: 'x' })).toBe(DEFERRED);
+    expect(() => node.handleNow('doc.get', { index: 'n', shard: 1, id: 'x' })).toThrow(expect.objectContaining({ code: 'rpc_bad_params' }));
+    expect(() => node.handleNow('doc.get', { ...ref, id: {} })).toThrow(expect.objectContaining({ code: 'rpc_bad_params' }));
+    await node.handle('doc.write', { ...ref, op: 'index', id: 'x', body: { v: 2 } });
+    expect(node.handleNow('doc.get', { ...ref, id: 'x' })).toMatchObject({ version: 2, body: { v: 2 } });
+    await node.handle('shard.drop', ref);
+    expect(node.handleNow('doc.get', { ...ref, id: 'x' })).toBe(DEFERRED);
+    expect(await node.handle('doc.get', { ...ref, id: 'x' })).toBeNull();
+  });
+
+  it('defers every immediate call once closing', async () => {
+    const ref = { index: '/n/', shard: 1 };
+    await node.handle('doc.write', { ...ref, op: 'index', id: 'x', body: {} });
+    expect(node.handleNow('doc.get', { ...ref, id: 'x' })).not.toBe(DEFERRED);
+    await node.close();
+    expect(node.handleNow('doc.get', { ...ref, id: 'x' })).toBe(DEFERRED);
   });
 
   it('refuses calls once closing', async () => {

@@ -3,8 +3,11 @@
  * coordinator's calls (rpc `ShardCalls`). In the embedded server it is reached
  * through the in-process transport; as `tessera node` over WebSocket.
  */
-import { documentInfo, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, type ScriptRunnerOptions, type ShardOptions, type WriteResult } from '@tessera/engine';
+import {
+  documentInfo, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, type ScriptRunnerOptions, type ShardOptions, type StoredDocument, type WriteResult,
+} from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
+import { DEFERRED } from '@tessera/rpc';
 import type {
   ChangesCall, ContentReadCall, DocumentInfoReply, DocumentReply, FollowCall, NodeInfoReply, NodeStatsReply, ReplicateCall, ScanCall, ScanReply, SearchCall, SearchReply, ShardRef,
   ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
@@ -33,6 +36,8 @@ export interface ShardNodeOptions {
 
 export class ShardNode {
   private readonly shards = new Map<string, Promise<Shard>>();
+  /** The copies of `shards` that are open, for the calls answered without waiting (`handleNow`). */
+  private readonly opened = new Map<string, Shard>();
   /** Copies being deleted: an open of the same copy waits, so it never races the directory's removal. */
   private readonly drops = new Map<string, Promise<void>>();
   private closing = false;
@@ -54,12 +59,7 @@ export class ShardNode {
       case 'doc.get': {
         const shard = await this.open(ref(method, p));
         const doc = await shard.get(docId(method, p.id));
-        if (doc === undefined) return null;
-        const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
-        if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
-        const json = sourceJson(doc.body);
-        if (json !== undefined) reply.bodyJson = json;
-        return reply;
+        return doc === undefined ? null : documentReply(doc);
       }
       case 'doc.write': {
         const call = p as unknown as WriteCall;
@@ -171,24 +171,41 @@ export class ShardNode {
     }
   };
 
+  /**
+   * The calls answered without waiting (the in-process transport's
+   * `callNow`): `doc.get` of a document in an open copy's cache. Anything
+   * else — another method, a copy not open yet, a miss, a closing node — is
+   * DEFERRED to `handle`, which answers it in full.
+   */
+  readonly handleNow = (method: string, params: unknown): unknown => {
+    if (method !== 'doc.get' || this.closing) return DEFERRED;
+    const p = params as Record<string, unknown>;
+    const shard = this.opened.get(shardKey(ref(method, p)));
+    if (shard === undefined) return DEFERRED;
+    const doc = shard.cached(docId(method, p.id));
+    return doc === undefined ? DEFERRED : documentReply(doc);
+  };
+
   /** Open (creating if needed) a shard copy; concurrent opens share one. */
   open(where: ShardRef): Promise<Shard> {
     const key = shardKey(where);
-    let opening = this.shards.get(key);
-    if (!opening) {
-      const options = {
-        path: shardDirectory(this.options.dataDir, where.index, where.shard),
-        documentCacheBytesMax: this.options.documentCacheBytesMax,
-        content: this.options.content,
-        index: this.options.index,
-        oplogEntriesMax: this.options.oplogEntriesMax,
-      };
-      const dropping = this.drops.get(key);
-      const start = (): Promise<Shard> => this.scriptRunner().then((scripts) => Shard.open({ ...options, scripts }));
-      opening = dropping === undefined ? start() : dropping.then(start);
-      this.shards.set(key, opening);
-      opening.catch(() => this.shards.delete(key));
-    }
+    const existing = this.shards.get(key);
+    if (existing) return existing;
+    const options = {
+      path: shardDirectory(this.options.dataDir, where.index, where.shard),
+      documentCacheBytesMax: this.options.documentCacheBytesMax,
+      content: this.options.content,
+      index: this.options.index,
+      oplogEntriesMax: this.options.oplogEntriesMax,
+    };
+    const dropping = this.drops.get(key);
+    const start = (): Promise<Shard> => this.scriptRunner().then((scripts) => Shard.open({ ...options, scripts }));
+    const opening = dropping === undefined ? start() : dropping.then(start);
+    this.shards.set(key, opening);
+    opening.then((shard) => {
+      // Unless dropped or closed meanwhile.
+      if (this.shards.get(key) === opening) this.opened.set(key, shard);
+    }, () => this.shards.delete(key));
     return opening;
   }
 
@@ -196,6 +213,7 @@ export class ShardNode {
     const key = shardKey(where);
     const opening = this.shards.get(key) ?? this.open(where);
     this.shards.delete(key);
+    this.opened.delete(key);
     const dropping = opening.then((shard) => {
       this.sizes.forget(shard.path);
       return shard.destroy();
@@ -243,6 +261,7 @@ export class ShardNode {
     this.closing = true;
     const all = [...this.shards.values()];
     this.shards.clear();
+    this.opened.clear();
     await Promise.all(all.map(async (opening) => (await opening.catch(() => undefined))?.close()));
     await (await this.scripts)?.close();
   }
@@ -297,6 +316,15 @@ function contentWrite(method: string, content: unknown): { type: string; bytes: 
 function docId(method: string, id: unknown): string | number {
   if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return id;
   throw nodeErrors.badCall(method, 'id must be a string or a number');
+}
+
+/** A stored document as `doc.get` answers it. */
+function documentReply(doc: StoredDocument): DocumentReply {
+  const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
+  if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
+  const json = sourceJson(doc.body);
+  if (json !== undefined) reply.bodyJson = json;
+  return reply;
 }
 
 /**

@@ -4,12 +4,15 @@
  * bounded in-flight calls, errors normalised to TesseraError — but params and
  * results are passed by reference, not encoded: both sides must treat them as
  * immutable (measured: encoding every GET through msgpack would cost more than
- * the rest of the read path).
+ * the rest of the read path). With an immediate handler it also offers
+ * `callNow`, for the calls the node can answer without waiting.
  */
 import { toTesseraError } from '@tessera/errors';
 import { rpcErrors } from './errors.js';
 import { InFlightLimiter } from './limiter.js';
-import { RPC_CLIENT_DEFAULTS, type RpcCallOptions, type RpcClient, type RpcClientOptions, type RpcHandler } from './transport.js';
+import {
+  DEFERRED, RPC_CLIENT_DEFAULTS, type RpcCallOptions, type RpcClient, type RpcClientOptions, type RpcHandler, type RpcImmediateHandler,
+} from './transport.js';
 
 /**
  * Deadlines are checked by one coarse ticker per client instead of a
@@ -37,7 +40,8 @@ export class InProcessClient implements RpcClient {
   private ticker: NodeJS.Timeout | undefined;
   private idleTicks = 0;
 
-  constructor(private readonly handler: RpcHandler, options: Partial<RpcClientOptions> = {}) {
+  constructor(private readonly handler: RpcHandler, options: Partial<RpcClientOptions> = {},
+    private readonly immediate?: RpcImmediateHandler) {
     this.options = { ...RPC_CLIENT_DEFAULTS, ...options };
     this.limiter = new InFlightLimiter(this.options.inFlightMax, this.options.queuedMax);
   }
@@ -61,6 +65,20 @@ export class InProcessClient implements RpcClient {
       throw toTesseraError(err);
     } finally {
       this.limiter.release();
+    }
+  }
+
+  /**
+   * A call answered synchronously by the immediate handler. It holds no
+   * in-flight slot (it ends before anything else runs), but defers while the
+   * slots are all taken, so calls queued for one are not overtaken.
+   */
+  callNow<T = unknown>(method: string, params: unknown): T | typeof DEFERRED {
+    if (this.immediate === undefined || this.isClosed || this.limiter.saturated) return DEFERRED;
+    try {
+      return this.immediate(method, params) as T | typeof DEFERRED;
+    } catch (err) {
+      throw toTesseraError(err);
     }
   }
 

@@ -1,5 +1,5 @@
-export type { RpcCallOptions, RpcClient, RpcClientOptions, RpcHandler } from './transport.js';
-export { RPC_CLIENT_DEFAULTS } from './transport.js';
+export type { RpcCallOptions, RpcClient, RpcClientOptions, RpcHandler, RpcImmediateHandler } from './transport.js';
+export { DEFERRED, RPC_CLIENT_DEFAULTS } from './transport.js';
 export { InProcessClient } from './in-process.js';
 export { InFlightLimiter } from './limiter.js';
 export { rpcErrors } from './errors.js';

@@ -15,6 +15,11 @@ export class InFlightLimiter {
     return this.running;
   }
 
+  /** Every slot is taken: a call now would wait. */
+  get saturated(): boolean {
+    return this.running >= this.inFlightMax;
+  }
+
   /** Resolves when a slot is taken; the caller must call `release()` once. */
   acquire(): Promise<void> | undefined {
     if (this.running < this.inFlightMax) {

@@ -9,8 +9,20 @@ export interface RpcCallOptions {
   timeoutMs?: number;
 }
 
+/** What `callNow` returns when the call cannot be answered without waiting: make it with `call`. */
+export const DEFERRED: unique symbol = Symbol('tessera.rpc.deferred');
+
 export interface RpcClient {
   call<T = unknown>(method: string, params: unknown, options?: RpcCallOptions): Promise<T>;
+  /**
+   * The same call answered synchronously, when the transport and the serving
+   * side can (the in-process transport reaching a cached document): the
+   * result, or a thrown TesseraError as `call` would reject with; DEFERRED
+   * when it cannot, and the caller then uses `call`. A cached GET answered
+   * here skips every promise between the HTTP parser and the socket write.
+   * Optional: a transport without it (WebSocket) is always deferred.
+   */
+  callNow?<T = unknown>(method: string, params: unknown): T | typeof DEFERRED;
   close(): Promise<void>;
   readonly closed: boolean;
   /** Calls running now (for metrics and tests). */
@@ -19,6 +31,9 @@ export interface RpcClient {
 
 /** Server side: answers one call. Throw a TesseraError to fail it. */
 export type RpcHandler = (method: string, params: unknown) => Promise<unknown>;
+
+/** Server side of `callNow`: the result of a call it can answer at once, DEFERRED otherwise. Throw a TesseraError to fail it. */
+export type RpcImmediateHandler = (method: string, params: unknown) => unknown;
 
 export interface RpcClientOptions {
   /** Default per-call deadline. */

@@ -1,5 +1,5 @@
 import { TesseraError } from '@tessera/errors';
-import type { NodeStatsReply, RpcClient } from '@tessera/rpc';
+import { DEFERRED, type NodeStatsReply, type RpcClient } from '@tessera/rpc';
 import { Registry } from 'prom-client';
 import { FixedHistogram, observeHistogram } from './fixed-histogram.js';
 import { Metrics } from './metrics.js';
@@ -87,6 +87,27 @@ describe('Metrics', () => {
     expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.get"} 2');
     expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.write"} 1');
     expect(body).toContain('tessera_rpc_call_duration_seconds_bucket{method="doc.get",le="+Inf"} 2');
+  });
+
+  it('RPC calls answered at once (callNow) are timed as calls; deferred ones are left to their call', async () => {
+    const metrics = new Metrics();
+    const failure = new TesseraError('bad', 400, 'no');
+    const inner: RpcClient = {
+      ...fakeClient(async (method) => ({ later: method })),
+      callNow: <T>(method: string): T | typeof DEFERRED => {
+        if (method === 'doc.fail') throw failure;
+        return (method === 'doc.get' ? { now: method } : DEFERRED) as T | typeof DEFERRED;
+      },
+    };
+    const client = metrics.timeRpc(inner);
+    expect(client.callNow?.('doc.get', {})).toEqual({ now: 'doc.get' });
+    expect(client.callNow?.('doc.info', {})).toBe(DEFERRED);
+    expect(() => client.callNow?.('doc.fail', {})).toThrow(failure);
+    expect(metrics.timeRpc(fakeClient(async () => null)).callNow?.('doc.get', {})).toBe(DEFERRED);
+    const { body } = await metrics.text();
+    expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.get"} 1');
+    expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.fail"} 1');
+    expect(body).not.toContain('method="doc.info"');
   });
 
   it('storage commits per node and kind, and bytes per index, from the nodes at scrape time (one call per scrape)', async () => {

@@ -4,7 +4,7 @@
  * histogram series per method. One wrapper serves every transport (in
  * process, WebSocket), so none of them knows about metrics.
  */
-import type { RpcCallOptions, RpcClient } from '@tessera/rpc';
+import { DEFERRED, type RpcCallOptions, type RpcClient } from '@tessera/rpc';
 import { observeHistogram, type HistogramSeries } from './fixed-histogram.js';
 
 /** The series for a method (null: no series left for it; the call is not timed). */
@@ -36,6 +36,27 @@ export class TimedRpcClient implements RpcClient {
       call.then(observe, observe);
     }
     return call;
+  }
+
+  /** `callNow` of the inner client, timed like a call when answered (a deferred call is timed by its `call`). */
+  callNow<T = unknown>(method: string, params: unknown): T | typeof DEFERRED {
+    const inner = this.inner;
+    if (inner.callNow === undefined) return DEFERRED;
+    const startedMs = performance.now();
+    let result: T | typeof DEFERRED;
+    try {
+      result = inner.callNow<T>(method, params);
+    } catch (err) {
+      this.observe(method, startedMs);
+      throw err;
+    }
+    if (result !== DEFERRED) this.observe(method, startedMs);
+    return result;
+  }
+
+  private observe(method: string, startedMs: number): void {
+    const series = this.seriesOf(method);
+    if (series !== null) observeHistogram(series, (performance.now() - startedMs) / 1000);
   }
 
   close(): Promise<void> {

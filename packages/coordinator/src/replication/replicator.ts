@@ -21,8 +21,9 @@
  *   the in-sync set once it holds every change.
  */
 import assert from 'node:assert/strict';
-import type {
-  ReplicatedChangeMessage, ReplicatedContentMessage, ReplicateReply, RpcClient, ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
+import {
+  DEFERRED, type ReplicatedChangeMessage, type ReplicatedContentMessage, type ReplicateReply, type RpcClient, type ShardStatsReply, type WriteCall,
+  type WriteManyCall, type WriteManyReply, type WriteReply,
 } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
 import { mediaTypeOf } from '@tessera/http';
@@ -174,6 +175,25 @@ export class Replicator implements RecoveryContext {
       if (!CONNECTION_LOSS.has(toTesseraError(err).code)) throw err;
       return this.readWaiting<T>(meta, shard, method, params);
     });
+  }
+
+  /**
+   * `read` answered synchronously when the primary is active and its
+   * transport can (`RpcClient.callNow`: a cached document in the embedded
+   * server); DEFERRED otherwise — and after a connection loss, which `read`
+   * then handles as it does.
+   */
+  readNow<T>(meta: IndexMeta, shard: number, method: string, params: unknown): T | typeof DEFERRED {
+    const primary = meta.allocation[shard - 1]?.[0];
+    if (primary === undefined || !this.nodes.isActive(primary)) return DEFERRED;
+    const client = this.host.client(meta.path, primary, shard);
+    if (client.callNow === undefined) return DEFERRED;
+    try {
+      return client.callNow<T>(method, params);
+    } catch (err) {
+      if (CONNECTION_LOSS.has(toTesseraError(err).code)) return DEFERRED;
+      throw err;
+    }
   }
 
   private async readWaiting<T>(meta: IndexMeta, shard: number, method: string, params: unknown): Promise<T> {

@@ -7,7 +7,7 @@ import type { ParsedPath } from './path.js';
 
 export class RequestContext {
   readonly params: QueryParams;
-  readonly options: CommonOptions;
+  readonly options: Readonly<CommonOptions>;
 
   constructor(readonly req: HttpRequest, readonly path: ParsedPath, private readonly limits: DecodeLimits) {
     this.params = new QueryParams(req.query);

@@ -9,11 +9,17 @@ import { apiErrors } from '../errors.js';
 const TRUE = new Set(['', 'true', 't', '1', 'yes', 'on']);
 const FALSE = new Set(['false', 'f', '0', 'no', 'off']);
 
+/** No query at all (most GETs): nothing to parse, every lookup absent. */
+const NO_PARAMS = new URLSearchParams();
+
 export class QueryParams {
   private readonly params: URLSearchParams;
+  /** The query string was empty. */
+  readonly empty: boolean;
 
   constructor(rawQuery: string) {
-    this.params = new URLSearchParams(rawQuery);
+    this.empty = rawQuery.length === 0;
+    this.params = this.empty ? NO_PARAMS : new URLSearchParams(rawQuery);
   }
 
   has(name: string): boolean {
@@ -55,7 +61,13 @@ export interface CommonOptions {
   selector: string | undefined;
 }
 
-export function commonOptions(params: QueryParams): CommonOptions {
+/** The options of a request without a query string: shared, so frozen. */
+const DEFAULT_OPTIONS: Readonly<CommonOptions> = Object.freeze({
+  pretty: undefined, echo: true, comments: true, human: true, commit: false, selector: undefined,
+});
+
+export function commonOptions(params: QueryParams): Readonly<CommonOptions> {
+  if (params.empty) return DEFAULT_OPTIONS;
   return {
     pretty: params.has('pretty') ? params.flag('pretty', true) : undefined,
     echo: params.flag('echo', true),

@@ -33,7 +33,8 @@ export function render(head: RequestHead, reply: Reply, pretty: boolean | undefi
     if (reply.length !== undefined) streamed.bodyLength = reply.length;
     return streamed;
   }
-  if (reply.value === undefined) return { status: reply.status, headers: reply.headers ?? {} };
+  // `json` first: a document's `value` may be built only when read (documents/handlers.ts PresentedDocument).
+  if (reply.json === undefined && reply.value === undefined) return { status: reply.status, headers: reply.headers ?? {} };
   const negotiated = negotiateSerializer(head.headers.accept, head.headers['content-type']);
   if (!negotiated) return { status: 406, headers: reply.headers ?? {} };
   const coding = negotiateEncoding(head.headers['accept-encoding']);

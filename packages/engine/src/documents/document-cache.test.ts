@@ -51,6 +51,19 @@ describe('DocumentCache', () => {
     expect(cache.getByDocid(7)).toBeUndefined();
   });
 
+  it('find counts a hit and makes the entry the most recent, but leaves a miss uncounted', () => {
+    const cache = new DocumentCache(200);
+    cache.set('sa', doc('a', 1), 100);
+    cache.set('sb', doc('b', 2), 100);
+    expect(cache.find('sa')?.id).toBe('a');
+    expect(cache.find('sz')).toBeUndefined();
+    expect(cache.hits).toBe(1);
+    expect(cache.misses).toBe(0);
+    cache.set('sc', doc('c', 3), 100); // evicts b: a was found after it
+    expect(cache.find('sb')).toBeUndefined();
+    expect(cache.find('sa')?.id).toBe('a');
+  });
+
   it('counts hits and misses; a zero budget caches nothing', () => {
     const cache = new DocumentCache(0);
     cache.set('sa', doc('a', 1), 1);

@@ -61,6 +61,16 @@ export class DocumentCache {
       this.misses++;
       return undefined;
     }
+    return this.hit(entry);
+  }
+
+  /** `get` that leaves a miss uncounted: the caller falls back to `get`, which counts it. */
+  find(key: string): StoredDocument | undefined {
+    const entry = this.entries.get(key);
+    return entry === undefined ? undefined : this.hit(entry);
+  }
+
+  private hit(entry: Entry): StoredDocument {
     this.hits++;
     if (entry !== this.newest) {
       this.unlink(entry);

@@ -82,4 +82,16 @@ describe('negotiateSerializer', () => {
   it('treats an Accept with no readable range as absent', () => {
     expect(chosen('application/json;q=nope', 'application/msgpack')).toBe('application/msgpack');
   });
+  it('answers a repeated Accept from its cache, the same frozen choice, also past the cache bound', () => {
+    const first = negotiateSerializer('application/yaml', 'application/json');
+    expect(negotiateSerializer('application/yaml', 'application/json')).toBe(first);
+    expect(Object.isFrozen(first)).toBe(true);
+    // Request type and Accept are told apart: the same text in the other place is another question.
+    expect(chosen(undefined, 'application/x-msgpack')).toBe('application/x-msgpack');
+    expect(chosen('application/x-msgpack', undefined)).toBe('application/x-msgpack');
+    expect(negotiateSerializer('text/html', undefined)).toBeNull();
+    for (let i = 0; i < 600; i++) negotiateSerializer(`application/json;indent=${i % 17};x=${i}`, undefined);
+    expect(negotiateSerializer('application/yaml', 'application/json')).toEqual(first);
+    expect(negotiateSerializer('text/html', undefined)).toBeNull();
+  });
 });

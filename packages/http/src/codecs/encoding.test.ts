@@ -33,6 +33,15 @@ describe('negotiateEncoding', () => {
   it('ignores entries with a malformed q', () => {
     expect(negotiateEncoding('gzip;q=2, deflate')).toBe('deflate');
   });
+  it('answers a repeated header from its cache, also past the cache bound', () => {
+    for (let round = 0; round < 2; round++) {
+      expect(negotiateEncoding('br')).toBeNull();
+      expect(negotiateEncoding('deflate, gzip')).toBe('deflate');
+    }
+    for (let i = 0; i < 600; i++) negotiateEncoding(`gzip;q=0.${i % 10}, x${i}`);
+    expect(negotiateEncoding('br')).toBeNull();
+    expect(negotiateEncoding('deflate, gzip')).toBe('deflate');
+  });
 });
 
 describe('encodeContent', () => {

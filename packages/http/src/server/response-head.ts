@@ -55,6 +55,27 @@ function isServerHeader(name: string): boolean {
 }
 
 /**
+ * `Name: ` by header name, for the names already checked: handlers use a
+ * handful, so each is tested (token, server's own) once, not per response.
+ * '' marks a name the server writes itself. Bounded: cleared when full.
+ */
+const NAME_PREFIXES = new Map<string, string>();
+const NAME_PREFIXES_MAX = 256;
+
+/** `Name: ` for a valid name, '' for a server header, null for a name that is not a token. */
+function namePrefix(name: string): string | null {
+  let prefix = NAME_PREFIXES.get(name);
+  if (prefix === undefined) {
+    if (isServerHeader(name)) prefix = '';
+    else if (TOKEN.test(name)) prefix = `${name}: `;
+    else return null;
+    if (NAME_PREFIXES.size >= NAME_PREFIXES_MAX) NAME_PREFIXES.clear();
+    NAME_PREFIXES.set(name, prefix);
+  }
+  return prefix;
+}
+
+/**
  * A handler's headers as `Name: value\r\n` lines, or null when a name is not
  * a token or a value holds a control character or one beyond latin1
  * (response splitting; the caller answers 500 instead).
@@ -64,14 +85,15 @@ export function serializeHeaders(headers: Record<string, string | number>): stri
   for (const name in headers) {
     const value = headers[name];
     if (value === undefined || value === null) continue;
-    if (isServerHeader(name)) continue;
-    if (!TOKEN.test(name)) return null;
+    const prefix = namePrefix(name);
+    if (prefix === null) return null;
+    if (prefix === '') continue;
     if (typeof value === 'number') {
       if (!Number.isFinite(value)) return null;
     } else if (typeof value !== 'string' || INVALID_HEADER_VALUE.test(value)) {
       return null;
     }
-    out += `${name}: ${value}\r\n`;
+    out += `${prefix}${value}\r\n`;
   }
   return out;
 }
