@@ -1,19 +1,9 @@
 import fc from 'fast-check';
 import { TesseraError } from '@tessera/errors';
 import { foldDocument, type FoldResult } from './fold.js';
+import { error, values } from './fold.fixture.js';
 import { createSchema, fieldSpec, type Schema } from './schema.js';
 
-function error(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof TesseraError) return `${err.status} ${err.code}: ${err.message}`;
-    throw err;
-  }
-  throw new Error('did not throw');
-}
-
-const values = (r: FoldResult) => r.document.values.map((v) => [v.path, v.value]);
 
 describe('foldDocument: dynamic fields', () => {
   test('detects types of new fields and returns stored form and values', () => {

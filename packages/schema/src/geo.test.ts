@@ -4,23 +4,12 @@
  * canonical EWKT to index; HTM-level accuracy and the `_partials`/`_error`
  * options; exact-shape terms equal across spellings.
  */
-import { TesseraError } from '@tessera/errors';
 import { DEFAULT_DETECTION, detectType } from './detect.js';
-import { foldDocument, type FoldResult } from './fold.js';
+import { foldDocument } from './fold.js';
+import { error, values } from './fold.fixture.js';
 import { createSchema, describeSchema, fieldSpec } from './schema.js';
 import { fieldTerm } from './terms.js';
 
-function error(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof TesseraError) return `${err.status} ${err.code}: ${err.message}`;
-    throw err;
-  }
-  throw new Error('did not throw');
-}
-
-const values = (r: FoldResult) => r.document.values.map((v) => [v.path, v.value]);
 
 describe('geo detection (API.md §8.1)', () => {
   test('EWKT strings after timedelta, shape objects, [lon, lat] arrays within range', () => {

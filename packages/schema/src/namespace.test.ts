@@ -1,20 +1,9 @@
 /** Namespaces with partial paths, and UUID-named children (API.md §8.7). */
-import { TesseraError } from '@tessera/errors';
-import { foldDocument, namespacePaths, type FoldResult } from './fold.js';
+import { foldDocument, namespacePaths } from './fold.js';
+import { error, values } from './fold.fixture.js';
 import { createSchema, describeSchema, fieldSpec, mergeSchema } from './schema.js';
 import { fieldTerm } from './terms.js';
 
-function error(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof TesseraError) return `${err.status} ${err.code}: ${err.message}`;
-    throw err;
-  }
-  throw new Error('did not throw');
-}
-
-const values = (r: FoldResult) => r.document.values.map((v) => [v.path, v.value]);
 const U1 = '5759b016-10c0-4526-a981-47d6d19f6fb4';
 const U2 = 'c1e7d0f0-1f6e-11ee-be56-0242ac120002';
 

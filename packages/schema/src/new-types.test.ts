@@ -1,21 +1,10 @@
 /** time, timedelta, uuid, script and array/<type> through detection, folding, specs, terms and describeSchema. */
-import { TesseraError } from '@tessera/errors';
 import { DEFAULT_DETECTION, type DetectionFlags, detectType } from './detect.js';
-import { foldDocument, type FoldResult } from './fold.js';
+import { foldDocument } from './fold.js';
+import { error, values } from './fold.fixture.js';
 import { createSchema, describeSchema, fieldSpec } from './schema.js';
 import { accuracyTerms, fieldTerm } from './terms.js';
 
-function error(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof TesseraError) return `${err.status} ${err.code}: ${err.message}`;
-    throw err;
-  }
-  throw new Error('did not throw');
-}
-
-const values = (r: FoldResult) => r.document.values.map((v) => [v.path, v.value]);
 const UUID = '5759b016-10c0-4526-a981-47d6d19f6fb4';
 
 describe('detection order of §8.1: uuid → date → datetime → time → timedelta → boolean → text', () => {

@@ -1,16 +1,7 @@
 import fc from 'fast-check';
 import { TesseraError } from '@tessera/errors';
+import { error } from './fold.fixture.js';
 import { createSchema, describeSchema, fieldSpec, mergeSchema, type Schema } from './schema.js';
-
-function error(fn: () => unknown): string {
-  try {
-    fn();
-  } catch (err) {
-    if (err instanceof TesseraError) return `${err.status} ${err.code}: ${err.message}`;
-    throw err;
-  }
-  throw new Error('did not throw');
-}
 
 describe('createSchema', () => {
   test('normalises types, _index and options; children make objects', () => {
