@@ -17,6 +17,7 @@ import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ACCOUNTS = resolve(process.env.ACCOUNTS ?? join(ROOT, '../shared/data/accounts.ndjson'));
@@ -137,7 +138,7 @@ export async function runGeoOnly() {
   const shards = Number(process.env.SHARDS ?? 1);
   const data = mkdtempSync(join(tmpdir(), 'tessera-bench-geo-'));
   const port = await freePort();
-  const server = spawn(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
+  const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
     { stdio: ['ignore', 'inherit', 'inherit'] });
   const exited = new Promise((res) => server.once('exit', res));
   try {

@@ -40,6 +40,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
+import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 import { runFuzzyGroup } from './search-fuzzy.mjs';
 import { runGeoGroup, runGeoOnly } from './search-geo.mjs';
 
@@ -231,7 +232,7 @@ async function main() {
   const data = mkdtempSync(join(tmpdir(), 'tessera-bench-search-'));
   const port = await freePort();
   let stderr = '';
-  const server = spawn(process.execPath, [join(ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
+  const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
     { stdio: ['ignore', 'inherit', 'pipe'] });
   server.stderr.on('data', (d) => { stderr += d; process.stderr.write(d); });
   const exited = new Promise((res) => server.once('exit', res));

@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildProgram, type CommandName, type ResolvedConfig } from '@tessera/cli';
+import { buildProgram, type CommandName, type ResolvedConfig, SERVER_NODE_FLAGS } from '@tessera/cli';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from './harness.js';
 
@@ -29,7 +29,8 @@ const CLI_SCRIPT = 'packages/cli/dist/main.js';
 /** A service's command run through the real program: which command it is, and its resolved configuration. */
 async function parsed(name: string): Promise<{ command: CommandName; resolved: ResolvedConfig<CommandName> }> {
   const argv = services[name]!.command!;
-  expect(argv.slice(0, 2)).toEqual(['node', CLI_SCRIPT]);
+  // The server processes run with the flags every launcher passes (packages/cli/src/node-flags.ts).
+  expect(argv.slice(0, 2 + SERVER_NODE_FLAGS.length)).toEqual(['node', ...SERVER_NODE_FLAGS, CLI_SCRIPT]);
   let seen: { command: CommandName; resolved: ResolvedConfig<CommandName> } | undefined;
   const capture = (command: CommandName) => async (resolved: ResolvedConfig<CommandName>) => { seen = { command, resolved }; };
   const program = buildProgram({
@@ -37,7 +38,7 @@ async function parsed(name: string): Promise<{ command: CommandName; resolved: R
     exitOverride: true,
     run: { serve: capture('serve'), coordinator: capture('coordinator'), node: capture('node') },
   });
-  await program.parseAsync(['node', 'tessera', ...argv.slice(2)]);
+  await program.parseAsync(['node', 'tessera', ...argv.slice(2 + SERVER_NODE_FLAGS.length)]);
   expect(seen).toBeDefined();
   return seen!;
 }

@@ -30,16 +30,16 @@
  */
 import assert from 'node:assert/strict';
 import { ByteSlicePool, growInt32, SliceReader, SliceStreams } from './byte-slice-pool.js';
+import { TermHash } from './term-hash.js';
 
 const INITIAL_TERMS = 1024;
 /** Postings between two skip entries. */
 export const SKIP_INTERVAL = 32;
 /**
- * Estimated V8 bytes per distinct term outside the typed arrays: the Map
- * entry and the id → term slot, plus the key string's header (its characters
- * are counted apart; calibrated against heap growth in segments.bench.ts).
+ * Estimated V8 bytes per distinct term outside the typed arrays: the id →
+ * term slot and the string's header (its characters are counted apart).
  */
-const TERM_OVERHEAD_BYTES = 48;
+const TERM_OVERHEAD_BYTES = 32;
 
 export class BufferedPostings {
   readonly pool = new ByteSlicePool();
@@ -47,7 +47,7 @@ export class BufferedPostings {
   readonly positions: SliceStreams;
   readonly skips: SliceStreams;
   /** Term id → term. */
-  readonly names: string[] = [];
+  readonly names: string[];
   /** Postings per term (replaced and deleted documents included). */
   docFreq: Int32Array;
   /** Leading postings that carry positions; = docFreq while the term has positions. */
@@ -61,7 +61,7 @@ export class BufferedPostings {
    * once an occurrence had none; while positions are written, the delta base.
    */
   private docTermPosition: Int32Array;
-  private readonly ids = new Map<string, number>();
+  private readonly ids = new TermHash();
   private capacity = INITIAL_TERMS;
   /** Term ids of the current document's tokens, and its distinct terms. */
   private tokenIds = new Int32Array(256);
@@ -69,6 +69,7 @@ export class BufferedPostings {
   private termBytes = 0;
 
   constructor() {
+    this.names = this.ids.names;
     this.docs = new SliceStreams(this.pool, INITIAL_TERMS);
     this.positions = new SliceStreams(this.pool, INITIAL_TERMS);
     this.skips = new SliceStreams(this.pool, INITIAL_TERMS);
@@ -85,7 +86,7 @@ export class BufferedPostings {
 
   /** The id of `term`, or −1. */
   termId(term: string): number {
-    return this.ids.get(term) ?? -1;
+    return this.ids.find(term);
   }
 
   hasPositions(id: number): boolean {
@@ -95,7 +96,7 @@ export class BufferedPostings {
   /** Estimated bytes held: the pool, the per-term arrays, the term strings and their map entries. */
   bytes(): number {
     return this.pool.byteLength + this.docs.byteLength + this.positions.byteLength + this.skips.byteLength
-      + 5 * this.capacity * 4 + this.tokenIds.byteLength + this.touched.byteLength + this.termBytes;
+      + 5 * this.capacity * 4 + this.tokenIds.byteLength + this.touched.byteLength + this.ids.byteLength + this.termBytes;
   }
 
   /**
@@ -205,12 +206,9 @@ export class BufferedPostings {
   }
 
   private idOf(term: string): number {
-    let id = this.ids.get(term);
-    if (id !== undefined) return id;
-    id = this.names.length;
+    const id = this.ids.idOf(term);
+    if (!this.ids.added) return id;
     if (id === this.capacity) this.grow(id * 2);
-    this.ids.set(term, id);
-    this.names.push(term);
     this.docs.open(id);
     this.lastOrdinal[id] = -1;
     this.termBytes += TERM_OVERHEAD_BYTES + 2 * term.length;
