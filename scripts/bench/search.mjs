@@ -212,6 +212,32 @@ function queryCall(agent, port, path, body) {
   });
 }
 
+/**
+ * The ceiling of this client on this machine: the same SEARCH request, one at
+ * a time on one keep-alive connection, against a bare node:http server in its
+ * own process that answers a fixed empty page at once. No server can answer
+ * this client faster; a q/s target above it is out of reach over HTTP.
+ */
+async function bareHttpFloor(body) {
+  const port = await freePort();
+  const script = `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('{"total":0,"hits":[]}'); }); }).listen(${port}, '127.0.0.1', () => console.log('ready'));`;
+  const bare = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  try {
+    await new Promise((res, rej) => { bare.stdout.once('data', res); bare.once('exit', (code) => rej(new Error(`bare server exited with ${code}`))); });
+    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
+    const lat = [];
+    for (let i = 0; i < 1200; i++) {
+      const start = process.hrtime.bigint();
+      await queryCall(agent, port, INDEX, body);
+      if (i >= 200) lat.push(Number(process.hrtime.bigint() - start) / 1000);
+    }
+    agent.destroy();
+    return summarize(lat);
+  } finally {
+    bare.kill('SIGTERM');
+  }
+}
+
 function check(reply, what) {
   if (reply.status >= 300) throw new Error(`${what} answered ${reply.status}: ${JSON.stringify(reply.value)}`);
   return reply.value;
@@ -322,6 +348,7 @@ async function main() {
       if (i >= 200) floorLat.push(Number(clock() - start) / 1000);
     }
     const floor = summarize(floorLat);
+    const bareFloor = await bareHttpFloor(floorBody);
     const rssEnd = memoryOf(server.pid).peak;
     const bytesBeforeShutdown = du(data);
     // The fuzzy group: the same index and connection, after the figures above so that it does not change them.
@@ -357,6 +384,7 @@ async function main() {
         bytes_before_shutdown: bytesBeforeShutdown, bytes_after_shutdown: bytesAfterShutdown,
         facet: facetStatus, rss_note: 'server process VmHWM (client not included)',
         empty_search: { qps: floor.qps, p50_us: floor.p50_us, p99_us: floor.p99_us },
+        bare_http: { qps: bareFloor.qps, p50_us: bareFloor.p50_us, p99_us: bareFloor.p99_us },
         server_took: Object.fromEntries(Object.entries(serverTook).map(([g, t]) => [g, { p50_us: t.p50_us, p99_us: t.p99_us, mean_us: round1(1e6 / t.qps) }])),
       },
       query: stats,
@@ -392,6 +420,8 @@ function printTable(r, facetStatus, outFile) {
   }
   const f = r.extra.empty_search;
   console.log(`fixed cost per query (SEARCH matching nothing, same connection): ${n(f.qps)} q/s, p50 ${ms(f.p50_us)} ms, p99 ${ms(f.p99_us)} ms`);
+  const b = r.extra.bare_http;
+  console.log(`HTTP floor (a bare node:http server answering at once, own process, same client): ${n(b.qps)} q/s, p50 ${ms(b.p50_us)} ms, p99 ${ms(b.p99_us)} ms`);
   console.log(`\nwrote ${outFile}`);
 }
 
