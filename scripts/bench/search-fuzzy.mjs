@@ -5,20 +5,9 @@
 // (a substitution, deletion, insertion or transposition), searched at edit
 // distance 1 or 2 alternately, so runs compare. One warm-up pass, one timed
 // pass, on the benchmark's keep-alive connection.
+import { random } from './bench-lib.mjs';
 
 export const FUZZY_QUERIES = 500;
-
-/** mulberry32: a small seeded generator. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 function typo(word, rnd) {
   const i = Math.floor(rnd() * word.length);

@@ -12,49 +12,20 @@
 // this group alone on a fresh server (seconds, not minutes).
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
-import { Agent, request as httpRequest } from 'node:http';
+import { Agent } from 'node:http';
 import { createServer } from 'node:net';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { httpCall, random } from './bench-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const ACCOUNTS = resolve(process.env.ACCOUNTS ?? join(ROOT, '../shared/data/accounts.ndjson'));
 const INDEX = '/accounts/';
 const QUERIES = 1000;
 
-/** mulberry32: a small seeded generator. */
-function random(seed) {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
-
-function call(port, agent, method, path, body, contentType = 'application/json') {
-  return new Promise((res, rej) => {
-    const payload = body === undefined ? undefined : Buffer.from(typeof body === 'string' ? body : JSON.stringify(body));
-    const req = httpRequest({
-      agent, host: '127.0.0.1', port, method, path,
-      headers: payload === undefined ? {} : { 'content-type': contentType, 'content-length': payload.length },
-    }, (reply) => {
-      const chunks = [];
-      reply.on('data', (c) => chunks.push(c));
-      reply.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        res({ status: reply.statusCode, value: text.length > 0 ? JSON.parse(text) : undefined });
-      });
-      reply.on('error', rej);
-    });
-    req.on('error', rej);
-    req.end(payload);
-  });
-}
+const call = (port, agent, method, path, body, contentType) => httpCall(agent, port, method, path, body, contentType);
 
 function check(reply, what) {
   if (reply.status >= 300) throw new Error(`${what} answered ${reply.status}: ${JSON.stringify(reply.value)}`);

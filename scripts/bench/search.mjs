@@ -33,7 +33,7 @@
 import { spawn, execSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
-import { request as httpRequest, Agent } from 'node:http';
+import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { Readable } from 'node:stream';
@@ -41,6 +41,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { httpCall } from './bench-lib.mjs';
 import { runFuzzyGroup } from './search-fuzzy.mjs';
 import { runGeoGroup, runGeoOnly } from './search-geo.mjs';
 
@@ -187,30 +188,8 @@ async function call(client, method, path, body, headers = { 'content-type': 'app
   return { status: res.statusCode, value: text.length > 0 ? JSON.parse(text) : undefined };
 }
 
-/**
- * One query on the benchmark's keep-alive connection, through node:http. Not
- * undici: on this machine class undici added 300–500 µs to every request with
- * a body (SEARCH p50 835 µs vs 329 µs with node:http against the same server),
- * which would be measured as Tessera's time.
- */
-function queryCall(agent, port, path, body) {
-  return new Promise((resolve, reject) => {
-    const req = httpRequest({
-      agent, host: '127.0.0.1', port, method: 'SEARCH', path,
-      headers: { 'content-type': 'application/json', 'content-length': Buffer.byteLength(body) },
-    }, (res) => {
-      const chunks = [];
-      res.on('data', (c) => chunks.push(c));
-      res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
-        resolve({ status: res.statusCode, value: text.length > 0 ? JSON.parse(text) : undefined });
-      });
-      res.on('error', reject);
-    });
-    req.on('error', reject);
-    req.end(body);
-  });
-}
+/** One query on the benchmark's keep-alive connection (bench-lib.mjs: node:http, not undici). */
+const queryCall = (agent, port, path, body) => httpCall(agent, port, 'SEARCH', path, body);
 
 /**
  * The ceiling of this client on this machine: the same SEARCH request, one at
