@@ -182,9 +182,10 @@ class Folder {
       }
     }
     if (Array.isArray(value)) inline = gatherElementOptions(value, inline, path);
-    // A value (not an object) unknown under `_dynamic: false`, without options of its own: stored
-    // as it is under the parent's `_store`, no context to resolve (most fields of a record under a narrow schema).
-    if (!isPlainObject(raw) && node === undefined && !parent.dynamic && isEmpty(inline)) return plainStored(raw, this.keeps(parent));
+    // Unknown under `_dynamic: false`, without options of its own: stored as it is under the
+    // parent's `_store` (what the general path below ends in), no context to resolve (most
+    // fields of a record under a narrow schema).
+    if (node === undefined && !parent.dynamic && isEmpty(inline)) return plainStored(raw, this.keeps(parent));
     // UUID-named children share a node but not a name: their context is resolved each time.
     const known = node !== undefined && isEmpty(inline) && !uuidName ? resolvedField(parent, node, name, path) : undefined;
     let opts: Record<string, unknown>;
