@@ -55,7 +55,7 @@ const port = await new Promise((res, rej) => {
  * into one buffer. Node's http client costs more per MiB than the server
  * under test, which would measure the client.
  */
-async function connection() {
+async function connection(port) {
   const socket = connect(port, '127.0.0.1');
   socket.setNoDelay(true);
   await new Promise((res) => socket.once('connect', res));
@@ -101,11 +101,52 @@ async function connection() {
     close: () => socket.destroy(),
   };
 }
-const connections = await Promise.all(Array.from({ length: CONCURRENCY }, connection));
+const connections = await Promise.all(Array.from({ length: CONCURRENCY }, () => connection(port)));
+
+/**
+ * The floor of a GET over this client on this machine: a bare node:net
+ * server in its own process that answers `GET /<name>` with the plain-fs file
+ * of that name (open, read, close per request, as the fs side does) and a
+ * Content-Length head, nothing else. No server in Node serves these bytes to
+ * this client faster, so it bounds Tessera's read ratio.
+ */
+const FLOOR_SERVER = `
+const { createServer } = require('node:net');
+const { open } = require('node:fs/promises');
+const { join } = require('node:path');
+const dir = process.argv[1];
+const server = createServer((socket) => {
+  socket.setNoDelay(true);
+  let pending = '';
+  socket.on('data', async (chunk) => {
+    pending += chunk.toString('latin1');
+    const end = pending.indexOf('\\r\\n\\r\\n');
+    if (end < 0) return;
+    const path = pending.slice(pending.indexOf(' ') + 2, pending.indexOf(' HTTP/'));
+    pending = pending.slice(end + 4);
+    const f = await open(join(dir, path), 'r');
+    const { size } = await f.stat();
+    const body = Buffer.allocUnsafe(size);
+    for (let at = 0; at < size;) at += (await f.read(body, at, size - at, at)).bytesRead;
+    await f.close();
+    socket.cork();
+    socket.write('HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\nContent-Length: ' + size + '\\r\\n\\r\\n', 'latin1');
+    socket.write(body);
+    socket.uncork();
+  });
+});
+server.listen(0, '127.0.0.1', () => console.log(server.address().port));
+`;
+const floorChild = spawn(process.execPath, ['-e', FLOOR_SERVER, plain], { stdio: ['ignore', 'pipe', 'inherit'] });
+const floorPort = await new Promise((res, rej) => {
+  floorChild.stdout.once('data', (d) => res(Number(String(d).trim())));
+  floorChild.once('exit', (code) => rej(new Error(`floor server exited with ${code}`)));
+});
+const floorConnections = await Promise.all(Array.from({ length: CONCURRENCY }, () => connection(floorPort)));
 
 /** `work(i, worker)` for every blob, CONCURRENCY workers at once (each on its own connection). */
-async function each(work) {
-  await Promise.all(connections.map(async (conn, w) => {
+async function each(work, conns = connections) {
+  await Promise.all(conns.map(async (conn, w) => {
     for (let i = w; i < COUNT; i += CONCURRENCY) await work(i, conn);
   }));
 }
@@ -143,21 +184,25 @@ for (let round = 1; round <= ROUNDS; round++) {
       for (let at = 0; at < size;) at += (await f.read(conn.fsBuffer, at, size - at, at)).bytesRead;
       await f.close();
     }));
-    rows.push({ round, commit, write: mbps(tWrite), read: mbps(tRead), fsWrite: mbps(fsWrite), fsRead: mbps(fsRead) });
+    const floorRead = await timed(() => each((i, conn) => conn.send('GET', `/${name(i)}`), floorConnections));
+    rows.push({ round, commit, write: mbps(tWrite), read: mbps(tRead), fsWrite: mbps(fsWrite), fsRead: mbps(fsRead), floorRead: mbps(floorRead) });
   }
 }
 
 console.log(`stored content: ${COUNT} blobs of ${SIZE} bytes per run, ${CONCURRENCY} keep-alive connection(s) each sending one request at a time; plain fs = one file per blob, as many at a time`);
-console.log('round  mode     tessera write  fs write  ratio | tessera read  fs read  ratio   (MB/s)');
+console.log('floor = a bare node:net server reading the plain-fs file per GET, to the same client (the most a server can give this client here)');
+console.log('round  mode     tessera write  fs write  ratio | tessera read  fs read  ratio | floor read  ratio   (MB/s)');
 for (const r of rows) {
-  console.log(`${String(r.round).padStart(5)}  ${r.commit ? 'commit' : 'buffer'}  ${r.write.toFixed(0).padStart(13)}  ${r.fsWrite.toFixed(0).padStart(8)}  ${(r.write / r.fsWrite).toFixed(2).padStart(5)} | ${r.read.toFixed(0).padStart(12)}  ${r.fsRead.toFixed(0).padStart(7)}  ${(r.read / r.fsRead).toFixed(2).padStart(5)}`);
+  console.log(`${String(r.round).padStart(5)}  ${r.commit ? 'commit' : 'buffer'}  ${r.write.toFixed(0).padStart(13)}  ${r.fsWrite.toFixed(0).padStart(8)}  ${(r.write / r.fsWrite).toFixed(2).padStart(5)} | ${r.read.toFixed(0).padStart(12)}  ${r.fsRead.toFixed(0).padStart(7)}  ${(r.read / r.fsRead).toFixed(2).padStart(5)} | ${r.floorRead.toFixed(0).padStart(10)}  ${(r.floorRead / r.fsRead).toFixed(2).padStart(5)}`);
 }
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const commit of [false, true]) {
   const sel = rows.filter((r) => r.commit === commit);
-  console.log(`median ${commit ? 'commit' : 'buffer'}: write ${median(sel.map((r) => r.write / r.fsWrite)).toFixed(2)}× fs, read ${median(sel.map((r) => r.read / r.fsRead)).toFixed(2)}× fs`);
+  console.log(`median ${commit ? 'commit' : 'buffer'}: write ${median(sel.map((r) => r.write / r.fsWrite)).toFixed(2)}× fs, read ${median(sel.map((r) => r.read / r.fsRead)).toFixed(2)}× fs`
+    + ` (floor ${median(sel.map((r) => r.floorRead / r.fsRead)).toFixed(2)}× fs; Tessera ${median(sel.map((r) => r.read / r.floorRead)).toFixed(2)}× the floor)`);
 }
-for (const conn of connections) conn.close();
+for (const conn of [...connections, ...floorConnections]) conn.close();
+floorChild.kill('SIGTERM');
 child.kill('SIGTERM');
 await new Promise((r) => child.once('exit', r));
 rmSync(data, { recursive: true, force: true });
