@@ -151,6 +151,19 @@ describe('foldDocument: _store, _recurse, _dynamic, _strict, _ignore, detection 
     expect(r.schema).toEqual({ o: { _type: 'object', _dynamic: false, known: { _type: 'integer' } }, top: { _type: 'text' } });
   });
 
+  test('_dynamic: false stores unknown values and objects as they are, under the parent\'s _store, after the usual checks', () => {
+    const schema = createSchema({ _dynamic: false, k: { _type: 'keyword' }, hidden: { _type: 'object', _store: false } });
+    const r = foldDocument(schema, {
+      k: 'a', n: 1, s: 'text', list: ['x', { y: 1 }], obj: { a: { b: [1, 2] } }, date: { _date: '2020-01-01' }, wrapped: { _value: 3 },
+      hidden: { other: 'gone' },
+    });
+    expect(r.document.stored).toEqual({ k: 'a', n: 1, s: 'text', list: ['x', { y: 1 }], obj: { a: { b: [1, 2] } }, date: { _date: '2020-01-01' }, wrapped: 3 });
+    expect(values(r)).toEqual([['k', 'a']]);
+    expect(r.changed).toBe(false);
+    expect(error(() => foldDocument(schema, { u: { _value: 1, x: 2 } }))).toBe("400 invalid_body: Field 'u' has both '_value' and fields");
+    expect(error(() => foldDocument(schema, { u: { _bogus: 1 } }))).toMatch(/^400 /);
+  });
+
   test('_strict (schema, inline or server option): a new field without _type is 412', () => {
     expect(error(() => foldDocument(createSchema({ _strict: true }), { x: 1 }))).toBe("412 strict_missing_type: Type of field 'x' is missing");
     expect(error(() => foldDocument({}, { x: 1 }, { strict: true }))).toBe("412 strict_missing_type: Type of field 'x' is missing");
