@@ -35,7 +35,7 @@ import assert from 'node:assert/strict';
 import type { Schema } from '@tessera/schema';
 import type { DocumentId, OplogEntry } from '../documents/types.js';
 import { flushWriteBuffer } from '../segments/flush.js';
-import { mergeSegments } from '../segments/merge.js';
+import { mergeInBackground } from '../segments/background.js';
 import { TieredMergePolicy, type TieredMergePolicyOptions } from '../segments/merge-policy.js';
 import type { SegmentReader } from '../segments/segment-reader.js';
 import { SegmentStore, type SegmentDatabase } from '../segments/segment-store.js';
@@ -377,7 +377,7 @@ export class ShardIndex {
     this.mergeDeletes = deletes;
     this.mergeSources = sources;
     try {
-      const bytes = await mergeSegments(sources, snapshots);
+      const bytes = await mergeInBackground(sources, snapshots);
       const merged = await this.store.replaceSegments(sources, snapshots, bytes);
       if (merged !== null) for (const docid of deletes) merged.delete(docid);
       // Adoption: the merged segment takes the place of the first source.

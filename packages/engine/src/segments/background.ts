@@ -1,0 +1,68 @@
+/**
+ * Segment work off the event loop: `mergeInBackground` hands a merge to the
+ * process's segment worker (segment-worker.ts), one thread shared by every
+ * shard, started on first use and not keeping the process alive. If the
+ * thread dies, the merges it held fail (ShardIndex retries them) and the next
+ * one starts a new thread.
+ */
+import { Worker } from 'node:worker_threads';
+import type { Bitset } from '../values/bitset.js';
+import type { SegmentReader } from './segment-reader.js';
+import type { MergeRequest, SegmentWorkerAnswer } from './segment-worker.js';
+
+interface Pending {
+  resolve: (bytes: Uint8Array) => void;
+  reject: (error: Error) => void;
+}
+
+let worker: Worker | null = null;
+let nextId = 1;
+const pending = new Map<number, Pending>();
+
+function failAll(error: Error): void {
+  for (const p of pending.values()) p.reject(error);
+  pending.clear();
+}
+
+function segmentWorker(): Worker {
+  if (worker !== null) return worker;
+  const started = new Worker(new URL('./segment-worker.js', import.meta.url));
+  started.unref();
+  started.on('message', (answer: SegmentWorkerAnswer) => {
+    const p = pending.get(answer.id);
+    if (p === undefined) return;
+    pending.delete(answer.id);
+    if ('error' in answer) p.reject(new Error(`segment worker: ${answer.error}`));
+    else p.resolve(answer.bytes);
+    // Idle: let the process exit even with the thread alive.
+    if (pending.size === 0) started.unref();
+  });
+  started.on('error', (err) => {
+    if (worker === started) worker = null;
+    failAll(err);
+  });
+  started.on('exit', (code) => {
+    if (worker === started) worker = null;
+    failAll(new Error(`segment worker exited with code ${code}`));
+  });
+  worker = started;
+  return started;
+}
+
+/**
+ * The merge of `sources` without the ordinals of `deleted[i]`, encoded on the
+ * segment worker: the same bytes `mergeSegments` gives. The sources' bytes
+ * and bitsets are copied for the thread, so the readers stay usable here.
+ */
+export function mergeInBackground(sources: readonly SegmentReader[], deleted: readonly Bitset[]): Promise<Uint8Array> {
+  return new Promise((resolve, reject) => {
+    const thread = segmentWorker();
+    const id = nextId++;
+    const segments = sources.map((s, i) => ({ bytes: s.bytes.slice(), size: deleted[i]!.size, words: deleted[i]!.words.slice() }));
+    const request: MergeRequest = { id, kind: 'merge', segments };
+    pending.set(id, { resolve, reject });
+    // Busy: keep the process alive until the answer is in (a close waits for it).
+    thread.ref();
+    thread.postMessage(request, segments.flatMap((s) => [s.bytes.buffer as ArrayBuffer, s.words.buffer as ArrayBuffer]));
+  });
+}

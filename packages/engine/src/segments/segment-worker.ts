@@ -1,0 +1,48 @@
+/**
+ * The background thread of segment work (ENGINE.md, write path step 4): a
+ * merge reads every posting of its sources and writes them again, seconds of
+ * CPU for large segments, so it runs here instead of in slices on the event
+ * loop that serves queries and writes. Started by background.ts; one request
+ * at a time, in order.
+ *
+ * Request: `{ id, kind: 'merge', segments: [{ bytes, size, words }] }` (the
+ * sources' bytes and deletion bitsets, copies owned by this thread).
+ * Answer: `{ id, bytes }` (transferred) or `{ id, error }`.
+ */
+import { parentPort } from 'node:worker_threads';
+import { Bitset } from '../values/bitset.js';
+import { mergeSegments } from './merge.js';
+import { SegmentReader } from './segment-reader.js';
+import { YieldBudget } from './yield-budget.js';
+
+export interface MergeRequest {
+  readonly id: number;
+  readonly kind: 'merge';
+  readonly segments: ReadonlyArray<{ readonly bytes: Uint8Array; readonly size: number; readonly words: Uint32Array }>;
+}
+
+export type SegmentWorkerAnswer = { readonly id: number; readonly bytes: Uint8Array } | { readonly id: number; readonly error: string };
+
+/** Nothing else runs on this thread: no slices. */
+const NEVER_YIELD = new YieldBudget(Number.POSITIVE_INFINITY);
+
+async function handle(request: MergeRequest): Promise<Uint8Array> {
+  const readers = request.segments.map((s, i) => new SegmentReader(i + 1, s.bytes));
+  const deleted = request.segments.map((s) => new Bitset(s.size, s.words));
+  return mergeSegments(readers, deleted, NEVER_YIELD);
+}
+
+const port = parentPort;
+if (port !== null) {
+  let queue = Promise.resolve();
+  port.on('message', (request: MergeRequest) => {
+    queue = queue.then(async () => {
+      try {
+        const bytes = await handle(request);
+        port.postMessage({ id: request.id, bytes } satisfies SegmentWorkerAnswer, [bytes.buffer as ArrayBuffer]);
+      } catch (err) {
+        port.postMessage({ id: request.id, error: err instanceof Error ? err.stack ?? err.message : String(err) } satisfies SegmentWorkerAnswer);
+      }
+    });
+  });
+}
