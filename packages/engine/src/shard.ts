@@ -249,7 +249,13 @@ export class Shard {
       this.schemaJson = stored.toString('utf8');
       this.schema = JSON.parse(this.schemaJson) as Record<string, unknown>;
     }
-    this.index = await ShardIndex.open(this.db, options);
+    this.index = await ShardIndex.open(this.db, {
+      ...options,
+      onPersisted: () => {
+        options.onPersisted?.();
+        this.trimOplog();
+      },
+    });
     for (let after = this.index.appliedSeq; after < this.counters.seq;) {
       const entries = await this.oplog.read(after, OPLOG_READ_ENTRIES_MAX);
       if (entries.length === 0) break;
@@ -676,6 +682,8 @@ export class Shard {
     await this.oplog.settled();
     this.cache.clear();
     await this.index.close();
+    // A flush that finished while closing may have started a trim.
+    await this.oplog.settled();
     await this.content.close();
     if (this.db.status !== 'closed') await this.db.close();
   }
@@ -707,6 +715,16 @@ export class Shard {
       const indexSchema = change.schemaJson === undefined ? this.schema : (schema as Record<string, unknown>);
       change.terms = this.index.prepare({ seq: 0, docid: 1, id: change.id, body: change.indexed ?? change.body, version: change.version }, indexSchema).document;
     }
+  }
+
+  /**
+   * Let the op log drop what it no longer needs: entries the index has
+   * persisted, beyond the log's bound. After each batch, and after each flush
+   * (so the log converges when writes stop before the index catches up).
+   */
+  private trimOplog(): void {
+    this.oplog.retainFrom = this.index.persistedSeq + 1;
+    this.oplog.afterAppend(this.counters.seq);
   }
 
   /** A document from LevelDB; concurrent misses of one ID share the get unless a write made it stale. */
@@ -893,8 +911,7 @@ export class Shard {
       if (doc === undefined) this.cache.delete(change.key);
       else this.cache.set(change.key, doc, bytes);
     }
-    this.oplog.retainFrom = this.index.persistedSeq + 1;
-    this.oplog.afterAppend(counters.seq);
+    this.trimOplog();
     return outcomes;
   }
 

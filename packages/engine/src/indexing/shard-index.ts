@@ -34,8 +34,7 @@
 import assert from 'node:assert/strict';
 import type { Schema } from '@tessera/schema';
 import type { DocumentId, OplogEntry } from '../documents/types.js';
-import { flushWriteBuffer } from '../segments/flush.js';
-import { mergeInBackground } from '../segments/background.js';
+import { flushInBackground, mergeInBackground } from '../segments/background.js';
 import { TieredMergePolicy, type TieredMergePolicyOptions } from '../segments/merge-policy.js';
 import type { SegmentReader } from '../segments/segment-reader.js';
 import { SegmentStore, type SegmentDatabase } from '../segments/segment-store.js';
@@ -65,6 +64,8 @@ export interface ShardIndexOptions {
   idleFlushMs?: number;
   /** Called with each background failure (flush, merge), after it is counted; the shard logs it. */
   onBackgroundError?: (error: unknown, task: 'flush' | 'merge') => void;
+  /** Called after a flush has persisted changes (`persistedSeq` moved): the shard may trim its op log. */
+  onPersisted?: () => void;
 }
 
 export const SHARD_INDEX_DEFAULTS = {
@@ -129,7 +130,8 @@ export class ShardIndex {
   private closing = false;
   private lastChangeAt = 0;
   private idleTimer: NodeJS.Timeout | null = null;
-  private readonly settings: Required<Omit<ShardIndexOptions, 'mergePolicy' | 'onBackgroundError'>>;
+  private readonly settings: Required<Omit<ShardIndexOptions, 'mergePolicy' | 'onBackgroundError' | 'onPersisted'>>;
+  private readonly onPersisted: () => void;
   private readonly policy: TieredMergePolicy;
   private readonly onBackgroundError: (error: unknown, task: 'flush' | 'merge') => void;
   private readonly counters = { flushes: 0, flushFailures: 0, merges: 0, mergeFailures: 0, replayedEntries: 0, replayFailures: 0 };
@@ -150,6 +152,7 @@ export class ShardIndex {
     assert.ok(Number.isFinite(s.idleFlushMs) && s.idleFlushMs >= 0, 'idleFlushMs must be ≥ 0');
     this.policy = options.mergePolicy instanceof TieredMergePolicy ? options.mergePolicy : new TieredMergePolicy(options.mergePolicy);
     this.onBackgroundError = options.onBackgroundError ?? (() => undefined);
+    this.onPersisted = options.onPersisted ?? (() => undefined);
     this.segments = [...store.readers];
     this.current.seq = store.seq;
   }
@@ -321,7 +324,7 @@ export class ShardIndex {
           // Nothing to write: only the seq (and segment deletions) to persist.
           await this.store.saveDeletions(buffer.seq);
         } else {
-          const bytes = await flushWriteBuffer(buffer);
+          const bytes = await flushInBackground(buffer);
           reader = await this.store.addSegment(bytes, buffer.seq, (docid) => buffer.isLive(docid));
           // Deletes that reached the buffer during the manifest put, after addSegment's own check.
           for (let o = 0; o < reader.docCount; o++) if (!buffer.isLive(reader.docids[o]!)) reader.delete(reader.docids[o]!);
@@ -332,6 +335,7 @@ export class ShardIndex {
         this.counters.flushes++;
         this.lastError = null;
         retryMs = this.settings.retryMs;
+        this.onPersisted();
         this.scheduleMerge();
       } catch (err) {
         this.counters.flushFailures++;

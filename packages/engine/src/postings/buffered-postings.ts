@@ -41,6 +41,24 @@ export const SKIP_INTERVAL = 32;
  */
 const TERM_OVERHEAD_BYTES = 32;
 
+interface StreamsSnapshot {
+  readonly start: Int32Array;
+  readonly upto: Int32Array;
+  readonly end: Int32Array;
+  readonly level: Uint8Array;
+}
+
+/** BufferedPostings.snapshot: plain data and typed arrays (structured-clone safe). */
+export interface PostingsSnapshot {
+  readonly blocks: Uint8Array[];
+  readonly docs: StreamsSnapshot;
+  readonly positions: StreamsSnapshot;
+  readonly skips: StreamsSnapshot;
+  readonly docFreq: Int32Array;
+  readonly positionalDocs: Int32Array;
+  readonly names: string[];
+}
+
 export class BufferedPostings {
   readonly pool = new ByteSlicePool();
   readonly docs: SliceStreams;
@@ -82,6 +100,40 @@ export class BufferedPostings {
 
   get termCount(): number {
     return this.names.length;
+  }
+
+  /**
+   * What a reader of the postings needs (PostingsCursor, DecodedTerm, flush),
+   * as copies that can cross to another thread. Only for a buffer that no
+   * longer takes documents (the copies would miss later ones).
+   */
+  snapshot(): PostingsSnapshot {
+    const n = this.names.length;
+    const streams = (s: SliceStreams): StreamsSnapshot => ({ start: s.start.slice(0, n), upto: s.upto.slice(0, n), end: s.end.slice(0, n), level: s.level.slice(0, n) });
+    return {
+      blocks: this.pool.blocks.map((b) => b.slice()),
+      docs: streams(this.docs), positions: streams(this.positions), skips: streams(this.skips),
+      docFreq: this.docFreq.slice(0, n), positionalDocs: this.positionalDocs.slice(0, n), names: this.names.slice(),
+    };
+  }
+
+  /** Postings to read, from a snapshot (they take no documents: the per-document state is not carried). */
+  static fromSnapshot(s: PostingsSnapshot): BufferedPostings {
+    const postings = new BufferedPostings();
+    postings.pool.blocks.push(...s.blocks);
+    for (const name of s.names) postings.ids.idOf(name);
+    const restore = (into: SliceStreams, from: StreamsSnapshot): void => {
+      into.start = from.start;
+      into.upto = from.upto;
+      into.end = from.end;
+      into.level = from.level;
+    };
+    restore(postings.docs, s.docs);
+    restore(postings.positions, s.positions);
+    restore(postings.skips, s.skips);
+    postings.docFreq = s.docFreq;
+    postings.positionalDocs = s.positionalDocs;
+    return postings;
   }
 
   /** The id of `term`, or −1. */

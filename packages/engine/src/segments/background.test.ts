@@ -1,5 +1,5 @@
 import { Bitset } from '../values/bitset.js';
-import { mergeInBackground } from './background.js';
+import { flushInBackground, mergeInBackground } from './background.js';
 import { flushWriteBuffer } from './flush.js';
 import { tokenDocument } from './indexable-document.fixture.js';
 import { mergeSegments } from './merge.js';
@@ -41,5 +41,32 @@ describe('mergeInBackground', () => {
     await expect(mergeInBackground([good, broken], [new Bitset(20), new Bitset(1)])).rejects.toThrow(/segment worker: .*segment/);
     const again = await mergeInBackground([good], [new Bitset(20)]);
     expect(new SegmentReader(2, again).docCount).toBe(20);
+  });
+});
+
+describe('flushInBackground', () => {
+  test('gives the bytes flushWriteBuffer gives: postings with positions, norms, numeric and string columns, deletions, docids out of order', async () => {
+    const buffer = new WriteBuffer();
+    for (const d of [5, 3, 9, 1, 7, 2, 8]) {
+      buffer.add(d, tokenDocument([
+        { term: `Sword${d % 3}`, positions: [0, 2 + d] },
+        { term: 'Scommon', positions: [1] },
+        { term: `Q${d}`, positions: null },
+        { term: 'Kmany', positions: null, freq: 3 },
+      ], {
+        numbers: [{ slot: 20, values: d % 2 === 0 ? [d, d + 0.5] : [d] }, { slot: 22, values: [d] }],
+        strings: [{ slot: 21, values: [`k${d % 3}`] }],
+        fieldLengths: [{ field: '', length: 70_000 + d }, { field: 'title.', length: d }],
+      }));
+    }
+    buffer.delete(9);
+    buffer.freeze();
+    const [background, inline] = await Promise.all([flushInBackground(buffer), flushWriteBuffer(buffer)]);
+    expect(Buffer.from(background).equals(Buffer.from(inline))).toBe(true);
+    expect(new SegmentReader(1, background).docCount).toBe(6);
+  });
+
+  test('only a frozen buffer is flushed', () => {
+    expect(() => flushInBackground(new WriteBuffer())).toThrow(/frozen/);
   });
 });

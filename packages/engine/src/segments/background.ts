@@ -1,14 +1,16 @@
 /**
- * Segment work off the event loop: `mergeInBackground` hands a merge to the
- * process's segment worker (segment-worker.ts), one thread shared by every
- * shard, started on first use and not keeping the process alive. If the
- * thread dies, the merges it held fail (ShardIndex retries them) and the next
- * one starts a new thread.
+ * Segment work off the event loop: `flushInBackground` and
+ * `mergeInBackground` hand a flush or a merge to the process's segment worker
+ * (segment-worker.ts), one thread shared by every shard, started on first
+ * use and not keeping the process alive while idle. If the thread dies, the
+ * work it held fails (ShardIndex retries it) and the next request starts a
+ * new thread.
  */
 import { Worker } from 'node:worker_threads';
 import type { Bitset } from '../values/bitset.js';
 import type { SegmentReader } from './segment-reader.js';
-import type { MergeRequest, SegmentWorkerAnswer } from './segment-worker.js';
+import type { SegmentWorkerAnswer, SegmentWorkerRequest } from './segment-worker.js';
+import type { WriteBuffer } from './write-buffer.js';
 
 interface Pending {
   resolve: (bytes: Uint8Array) => void;
@@ -55,14 +57,25 @@ function segmentWorker(): Worker {
  * and bitsets are copied for the thread, so the readers stay usable here.
  */
 export function mergeInBackground(sources: readonly SegmentReader[], deleted: readonly Bitset[]): Promise<Uint8Array> {
+  const segments = sources.map((s, i) => ({ bytes: s.bytes.slice(), size: deleted[i]!.size, words: deleted[i]!.words.slice() }));
+  return run({ id: nextId++, kind: 'merge', segments }, segments.flatMap((s) => [s.bytes.buffer as ArrayBuffer, s.words.buffer as ArrayBuffer]));
+}
+
+/**
+ * The segment of a frozen write buffer, encoded on the segment worker: the
+ * same bytes `flushWriteBuffer` gives. The buffer is copied (flushSnapshot)
+ * and stays searchable here until its segment is adopted.
+ */
+export function flushInBackground(buffer: WriteBuffer): Promise<Uint8Array> {
+  return run({ id: nextId++, kind: 'flush', buffer: buffer.flushSnapshot() });
+}
+
+function run(request: SegmentWorkerRequest, transfer: ArrayBuffer[] = []): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const thread = segmentWorker();
-    const id = nextId++;
-    const segments = sources.map((s, i) => ({ bytes: s.bytes.slice(), size: deleted[i]!.size, words: deleted[i]!.words.slice() }));
-    const request: MergeRequest = { id, kind: 'merge', segments };
-    pending.set(id, { resolve, reject });
+    pending.set(request.id, { resolve, reject });
     // Busy: keep the process alive until the answer is in (a close waits for it).
     thread.ref();
-    thread.postMessage(request, segments.flatMap((s) => [s.bytes.buffer as ArrayBuffer, s.words.buffer as ArrayBuffer]));
+    thread.postMessage(request, transfer);
   });
 }

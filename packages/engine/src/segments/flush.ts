@@ -2,18 +2,64 @@
  * Flush: encode a (frozen) write buffer into an immutable segment. Live docs
  * are renumbered in docid order (segment ordinals), terms written in UTF-8
  * byte order, norms and doc values gathered by the new ordinals. Runs in
- * slices of YieldBudget.sliceMs with an await between.
+ * slices of YieldBudget.sliceMs with an await between; the shard runs it on
+ * the segment worker (background.ts) over the buffer's snapshot.
  */
-import { type BufferedPostings, DecodedTerm, PostingsCursor } from '../postings/buffered-postings.js';
+import { BufferedPostings, DecodedTerm, PostingsCursor } from '../postings/buffered-postings.js';
 import { gatherNumeric, gatherStrings } from '../values/gather.js';
 import { SegmentWriter } from './segment-writer.js';
-import type { WriteBuffer } from './write-buffer.js';
+import { NumericColumn } from '../values/numeric-column.js';
+import { StringColumn } from '../values/string-column.js';
+import { StringDictionary } from '../values/string-dictionary.js';
+import { exactFieldLength, type FlushSnapshot } from './write-buffer.js';
 import { YieldBudget } from './yield-budget.js';
+
+/** What a flush reads of a frozen write buffer: the WriteBuffer itself, or its snapshot on the segment worker. */
+export interface FlushSource {
+  readonly docCount: number;
+  readonly deleted: Uint8Array;
+  readonly inDocidOrder: boolean;
+  readonly docidOf: Uint32Array;
+  readonly postings: BufferedPostings;
+  fieldNames(): string[];
+  fieldNorms(field: string): Uint16Array | null;
+  fieldLength(field: string, ordinal: number): number;
+  numericSlots(): number[];
+  numericColumn(slot: number): NumericColumn | null;
+  stringSlots(): number[];
+  stringColumn(slot: number): StringColumn | null;
+}
 
 /** Terms handled between two budget checks. */
 const TERMS_PER_CHECK = 256;
 
-export async function flushWriteBuffer(buffer: WriteBuffer, budget = new YieldBudget()): Promise<Uint8Array> {
+/** A FlushSource over a write buffer's snapshot (WriteBuffer.flushSnapshot), on the thread that received it. */
+export function flushSourceOf(s: FlushSnapshot): FlushSource {
+  const fields = new Map(s.fields.map((f) => [f.name, f]));
+  const numeric = new Map(s.numeric.map((c) => [c.slot, new NumericColumn(c.docCount, c.min, c.max, c.offsets, c.values)]));
+  const strings = new Map(s.strings.map((c) => [c.slot, new StringColumn(
+    c.docCount, new StringDictionary(c.dictionaryBytes, c.dictionaryOffsets), c.min, c.max, c.offsets, c.ords,
+  )]));
+  return {
+    docCount: s.docCount,
+    deleted: s.deleted,
+    inDocidOrder: s.inDocidOrder,
+    docidOf: s.docidOf,
+    postings: BufferedPostings.fromSnapshot(s.postings),
+    fieldNames: () => [...fields.keys()],
+    fieldNorms: (field) => fields.get(field)?.lengths ?? null,
+    fieldLength: (field, ordinal) => {
+      const f = fields.get(field);
+      return f === undefined || ordinal >= f.lengths.length ? 0 : exactFieldLength(f, ordinal);
+    },
+    numericSlots: () => [...numeric.keys()],
+    numericColumn: (slot) => numeric.get(slot) ?? null,
+    stringSlots: () => [...strings.keys()],
+    stringColumn: (slot) => strings.get(slot) ?? null,
+  };
+}
+
+export async function flushWriteBuffer(buffer: FlushSource, budget = new YieldBudget()): Promise<Uint8Array> {
   const n = buffer.docCount;
   // Live ordinals in docid order → segment ordinals.
   const live: number[] = [];

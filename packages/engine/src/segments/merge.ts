@@ -8,7 +8,8 @@
  * has it has them.
  *
  * Runs in slices (YieldBudget) with an await between, so a merge on the main
- * thread never holds the event loop for longer than one slice.
+ * thread never holds the event loop for longer than one slice. The shard runs
+ * it on the segment worker (background.ts), where nothing else waits.
  */
 import assert from 'node:assert/strict';
 import { NO_MORE_DOCS } from '../postings/constants.js';

@@ -1,18 +1,21 @@
 /**
- * The background thread of segment work (ENGINE.md, write path step 4): a
- * merge reads every posting of its sources and writes them again, seconds of
- * CPU for large segments, so it runs here instead of in slices on the event
- * loop that serves queries and writes. Started by background.ts; one request
- * at a time, in order.
+ * The background thread of segment work (ENGINE.md, write path steps 3–4): a
+ * flush encodes a frozen write buffer, a merge reads every posting of its
+ * sources and writes them again, seconds of CPU for large segments, so they
+ * run here instead of in slices on the event loop that serves queries and
+ * writes. Started by background.ts; one request at a time, in order.
  *
- * Request: `{ id, kind: 'merge', segments: [{ bytes, size, words }] }` (the
- * sources' bytes and deletion bitsets, copies owned by this thread).
- * Answer: `{ id, bytes }` (transferred) or `{ id, error }`.
+ * Requests: `{ id, kind: 'merge', segments: [{ bytes, size, words }] }` (the
+ * sources' bytes and deletion bitsets) or `{ id, kind: 'flush', buffer }`
+ * (WriteBuffer.flushSnapshot), copies owned by this thread.
+ * Answer: `{ id, bytes }` (the segment, transferred) or `{ id, error }`.
  */
 import { parentPort } from 'node:worker_threads';
 import { Bitset } from '../values/bitset.js';
+import { flushSourceOf, flushWriteBuffer } from './flush.js';
 import { mergeSegments } from './merge.js';
 import { SegmentReader } from './segment-reader.js';
+import type { FlushSnapshot } from './write-buffer.js';
 import { YieldBudget } from './yield-budget.js';
 
 export interface MergeRequest {
@@ -21,12 +24,21 @@ export interface MergeRequest {
   readonly segments: ReadonlyArray<{ readonly bytes: Uint8Array; readonly size: number; readonly words: Uint32Array }>;
 }
 
+export interface FlushRequest {
+  readonly id: number;
+  readonly kind: 'flush';
+  readonly buffer: FlushSnapshot;
+}
+
+export type SegmentWorkerRequest = MergeRequest | FlushRequest;
+
 export type SegmentWorkerAnswer = { readonly id: number; readonly bytes: Uint8Array } | { readonly id: number; readonly error: string };
 
 /** Nothing else runs on this thread: no slices. */
 const NEVER_YIELD = new YieldBudget(Number.POSITIVE_INFINITY);
 
-async function handle(request: MergeRequest): Promise<Uint8Array> {
+async function handle(request: SegmentWorkerRequest): Promise<Uint8Array> {
+  if (request.kind === 'flush') return flushWriteBuffer(flushSourceOf(request.buffer), NEVER_YIELD);
   const readers = request.segments.map((s, i) => new SegmentReader(i + 1, s.bytes));
   const deleted = request.segments.map((s) => new Bitset(s.size, s.words));
   return mergeSegments(readers, deleted, NEVER_YIELD);
@@ -35,7 +47,7 @@ async function handle(request: MergeRequest): Promise<Uint8Array> {
 const port = parentPort;
 if (port !== null) {
   let queue = Promise.resolve();
-  port.on('message', (request: MergeRequest) => {
+  port.on('message', (request: SegmentWorkerRequest) => {
     queue = queue.then(async () => {
       try {
         const bytes = await handle(request);

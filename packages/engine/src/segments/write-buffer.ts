@@ -8,7 +8,7 @@
  * it into an immutable segment once it passes its byte budget.
  */
 import assert from 'node:assert/strict';
-import { BufferedPostings } from '../postings/buffered-postings.js';
+import { BufferedPostings, type PostingsSnapshot } from '../postings/buffered-postings.js';
 import { MemoryPostingsIterator } from '../postings/memory-postings-iterator.js';
 import { NumericColumnBuilder, StringColumnBuilder } from '../values/column-builder.js';
 import type { NumericColumn } from '../values/numeric-column.js';
@@ -236,12 +236,71 @@ export class WriteBuffer {
     return bytes;
   }
 
-  private exactLength(f: { lengths: Uint16Array; full: Uint32Array | null }, ordinal: number): number {
-    const length = f.lengths[ordinal]!;
-    if (length < NORM_MAX || f.full === null) return length;
-    for (let i = 0; i < f.full.length; i += 2) if (f.full[i] === ordinal) return f.full[i + 1]!;
-    return length;
+  private exactLength(f: FieldLengths, ordinal: number): number {
+    return exactFieldLength(f, ordinal);
   }
+
+  /**
+   * Copies of what a flush reads (flush.ts FlushSource), plain data that can
+   * cross to the segment worker. Only once frozen: later adds would be missed.
+   */
+  flushSnapshot(): FlushSnapshot {
+    assert.ok(this.frozen, 'only a frozen write buffer is flushed');
+    const n = this.docCount;
+    const numeric: Array<FlushSnapshot['numeric'][number]> = [];
+    for (const [slot, builder] of this.numbers) {
+      const c = builder.column(n);
+      // A single-valued column is one array in three roles: one copy (a structured clone keeps the sharing).
+      const min = c.min.slice();
+      const max = c.max === c.min ? min : c.max.slice();
+      numeric.push({ slot, docCount: c.docCount, min, max, offsets: c.offsets?.slice() ?? null, values: c.values === c.min ? min : c.values.slice() });
+    }
+    const strings: Array<FlushSnapshot['strings'][number]> = [];
+    for (const [slot, builder] of this.strings) {
+      const c = builder.column(n);
+      strings.push({
+        slot, docCount: c.docCount, dictionaryBytes: c.dictionary.bytes.slice(), dictionaryOffsets: c.dictionary.offsets.slice(),
+        min: c.min.slice(), max: c.max.slice(), offsets: c.offsets?.slice() ?? null, ords: c.ords.slice(),
+      });
+    }
+    return {
+      docCount: n, deleted: this.deleted.slice(0, n), inDocidOrder: this.inDocidOrder, docidOf: this.docidOf.slice(0, n),
+      postings: this.postings.snapshot(),
+      fields: [...this.fields].map(([name, f]) => ({ name, lengths: f.lengths.slice(0, n), full: f.full?.slice() ?? null })),
+      numeric, strings,
+    };
+  }
+}
+
+interface FieldLengths {
+  readonly lengths: Uint16Array;
+  readonly full: Uint32Array | null;
+}
+
+/** A field's exact (unsaturated) length at `ordinal`: saturated norms keep the rare huge lengths apart in `full`. */
+export function exactFieldLength(f: FieldLengths, ordinal: number): number {
+  const length = f.lengths[ordinal]!;
+  if (length < NORM_MAX || f.full === null) return length;
+  for (let i = 0; i < f.full.length; i += 2) if (f.full[i] === ordinal) return f.full[i + 1]!;
+  return length;
+}
+
+/** WriteBuffer.flushSnapshot: typed arrays, strings and numbers only (structured-clone safe). */
+export interface FlushSnapshot {
+  readonly docCount: number;
+  readonly deleted: Uint8Array;
+  readonly inDocidOrder: boolean;
+  readonly docidOf: Uint32Array;
+  readonly postings: PostingsSnapshot;
+  readonly fields: ReadonlyArray<{ readonly name: string } & FieldLengths>;
+  readonly numeric: ReadonlyArray<{
+    readonly slot: number; readonly docCount: number; readonly min: Float64Array; readonly max: Float64Array;
+    readonly offsets: Uint32Array | null; readonly values: Float64Array;
+  }>;
+  readonly strings: ReadonlyArray<{
+    readonly slot: number; readonly docCount: number; readonly dictionaryBytes: Uint8Array; readonly dictionaryOffsets: Uint32Array;
+    readonly min: Int32Array; readonly max: Int32Array; readonly offsets: Uint32Array | null; readonly ords: Int32Array;
+  }>;
 }
 
 /** Code point order (UTF-8 byte order), which segments use; `<` on strings compares UTF-16 units. */
