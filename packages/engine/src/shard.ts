@@ -710,6 +710,9 @@ export class Shard {
     if (schema !== undefined && schema !== this.schema) {
       const json = JSON.stringify(schema);
       if (json !== this.schemaJson) change.schemaJson = json;
+      // The same schema in the caller's object (schemas are values, never mutated): keep that one, so
+      // the next writes skip this comparison and indexing finds the caller's fold (indexedValues).
+      else this.schema = schema;
     }
     if (change.kind === 'put') {
       const indexSchema = change.schemaJson === undefined ? this.schema : (schema as Record<string, unknown>);

@@ -1,6 +1,6 @@
 import fc from 'fast-check';
 import { TesseraError } from '@tessera/errors';
-import { foldDocument, type FoldResult } from './fold.js';
+import { foldDocument, type FoldResult, indexedValues } from './fold.js';
 import { error, values } from './fold.fixture.js';
 import { createSchema, fieldSpec, type Schema } from './schema.js';
 
@@ -237,5 +237,42 @@ describe('foldDocument properties', () => {
         schema = r.schema;
       }
     }), { numRuns: 500 });
+  });
+});
+
+describe('indexedValues', () => {
+  const schema = createSchema({ t: { _type: 'text' }, n: { _type: 'integer' }, secret: { _type: 'keyword', _store: false } });
+
+  test('a stored form a fold returned gives that fold\'s values without folding again; anything else is folded', () => {
+    const folded = foldDocument(schema, { t: 'hello world', n: '7' });
+    const known = indexedValues(schema, folded.document.stored);
+    expect(known.values).toBe(folded.document.values);
+    expect(known.changed).toBe(false);
+    // An equal copy (what a remote shard decodes) is folded, to the same values.
+    const copy = indexedValues(schema, structuredClone(folded.document.stored));
+    expect(copy.values).not.toBe(folded.document.values);
+    expect(copy.values.map((v) => [v.path, v.value])).toEqual(folded.document.values.map((v) => [v.path, v.value]));
+    // Another schema object: folded with it.
+    const grown = createSchema({ t: { _type: 'text' }, n: { _type: 'integer' }, secret: { _type: 'keyword', _store: false }, x: { _type: 'text' } });
+    expect(indexedValues(grown, folded.document.stored).values).not.toBe(folded.document.values);
+  });
+
+  test('a stored form without its _store: false fields is not remembered; the form kept for indexing is', () => {
+    const raw = { t: 'a', secret: 'k1' };
+    const stored = foldDocument(schema, raw);
+    expect(stored.document.stored).toEqual({ t: 'a' });
+    expect(indexedValues(schema, stored.document.stored).values.map((v) => v.path)).toEqual(['t']);
+    const indexed = foldDocument(schema, raw, { keepUnstored: true });
+    const known = indexedValues(schema, indexed.document.stored);
+    expect(known.values).toBe(indexed.document.values);
+    expect(known.values.map((v) => v.path)).toEqual(['t', 'secret']);
+  });
+
+  test('a fold that grew the schema is not remembered (the shard indexes with the grown schema)', () => {
+    const folded = foldDocument(schema, { t: 'a', fresh: 1 });
+    expect(folded.changed).toBe(true);
+    const again = indexedValues(folded.schema, folded.document.stored);
+    expect(again.values).not.toBe(folded.document.values);
+    expect(again.values.map((v) => v.path)).toEqual(['t', 'fresh']);
   });
 });

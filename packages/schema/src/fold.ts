@@ -66,8 +66,31 @@ export function foldDocument(schema: Schema, body: unknown, options: FoldOptions
   if (!isPlainObject(body)) throw schemaErrors.badDocument('Document body must be an object');
   const folder = new Folder(schema, options);
   const stored = folder.root(body);
+  // Folding `stored` again with this schema gives these values: remember them for indexedValues.
+  if (!folder.changed && (!folder.unstored || options.keepUnstored === true)) FOLDED.set(stored, { schema, values: folder.values });
   return { schema: folder.schema, changed: folder.changed, document: { stored, values: folder.values, unstored: folder.unstored } };
 }
+
+/**
+ * The values to index of a body that is already in stored form (a shard
+ * indexing what it stores), with whether the schema lacked fields of it.
+ *
+ * When `body` is the very object a fold with this very schema returned (the
+ * embedded server passes the coordinator's stored form to its shard by
+ * reference), the values that fold found are returned instead of folding the
+ * body a second time: the stored form is a fold's fixed point, so folding it
+ * again would give the same values. A stored form that left `_store: false`
+ * fields out is not remembered (its values have them, folding it would not).
+ */
+export function indexedValues(schema: Schema, body: unknown, options: FoldOptions = {}): { values: readonly IndexedValue[]; changed: boolean } {
+  const known = isPlainObject(body) ? FOLDED.get(body) : undefined;
+  if (known !== undefined && known.schema === schema) return { values: known.values, changed: false };
+  const folded = foldDocument(schema, body, options);
+  return { values: folded.document.values, changed: folded.changed };
+}
+
+/** Stored forms → the schema they were folded with and their values (see indexedValues). */
+const FOLDED = new WeakMap<object, { schema: Schema; values: readonly IndexedValue[] }>();
 
 /** Marks a value left out of the stored form (`_store: false`). */
 const DROP: unique symbol = Symbol('drop');

@@ -27,7 +27,7 @@
  * defining them here, since the coordinator owns schema changes.
  */
 import {
-  accuracyTerms, fieldSpec, fieldTerm, foldDocument, type FieldSpec, globalTerm, type IndexedValue,
+  accuracyTerms, fieldSpec, fieldTerm, type FieldSpec, globalTerm, type IndexedValue, indexedValues,
   isDateType, isNumericType, parseType, type Schema, stemTerm, textTerm, TYPE_CHARS, valueToken,
 } from '@tessera/schema';
 import { analyzerFor, NO_POSITION } from '../analysis/analyzer.js';
@@ -195,14 +195,14 @@ export interface DocumentTermsOptions {
  * does: the coordinator folded it into the same schema before storing it).
  */
 export function documentTerms(schema: Schema, body: unknown, id: string | number, options: DocumentTermsOptions = {}): IndexableDocument {
-  const folded = foldDocument(schema, body, options.now === undefined ? {} : { now: options.now });
+  const folded = indexedValues(schema, body, options.now === undefined ? {} : { now: options.now });
   const c = new DocumentCollector();
   c.add(idTerm(schema, id), NO_POSITION);
   if (typeof id === 'number') c.number(ID_SLOT, id);
   else c.string(ID_SLOT, id);
   if (options.version !== undefined) c.number(VERSION_SLOT, options.version);
   let known: Map<string, boolean> | undefined;
-  for (const v of folded.document.values) {
+  for (const v of folded.values) {
     if (folded.changed) {
       known ??= new Map();
       let has = known.get(v.path);
