@@ -133,6 +133,27 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       expect(typeof r.json.took).toBe('string');
     });
 
+    it('the compact JSON page has the keys, order and values of the page in every other form (aggregations, comments, multi-index, selector)', async () => {
+      const bodies = [
+        { _query: { summary: 'library' }, _limit: 5, _aggs: { s: { _values: { _field: 'section', _limit: 3 } } } },
+        { _query: '*', _limit: 4, _offset: 2, _sort: '_id' },
+        { _query: { section: 'libs' }, _limit: 3, _selector: 'package' },
+      ];
+      for (const [path, body] of [['/pkgs/', bodies[0]], ['/pkgs/', bodies[1]], ['/pkgs,named/', bodies[1]], ['/pkgs/', bodies[2]]] as const) {
+        for (const query of ['', '?comments=false']) {
+          const compact = await call(server, 'SEARCH', `${path}${query}`, body);
+          const pretty = await call(server, 'SEARCH', `${path}${query}${query === '' ? '?' : '&'}pretty`, body);
+          const msgpack = await call(server, 'SEARCH', `${path}${query}`, body, { accept: 'application/msgpack' });
+          expect(compact.status).toBe(200);
+          // `took` differs between requests: compare everything else, key order included.
+          const withoutTook = (v: Record<string, unknown>) => JSON.stringify({ ...v, took: 0 });
+          expect(withoutTook(compact.json)).toBe(withoutTook(pretty.json));
+          expect(withoutTook(compact.json)).toBe(withoutTook(msgpack.json));
+          expect(compact.json.hits.length).toBeGreaterThan(0);
+        }
+      }
+    });
+
     it('bad queries are 400 with a message', async () => {
       for (const body of [
         { _query: { _bogus: [] } },

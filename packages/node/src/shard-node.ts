@@ -119,6 +119,10 @@ export class ShardNode {
           query: call.query, queryStrings: call.queryStrings, sort: call.sort, sortStrings: call.sortStrings,
           k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs,
         });
+        for (const hit of reply.hits) {
+          const json = sourceJson(hit.body);
+          if (json !== undefined) hit.bodyJson = json;
+        }
         return reply;
       }
       case 'shard.scan': {

@@ -209,6 +209,8 @@ export interface SearchHitReply {
   docid: number;
   version: number;
   body: DocumentBody;
+  /** `body` as compact JSON (as DocumentReply.bodyJson), when the node has it. */
+  bodyJson?: string;
   score: number;
   sortValues?: Array<number | string | null>;
 }
