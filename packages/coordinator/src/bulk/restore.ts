@@ -65,7 +65,7 @@ export class RestoreHandler {
         continue;
       }
       try {
-        batch.push({ position: item.index, ...(await this.prepare(index, item.value)) });
+        batch.push(Object.assign({ position: item.index }, await this.prepare(index, item.value)));
         counts.prepared++;
       } catch (err) {
         items[item.index] = errorBody(toTesseraError(err));

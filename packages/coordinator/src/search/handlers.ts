@@ -68,7 +68,8 @@ export class SearchHandlers {
     if (count) return { status: 200, value: { total } };
     const orders = replies[0]?.reply.sortOrders ?? [];
     const page = mergePage(
-      replies.map((r) => r.reply.hits.map((h) => ({ ...h, index: r.meta.path, shard: r.shard }))),
+      // Object.assign, not a spread with extra keys (see documents/handlers.ts present): replies are shared, not ours to mutate.
+      replies.map((r) => r.reply.hits.map((h) => Object.assign(Object.assign({}, h) as ShardHit, { index: r.meta.path, shard: r.shard }))),
       orders, request.offset, request.limit,
     );
     let aggregations: unknown;
