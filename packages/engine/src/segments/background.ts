@@ -67,7 +67,19 @@ export function mergeInBackground(sources: readonly SegmentReader[], deleted: re
  * and stays searchable here until its segment is adopted.
  */
 export function flushInBackground(buffer: WriteBuffer): Promise<Uint8Array> {
-  return run({ id: nextId++, kind: 'flush', buffer: buffer.flushSnapshot() });
+  const snapshot = buffer.flushSnapshot();
+  return run({ id: nextId++, kind: 'flush', buffer: snapshot }, buffersOf(snapshot));
+}
+
+/** The ArrayBuffers under a snapshot's typed arrays (its own copies: moved to the thread, not copied again), once each. */
+function buffersOf(value: unknown, into = new Set<ArrayBuffer>()): ArrayBuffer[] {
+  if (ArrayBuffer.isView(value)) into.add(value.buffer as ArrayBuffer);
+  else if (Array.isArray(value)) {
+    for (const item of value) if (typeof item === 'object' && item !== null) buffersOf(item, into);
+  } else if (typeof value === 'object' && value !== null) {
+    for (const item of Object.values(value)) buffersOf(item, into);
+  }
+  return [...into];
 }
 
 function run(request: SegmentWorkerRequest, transfer: ArrayBuffer[] = []): Promise<Uint8Array> {
