@@ -18,7 +18,7 @@ import { readFile } from 'node:fs/promises';
 import { dirname, extname, resolve } from 'node:path';
 import JSON5 from 'json5';
 import { parse as parseYaml } from 'yaml';
-import { SCRIPT_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
+import { SCRIPT_DEFAULTS, STORE_WRITE_BUFFER_BYTES_MAX, STORE_WRITE_BUFFER_BYTES_MIN, type ScriptRunnerOptions } from '@tessera/engine';
 import { PRIMARY_LEASE_MS_MAX } from '@tessera/node';
 import { COORDINATOR_DEFAULTS, type CoordinatorProcessOptions } from './coordinator.js';
 import { NODE_DEFAULTS, type NodeProcessOptions } from './node.js';
@@ -34,6 +34,7 @@ export type CommandName = (typeof COMMANDS)[number];
 /** What a process hosting shard copies needs (serve and node): caches, write buffer, script budgets. */
 export interface ShardHostConfig {
   documentCacheBytesMax: number;
+  storeWriteBufferBytes: number;
   contentVolumeBytesMax: number;
   writeBufferBytes: number;
   writeBufferOps: number;
@@ -167,6 +168,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('fieldsMax', integer(1, 10_000_000), SERVE_DEFAULTS.fieldsMax, 'most object keys in one body (400 beyond)', HTTP),
   setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise; API.md §8.8)', HTTP),
   setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache per shard, bytes; 0 disables it', SHARDS),
+  setting('storeWriteBufferBytes', integer(STORE_WRITE_BUFFER_BYTES_MIN, STORE_WRITE_BUFFER_BYTES_MAX), SERVE_DEFAULTS.storeWriteBufferBytes, 'LevelDB write buffer (memtable) of a shard copy\'s database, bytes; larger means less compaction work under heavy writes, and up to twice this in memory per shard being written', SHARDS),
   setting('contentVolumeBytesMax', integer(1 << 20, 2 ** 50), SERVE_DEFAULTS.contentVolumeBytesMax, 'a shard copy\'s stored-content volume file is closed and the next one started at this size, bytes', SHARDS),
   setting('writeBufferBytes', integer(1, 2 ** 40), SERVE_DEFAULTS.writeBufferBytesMax, 'write buffer of a shard copy, estimated bytes, before it is flushed into a segment', SHARDS),
   setting('writeBufferOps', integer(1, 100_000_000), SERVE_DEFAULTS.writeBufferOpsMax, 'changes a shard copy\'s write buffer takes before it is flushed into a segment', SHARDS),
@@ -309,6 +311,7 @@ export function serveOptionsOf(config: ServeConfig): ServeOptions {
     ...httpOptionsOf(config),
     nodeName: config.name,
     documentCacheBytesMax: config.documentCacheBytesMax,
+    storeWriteBufferBytes: config.storeWriteBufferBytes,
     contentVolumeBytesMax: config.contentVolumeBytesMax,
     writeBufferBytesMax: config.writeBufferBytes,
     writeBufferOpsMax: config.writeBufferOps,
@@ -328,6 +331,7 @@ export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
     name: config.name,
     dataDir: config.data,
     documentCacheBytesMax: config.documentCacheBytesMax,
+    storeWriteBufferBytes: config.storeWriteBufferBytes,
     contentVolumeBytesMax: config.contentVolumeBytesMax,
     writeBufferBytesMax: config.writeBufferBytes,
     writeBufferOpsMax: config.writeBufferOps,

@@ -27,6 +27,7 @@ export interface NodeProcessOptions {
   name: string;
   dataDir: string;
   documentCacheBytesMax: number;
+  storeWriteBufferBytes: number;
   contentVolumeBytesMax: number;
   writeBufferBytesMax: number;
   writeBufferOpsMax: number;
@@ -69,6 +70,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
     name: options.name,
     dataDir: nodeDir,
     documentCacheBytesMax: options.documentCacheBytesMax,
+    storeWriteBufferBytes: options.storeWriteBufferBytes,
     content: { volumeBytesMax: options.contentVolumeBytesMax },
     index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
     scripts: options.scripts,

@@ -6,7 +6,7 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
-import { CONTENT_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
+import { CONTENT_DEFAULTS, SHARD_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
@@ -34,6 +34,8 @@ export interface ServeOptions {
   /** `--strict` (API.md §8.8). */
   strict: boolean;
   documentCacheBytesMax: number;
+  /** LevelDB write buffer (memtable) of each shard copy's database, bytes. */
+  storeWriteBufferBytes: number;
   /** A stored-content volume file is rolled over at this size, bytes. */
   contentVolumeBytesMax: number;
   /** A shard's write buffer is flushed into a segment past this many estimated bytes… */
@@ -67,6 +69,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   fieldsMax: 10_000,
   strict: false,
   documentCacheBytesMax: 64 * 1024 * 1024,
+  storeWriteBufferBytes: SHARD_DEFAULTS.storeWriteBufferBytes,
   contentVolumeBytesMax: CONTENT_DEFAULTS.volumeBytesMax,
   // The engine's own defaults (ShardIndex), restated so the config reference can show them.
   writeBufferBytesMax: 32 * 1024 * 1024,
@@ -94,6 +97,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     name: options.nodeName,
     dataDir: join(dataDir, 'nodes', options.nodeName),
     documentCacheBytesMax: options.documentCacheBytesMax,
+    storeWriteBufferBytes: options.storeWriteBufferBytes,
     content: { volumeBytesMax: options.contentVolumeBytesMax },
     index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
     scripts: options.scripts,

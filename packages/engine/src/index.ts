@@ -1,5 +1,5 @@
 /** @tessera/engine — one shard: document store with versions, and the search index over it. */
-export { SCAN_DOCUMENTS_MAX, Shard, SHARD_DEFAULTS } from './shard.js';
+export { SCAN_DOCUMENTS_MAX, Shard, SHARD_DEFAULTS, STORE_WRITE_BUFFER_BYTES_MAX, STORE_WRITE_BUFFER_BYTES_MIN } from './shard.js';
 export type { MutateOptions, ShardOptions, ShardReplicationState, ShardSearchRequest, ShardSearchResult } from './shard.js';
 export {
   FIRST_TERM, isNewer, originOf, REPLICATE_CHANGES_MAX, TOMBSTONE_TTL_MS,

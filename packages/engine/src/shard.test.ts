@@ -359,6 +359,9 @@ describe('Shard: persistence', () => {
     await expectError(Shard.open({ path: join(dir, 'x'), oplogEntriesMax: 10 }), 'invalid_option', 500);
     await expectError(Shard.open({ path: join(dir, 'x'), groupCommitWindowMs: -1 }), 'invalid_option', 500);
     await expectError(Shard.open({ path: join(dir, 'x'), documentCacheBytesMax: 1.5 }), 'invalid_option', 500);
+    // Outside the range LevelDB would silently clamp it to.
+    await expectError(Shard.open({ path: join(dir, 'x'), storeWriteBufferBytes: 1024 }), 'invalid_option', 500);
+    await expectError(Shard.open({ path: join(dir, 'x'), storeWriteBufferBytes: 2 ** 31 }), 'invalid_option', 500);
   });
 
   it('a second open of the same directory is storage_unavailable (LevelDB lock)', async () => {

@@ -22,6 +22,8 @@ export interface ShardNodeOptions {
   dataDir: string;
   /** Document cache bytes per shard copy. */
   documentCacheBytesMax?: number;
+  /** LevelDB write buffer (memtable) bytes per shard copy. */
+  storeWriteBufferBytes?: number;
   /** Stored-content volumes of every shard copy (roll-over size). */
   content?: ShardOptions['content'];
   /** Search-index options of every shard copy (write buffer budget before a flush, merge policy). */
@@ -198,6 +200,7 @@ export class ShardNode {
     const options = {
       path: shardDirectory(this.options.dataDir, where.index, where.shard),
       documentCacheBytesMax: this.options.documentCacheBytesMax,
+      storeWriteBufferBytes: this.options.storeWriteBufferBytes,
       content: this.options.content,
       index: this.options.index,
       oplogEntriesMax: this.options.oplogEntriesMax,
