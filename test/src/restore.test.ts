@@ -39,6 +39,18 @@ it('loads NDJSON items with their IDs, each answered in its place', async () => 
   expect((await call(server, 'GET', '/debian/5')).json._version).toBe(2);
 }, 60_000);
 
+it('writes of one document in batches written at once apply in item order', async () => {
+  // 700 IDs × 5 rounds: every 1,000-item batch rewrites documents of the batch before it (and some twice itself).
+  const lines: string[] = [];
+  for (let round = 0; round < 5; round++) for (let id = 0; id < 700; id++) lines.push(JSON.stringify({ _id: id, round, text: `round ${round}` }));
+  const r = await call(server, 'RESTORE', '/rounds/', lines.join('\n'), { 'content-type': 'application/x-ndjson' });
+  expect(r.json).toMatchObject({ indexed: 3500, total: 3500 });
+  for (const id of [0, 299, 300, 699]) expect((await call(server, 'GET', `/rounds/${id}`)).json).toMatchObject({ round: 4, _version: 5 });
+  expect((await call(server, 'COUNT', '/rounds/?q=text:round')).json.total).toBe(700);
+  expect((await call(server, 'COUNT', '/rounds/?q=round:4')).json.total).toBe(700);
+  expect((await call(server, 'COUNT', '/rounds/?q=round:3')).json.total).toBe(0);
+}, 60_000);
+
 it('takes a JSON array and a MessagePack sequence; generates IDs when absent', async () => {
   const a = await call(server, 'RESTORE', '/bulk-json/', JSON.stringify([{ _id: 'a', n: 1 }, { _id: 'b', n: 2 }]), { 'content-type': 'application/json' });
   expect(a.json).toMatchObject({ indexed: 2, total: 2 });

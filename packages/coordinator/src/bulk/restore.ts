@@ -4,7 +4,7 @@
  * PUT (typed, ID generated when absent), and sent in batches: one
  * `doc.writeMany` per shard per batch to its primary, which writes it as one
  * LevelDB batch, then one `doc.replicate` of its results per replica
- * (replication/replicator.ts). A failing item is reported in its place and
+ * (replication/replicator.ts). The next batch is prepared while one is written. A failing item is reported in its place and
  * does not stop the rest.
  */
 import { errorBody, TesseraError, toTesseraError } from '@tessera/errors';
@@ -56,26 +56,37 @@ export class RestoreHandler {
     const items: unknown[] = [];
     const counts = { prepared: 0, processed: 0, indexed: 0, total: 0 };
     let batch: Pending[] = [];
+    // Batches are written while the next is decoded and prepared (the shard's LevelDB write and analysis
+    // thread overlap this thread's work), BATCHES_IN_FLIGHT at most.
+    const inflight = new InFlight();
     // Streamed when the HTTP server was told to (RESTORE bodies may be GiBs).
     const chunks = ctx.req.bodyStream ?? [ctx.req.body];
-    for await (const item of decodeSequence(chunks, format, this.options.decodeLimits, this.options.itemBytesMax)) {
-      counts.total++;
-      if (item.error) {
-        items[item.index] = errorBody(item.error);
-        continue;
+    try {
+      for await (const item of decodeSequence(chunks, format, this.options.decodeLimits, this.options.itemBytesMax)) {
+        counts.total++;
+        if (item.error) {
+          items[item.index] = errorBody(item.error);
+          continue;
+        }
+        try {
+          batch.push(Object.assign({ position: item.index }, await this.prepare(index, item.value)));
+          counts.prepared++;
+        } catch (err) {
+          items[item.index] = errorBody(toTesseraError(err));
+          continue;
+        }
+        if (batch.length >= this.options.batchItems) {
+          await inflight.before(batch);
+          inflight.add(batch, this.send(batch, items, counts, commit));
+          batch = [];
+        }
       }
-      try {
-        batch.push(Object.assign({ position: item.index }, await this.prepare(index, item.value)));
-        counts.prepared++;
-      } catch (err) {
-        items[item.index] = errorBody(toTesseraError(err));
-        continue;
-      }
-      if (batch.length >= this.options.batchItems) {
-        await this.send(batch, items, counts, commit);
-        batch = [];
-      }
+    } catch (err) {
+      // The body failed mid-stream: what was sent finishes before the error is answered.
+      await inflight.all().catch(() => undefined);
+      throw err;
     }
+    await inflight.all();
     await this.send(batch, items, counts, commit);
     if (!ctx.options.echo) return { status: 200 };
     const took = Number(process.hrtime.bigint() - started) / 1e9;
@@ -146,6 +157,40 @@ export class RestoreHandler {
       }
     }));
   }
+}
+
+/** RESTORE batches written at once at most. */
+const BATCHES_IN_FLIGHT = 2;
+
+/**
+ * The batches being written. A batch waits, before it is sent, for any in
+ * flight that writes one of its documents (a document's writes apply in
+ * item order) and for a free place.
+ */
+class InFlight {
+  private readonly batches: Array<{ keys: Set<string>; done: Promise<void> }> = [];
+
+  async before(batch: readonly Pending[]): Promise<void> {
+    for (;;) {
+      const blocking = this.batches.find((b, i) => i <= this.batches.length - BATCHES_IN_FLIGHT || batch.some((p) => b.keys.has(keyOf(p))));
+      if (blocking === undefined) return;
+      await blocking.done;
+    }
+  }
+
+  add(batch: readonly Pending[], sent: Promise<void>): void {
+    const entry = { keys: new Set(batch.map(keyOf)), done: sent };
+    this.batches.push(entry);
+    void sent.then(() => this.batches.splice(this.batches.indexOf(entry), 1), () => undefined);
+  }
+
+  async all(): Promise<void> {
+    await Promise.all(this.batches.map((b) => b.done));
+  }
+}
+
+function keyOf(p: Pending): string {
+  return `${p.target.meta.path}\0${String(p.target.id)}`;
 }
 
 /**

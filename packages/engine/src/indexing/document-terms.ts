@@ -28,14 +28,16 @@
  */
 import {
   accuracyTerms, fieldSpec, fieldTerm, type FieldSpec, globalTerm, type IndexedValue, indexedValues,
-  isDateType, isNumericType, parseType, type Schema, stemTerm, textTerm, TYPE_CHARS, valueToken,
+  isDateType, isNumericType, parseType, type Schema, TYPE_CHARS, valueToken,
 } from '@tessera/schema';
-import { analyzerFor, NO_POSITION } from '../analysis/analyzer.js';
+import { NO_POSITION } from '../analysis/analyzer.js';
 import { addGeoAccuracyTerms } from './geo-terms.js';
+import { type DeferredText, type RunBatch, textBatch } from './text-analysis.js';
+import { analyzeRun, runStart } from './text-runs.js';
+
+export { POSITION_GAP } from './text-runs.js';
 import type { IndexableDocument } from '../segments/write-buffer.js';
 
-/** Position gap between two values of one field (Xapian's `increase_termpos` idiom). */
-export const POSITION_GAP = 100;
 /** API.md §5.8: value slot of `_id` (strings, or numbers for numeric IDs). */
 export const ID_SLOT = 0;
 /** API.md §5.8: value slot of `_version` (numbers). */
@@ -79,6 +81,9 @@ const scratchPositions: number[] = [];
 const SCRATCH_TOKENS_KEPT = 65_536;
 
 class DocumentCollector {
+  /** Text values go to the analysis thread (documentTerms' `deferText`). */
+  readonly batch: RunBatch | undefined;
+  text: DeferredText | undefined;
   /** Tokens collected into the scratch lists. */
   tokens = 0;
   /** Next free position per namespace (field prefix, `''` = global). */
@@ -87,6 +92,10 @@ class DocumentCollector {
   readonly lengths = new Map<string, number>();
   readonly numbers = new Map<number, number[]>();
   readonly strings = new Map<number, string[]>();
+
+  constructor(deferText: boolean) {
+    this.batch = deferText ? textBatch() : undefined;
+  }
 
   /** A token; NO_POSITION for terms without one (the write buffer drops a term's positions if any occurrence has none). */
   add(term: string, position: number): void {
@@ -107,12 +116,6 @@ class DocumentCollector {
     else list.push(value);
   }
 
-  /** First position for a new value in namespace `ns`: after the previous value plus the gap, or `start`. */
-  startPosition(ns: string, start: number): number {
-    const next = this.nextPosition.get(ns);
-    return next === undefined ? start : next + POSITION_GAP;
-  }
-
   result(): IndexableDocument {
     const fieldLengths: Array<{ field: string; length: number }> = [];
     for (const [field, length] of this.lengths) fieldLengths.push({ field, length });
@@ -124,23 +127,23 @@ class DocumentCollector {
     const positions = scratchPositions.slice(0, this.tokens);
     // Don't keep a huge document's terms alive in the scratch.
     if (scratchTerms.length > SCRATCH_TOKENS_KEPT) scratchTerms.length = scratchPositions.length = 0;
-    return { terms, positions, fieldLengths, numbers, strings };
+    return this.text === undefined ? { terms, positions, fieldLengths, numbers, strings } : { terms, positions, fieldLengths, numbers, strings, text: this.text };
   }
 }
 
 /**
- * Analyse one text value into namespace `prefix` (a field's, or `''`),
- * emitting positional terms only when `positional`. Returns the tokens that
- * took a position (the value's length).
+ * One text value into namespace `prefix` (a field's, or `''`), positional
+ * terms only when `positional`: analysed now, or queued for the analysis
+ * thread (its length then arrives with its terms).
  */
-function indexText(c: DocumentCollector, spec: FieldSpec, text: string, prefix: string, positional: boolean): number {
-  const analyzer = analyzerFor({ language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy });
-  const first = c.startPosition(prefix, spec.position);
-  const end = analyzer.analyze(text, (term, position, z) => {
-    c.add(z ? stemTerm(prefix, term) : textTerm(prefix, term), positional ? position : NO_POSITION);
-  }, first);
-  if (end > first || !c.nextPosition.has(prefix)) c.nextPosition.set(prefix, end);
-  return end - first;
+function indexText(c: DocumentCollector, spec: FieldSpec, text: string, prefix: string, positional: boolean): void {
+  const analyzer = { language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy };
+  if (c.batch !== undefined) {
+    c.batch.run(c.text ??= c.batch.document(), analyzer, prefix, spec.position, positional, text);
+    return;
+  }
+  const n = analyzeRun(c.nextPosition, analyzer, text, prefix, runStart(c.nextPosition, prefix, spec.position), positional, (term, position) => c.add(term, position));
+  c.lengths.set(prefix, (c.lengths.get(prefix) ?? 0) + n);
 }
 
 function addValue(c: DocumentCollector, v: IndexedValue): void {
@@ -149,14 +152,8 @@ function addValue(c: DocumentCollector, v: IndexedValue): void {
   const value = v.value;
   if (spec.type === 'text') {
     const text = String(value);
-    if (index.fieldTerms) {
-      const n = indexText(c, spec, text, spec.prefix, spec.positions);
-      c.lengths.set(spec.prefix, (c.lengths.get(spec.prefix) ?? 0) + n);
-    }
-    if (index.globalTerms) {
-      const n = indexText(c, spec, text, '', spec.positions);
-      c.lengths.set('', (c.lengths.get('') ?? 0) + n);
-    }
+    if (index.fieldTerms) indexText(c, spec, text, spec.prefix, spec.positions);
+    if (index.globalTerms) indexText(c, spec, text, '', spec.positions);
     if (index.fieldValues) c.string(spec.slot, text);
     if (index.globalValues) c.string(globalValueSlot(spec.typeChar), text);
     return;
@@ -187,6 +184,8 @@ export interface DocumentTermsOptions {
   readonly version?: number;
   /** Epoch seconds of `now` for date math in the body (stored forms have none; for completeness). */
   readonly now?: number;
+  /** Analyse text values on the analysis thread (text-analysis.ts): the result's `text` resolves later. */
+  readonly deferText?: boolean;
 }
 
 /**
@@ -196,7 +195,7 @@ export interface DocumentTermsOptions {
  */
 export function documentTerms(schema: Schema, body: unknown, id: string | number, options: DocumentTermsOptions = {}): IndexableDocument {
   const folded = indexedValues(schema, body, options.now === undefined ? {} : { now: options.now });
-  const c = new DocumentCollector();
+  const c = new DocumentCollector(options.deferText === true);
   c.add(idTerm(schema, id), NO_POSITION);
   if (typeof id === 'number') c.number(ID_SLOT, id);
   else c.string(ID_SLOT, id);

@@ -175,11 +175,15 @@ export class ShardIndex {
     return this.store.seq;
   }
 
-  /** Terms of a change (throws the schema's 400s): call before committing the write, then `applyPrepared` after. */
-  prepare(change: IndexChange, schema: Schema): PreparedChange {
+  /**
+   * Terms of a change (throws the schema's 400s): call before committing the
+   * write, then `applyPrepared` after. With `deferText` the text values are
+   * analysed on the analysis thread: apply once `document.text.ready` resolved.
+   */
+  prepare(change: IndexChange, schema: Schema, deferText = false): PreparedChange {
     const document = change.body === null || change.body === undefined
       ? null
-      : documentTerms(schema, change.body, change.id, change.version === undefined ? {} : { version: change.version });
+      : documentTerms(schema, change.body, change.id, change.version === undefined ? { deferText } : { version: change.version, deferText });
     return { seq: change.seq, docid: change.docid, document };
   }
 

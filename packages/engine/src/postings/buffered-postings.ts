@@ -33,6 +33,14 @@ import { ByteSlicePool, growInt32, SliceReader, SliceStreams } from './byte-slic
 import { TermHash } from './term-hash.js';
 
 const INITIAL_TERMS = 1024;
+
+/** A document's text tokens as ids of a named dictionary (the analysis thread's; `names` maps them to terms). */
+export interface TextTokens {
+  readonly dictionary: string;
+  readonly names: readonly string[];
+  readonly ids: Int32Array;
+  readonly positions: Int32Array;
+}
 /** Postings between two skip entries. */
 export const SKIP_INTERVAL = 32;
 /**
@@ -81,8 +89,12 @@ export class BufferedPostings {
   private docTermPosition: Int32Array;
   private readonly ids = new TermHash();
   private capacity = INITIAL_TERMS;
-  /** Term ids of the current document's tokens, and its distinct terms. */
-  private tokenIds = new Int32Array(256);
+  /** Term ids and positions of the current document's tokens, and its distinct terms. */
+  private tokenIds: Int32Array = new Int32Array(256);
+  private tokenPositions: Int32Array = new Int32Array(256);
+  /** Dictionary id of the analysis thread → this buffer's term id + 1 (0: not met yet), for `localDictionary`. */
+  private localIds: Int32Array = new Int32Array(0);
+  private localDictionary = '';
   private touched: Int32Array = new Int32Array(256);
   private termBytes = 0;
 
@@ -148,26 +160,37 @@ export class BufferedPostings {
   /** Estimated bytes held: the pool, the per-term arrays, the term strings and their map entries. */
   bytes(): number {
     return this.pool.byteLength + this.docs.byteLength + this.positions.byteLength + this.skips.byteLength
-      + 5 * this.capacity * 4 + this.tokenIds.byteLength + this.touched.byteLength + this.ids.byteLength + this.termBytes;
+      + 5 * this.capacity * 4 + 2 * this.tokenIds.byteLength + this.localIds.byteLength + this.touched.byteLength + this.ids.byteLength + this.termBytes;
   }
 
   /**
    * Append one document: token `i` is `terms[i]` at `positions[i]` (< 0: no
-   * position). A term's frequency is its number of tokens. `ordinal` must be
-   * above every ordinal added before.
+   * position), then the tokens of `text` (ids of its dictionary, from the
+   * analysis thread). A term's frequency is its number of tokens. `ordinal`
+   * must be above every ordinal added before.
    */
-  addDocument(ordinal: number, terms: readonly string[], positions: ArrayLike<number>): void {
-    const n = terms.length;
-    if (positions.length !== n) assert.fail('a document needs one position (or −1) per token');
-    if (this.tokenIds.length < n) this.tokenIds = new Int32Array(Math.max(n, this.tokenIds.length * 2));
+  addDocument(ordinal: number, terms: readonly string[], positions: ArrayLike<number>, text?: TextTokens): void {
+    const named = terms.length;
+    if (positions.length !== named) assert.fail('a document needs one position (or −1) per token');
+    const n = named + (text === undefined ? 0 : text.ids.length);
+    if (this.tokenIds.length < n) {
+      const size = Math.max(n, this.tokenIds.length * 2);
+      this.tokenIds = new Int32Array(size);
+      this.tokenPositions = new Int32Array(size);
+    }
     const tokenIds = this.tokenIds;
-    // Pass 1: term ids, frequencies, whether every occurrence has a position and they ascend.
+    const tokenPositions = this.tokenPositions;
+    for (let i = 0; i < named; i++) {
+      tokenIds[i] = this.idOf(terms[i]!);
+      tokenPositions[i] = positions[i]!;
+    }
+    if (text !== undefined) this.textIds(text, named);
+    // Pass 1: frequencies, whether every occurrence has a position and they ascend.
     let touchedCount = 0;
     let unsorted = false;
     for (let i = 0; i < n; i++) {
-      const id = this.idOf(terms[i]!);
-      tokenIds[i] = id;
-      const position = positions[i]!;
+      const id = tokenIds[i]!;
+      const position = tokenPositions[i]!;
       const freq = this.docTermFreq[id]!;
       if (freq === 0) {
         if (touchedCount === this.touched.length) this.touched = growInt32(this.touched, touchedCount * 2);
@@ -214,14 +237,14 @@ export class BufferedPostings {
     }
     // Pass 3: positions as deltas, in position order per term.
     if (unsorted) {
-      this.writePositions(sortedByPosition(n, positions), positions);
+      this.writePositions(sortedByPosition(n, tokenPositions), tokenPositions);
       return;
     }
     for (let i = 0; i < n; i++) {
       const id = tokenIds[i]!;
       const previous = docTermPosition[id]!;
       if (previous < 0) continue;
-      const position = positions[i]!;
+      const position = tokenPositions[i]!;
       this.positions.writeVarint(id, position - previous);
       docTermPosition[id] = position;
     }
@@ -254,6 +277,34 @@ export class BufferedPostings {
       const position = positions[i]!;
       this.positions.writeVarint(id, position - previous);
       docTermPosition[id] = position;
+    }
+  }
+
+  /**
+   * The text tokens' ids in this buffer, from `at` in the token scratch: one
+   * array access per token once the buffer has met the dictionary id (its
+   * string is hashed here only the first time).
+   */
+  private textIds(text: TextTokens, at: number): void {
+    if (text.dictionary !== this.localDictionary) {
+      this.localDictionary = text.dictionary;
+      this.localIds = new Int32Array(Math.max(1024, text.names.length));
+    }
+    const ids = text.ids;
+    const textPositions = text.positions;
+    const tokenIds = this.tokenIds;
+    const tokenPositions = this.tokenPositions;
+    let localIds = this.localIds;
+    for (let j = 0; j < ids.length; j++) {
+      const foreign = ids[j]!;
+      if (foreign >= localIds.length) localIds = this.localIds = growInt32(localIds, Math.max(foreign + 1, localIds.length * 2));
+      let id = localIds[foreign]! - 1;
+      if (id < 0) {
+        id = this.idOf(text.names[foreign]!);
+        localIds[foreign] = id + 1;
+      }
+      tokenIds[at + j] = id;
+      tokenPositions[at + j] = textPositions[j]!;
     }
   }
 

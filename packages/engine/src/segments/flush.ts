@@ -123,7 +123,8 @@ export async function flushWriteBuffer(buffer: FlushSource, budget = new YieldBu
     writer.finishTerm();
   }
 
-  for (const field of buffer.fieldNames()) {
+  // Sorted: the segment's bytes do not depend on the order fields were first met.
+  for (const field of buffer.fieldNames().sort()) {
     const lengths = buffer.fieldNorms(field)!;
     const norms = new Uint16Array(count);
     let docCount = 0;

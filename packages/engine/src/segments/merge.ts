@@ -129,7 +129,7 @@ export async function mergeSegments(readers: readonly SegmentReader[], deleted?:
   // 3. Norms and field statistics, recomputed over the kept docs.
   const fields = new Set<string>();
   for (const r of readers) for (const f of r.fieldNames()) fields.add(f);
-  for (const field of fields) {
+  for (const field of [...fields].sort()) {
     const sources = readers.map((r) => r.fieldNorms(field));
     const norms = new Uint16Array(total);
     let docCount = 0;

@@ -8,7 +8,7 @@
  * it into an immutable segment once it passes its byte budget.
  */
 import assert from 'node:assert/strict';
-import { BufferedPostings, type PostingsSnapshot } from '../postings/buffered-postings.js';
+import { BufferedPostings, type PostingsSnapshot, type TextTokens } from '../postings/buffered-postings.js';
 import { MemoryPostingsIterator } from '../postings/memory-postings-iterator.js';
 import { NumericColumnBuilder, StringColumnBuilder } from '../values/column-builder.js';
 import type { NumericColumn } from '../values/numeric-column.js';
@@ -34,6 +34,17 @@ export interface IndexableDocument {
   readonly fieldLengths?: readonly { readonly field: string; readonly length: number }[];
   readonly numbers?: readonly { readonly slot: number; readonly values: readonly number[] }[];
   readonly strings?: readonly { readonly slot: number; readonly values: readonly string[] }[];
+  /** Tokens of the text values, analysed on the analysis thread (added after `terms`), with their field lengths. */
+  readonly text?: AnalysedText | undefined;
+}
+
+/** Text analysed elsewhere (indexing/text-analysis.ts): usable once `resolved`. */
+export interface AnalysedText extends TextTokens {
+  readonly resolved: boolean;
+  /** Resolves once `resolved` (never rejects). */
+  readonly ready: Promise<void>;
+  /** Positions taken per field prefix (`''`: global terms). */
+  readonly lengths: ReadonlyMap<string, number>;
 }
 
 /** Per-document overhead: the docid map entry and per-doc arrays. */
@@ -62,6 +73,8 @@ export class WriteBuffer {
   add(docid: number, doc: IndexableDocument): void {
     assert.ok(!this.frozen, 'the write buffer is frozen for flushing');
     assert.ok(Number.isInteger(docid) && docid >= 1 && docid < 0x7fffffff, 'docid out of range');
+    const text = doc.text;
+    assert.ok(text === undefined || text.resolved, 'a document is added once its text is analysed');
     this.delete(docid);
     const ordinal = this.docCount;
     assert.ok(ordinal < 0x3fffffff, 'write buffer ordinals exhausted');
@@ -79,34 +92,12 @@ export class WriteBuffer {
     this.ordinals.set(docid, ordinal);
     this.docCount = ordinal + 1;
     this.liveCount++;
-    this.postings.addDocument(ordinal, doc.terms, doc.positions);
+    this.postings.addDocument(ordinal, doc.terms, doc.positions, text);
     if (doc.fieldLengths !== undefined) {
-      for (const { field, length } of doc.fieldLengths) {
-        let f = this.fields.get(field);
-        if (f === undefined) {
-          f = { lengths: new Uint16Array(this.docidOf.length), docCount: 0, sumLength: 0, full: null };
-          this.fields.set(field, f);
-        }
-        if (f.lengths.length < this.docidOf.length) {
-          const grown = new Uint16Array(this.docidOf.length);
-          grown.set(f.lengths);
-          f.lengths = grown;
-        }
-        f.lengths[ordinal] = Math.min(length, NORM_MAX);
-        if (length > NORM_MAX) {
-          // Keep the exact length of the rare huge field for the statistics.
-          f.full ??= new Uint32Array(0);
-          const grown = new Uint32Array(f.full.length + 2);
-          grown.set(f.full);
-          grown[f.full.length] = ordinal;
-          grown[f.full.length + 1] = length;
-          f.full = grown;
-        }
-        if (length > 0) {
-          f.docCount++;
-          f.sumLength += length;
-        }
-      }
+      for (const { field, length } of doc.fieldLengths) this.addFieldLength(ordinal, field, length);
+    }
+    if (text !== undefined) {
+      for (const [field, length] of text.lengths) this.addFieldLength(ordinal, field, length);
     }
     if (doc.numbers !== undefined) {
       for (const { slot, values } of doc.numbers) {
@@ -121,6 +112,34 @@ export class WriteBuffer {
         if (builder === undefined) this.strings.set(slot, (builder = new StringColumnBuilder()));
         builder.add(ordinal, values);
       }
+    }
+  }
+
+  /** A field's length in document `ordinal` (BM25 statistics); fields of a document are added once each. */
+  private addFieldLength(ordinal: number, field: string, length: number): void {
+    let f = this.fields.get(field);
+    if (f === undefined) {
+      f = { lengths: new Uint16Array(this.docidOf.length), docCount: 0, sumLength: 0, full: null };
+      this.fields.set(field, f);
+    }
+    if (f.lengths.length < this.docidOf.length) {
+      const grown = new Uint16Array(this.docidOf.length);
+      grown.set(f.lengths);
+      f.lengths = grown;
+    }
+    f.lengths[ordinal] = Math.min(length, NORM_MAX);
+    if (length > NORM_MAX) {
+      // Keep the exact length of the rare huge field for the statistics.
+      f.full ??= new Uint32Array(0);
+      const grown = new Uint32Array(f.full.length + 2);
+      grown.set(f.full);
+      grown[f.full.length] = ordinal;
+      grown[f.full.length + 1] = length;
+      f.full = grown;
+    }
+    if (length > 0) {
+      f.docCount++;
+      f.sumLength += length;
     }
   }
 
