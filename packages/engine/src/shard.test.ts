@@ -186,6 +186,19 @@ describe('Shard: reads and the document cache', () => {
     expect(after.documentCacheMisses).toBe(before.documentCacheMisses);
   });
 
+  it('a bulk write is not cached, and drops an older cached copy; the next read caches it', async () => {
+    const shard = await openShard();
+    await shard.write({ op: 'index', id: 'b', body: { a: 1 } });
+    expect(shard.cached('b')?.version).toBe(1);
+    await shard.write({ op: 'index', id: 'b', body: { a: 2 }, bulk: true });
+    await shard.write({ op: 'index', id: 'new', body: { a: 3 }, bulk: true });
+    expect(shard.cached('b')).toBeUndefined();
+    expect(shard.cached('new')).toBeUndefined();
+    expect((await shard.get('b'))?.body).toEqual({ a: 2 });
+    expect(shard.cached('b')?.version).toBe(2);
+    expect((await shard.search({ k: 10 })).hits.map((h) => h.id).sort()).toEqual(['b', 'new']);
+  });
+
   it('answers cached() from the cache alone: a hit counted, a miss left to get(), nothing while closing', async () => {
     const shard = await openShard();
     await shard.write({ op: 'index', id: 'hot', body: { a: 1 } });

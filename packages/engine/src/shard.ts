@@ -151,6 +151,8 @@ export interface MutateOptions {
   schema?: Record<string, unknown> | undefined;
   /** The primary term the write is made under; refused (503 stale_primary_term) when older than one this copy has seen. */
   term?: number | undefined;
+  /** Part of a bulk load: the document written is not cached (WriteRequest.bulk). */
+  bulk?: boolean | undefined;
 }
 
 /** A copy's replication position (replication/position.ts) and how far back its operation log reaches. */
@@ -186,6 +188,8 @@ interface Change {
   terms?: IndexableDocument | null;
   /** The schema the terms were computed with, as JSON, when it is newer than the stored one. */
   schemaJson?: string;
+  /** Not put in the document cache once written (a bulk load's). */
+  uncached?: boolean;
 }
 
 interface ReadFlight {
@@ -420,11 +424,12 @@ export class Shard {
     if (this.closing) return Promise.reject(engineErrors.shardClosed());
     const key = documentIdKey(id);
     const commit = options.commit === true;
+    const bulk = options.bulk === true;
     const { schema, term } = options;
     if (term === undefined || term === this.position.term) {
-      return this.locked(key, () => this.mutateLocked(id, key, decide, commit, schema, term));
+      return this.locked(key, () => this.mutateLocked(id, key, decide, commit, schema, term, bulk));
     }
-    return this.acceptTerm(term).then(() => this.locked(key, () => this.mutateLocked(id, key, decide, commit, schema, term)));
+    return this.acceptTerm(term).then(() => this.locked(key, () => this.mutateLocked(id, key, decide, commit, schema, term, bulk)));
   }
 
   /**
@@ -443,7 +448,7 @@ export class Shard {
       stored = { type: req.content.type, volume: where.volume, offset: where.offset, size: where.size, crc: where.crc };
     }
     return this.mutate(req.id, (current) => decideWrite(req, current, { scripts: this.scripts, schema: req.schema ?? this.schema }, stored),
-      { commit: req.commit, schema: req.schema, term: req.term });
+      { commit: req.commit, schema: req.schema, term: req.term, bulk: req.bulk });
   }
 
   /**
@@ -712,12 +717,13 @@ export class Shard {
   }
 
   private async mutateLocked(id: DocumentId, key: string, decide: (current: StoredDocument | undefined) => Mutation,
-    commit: boolean, schema: Record<string, unknown> | undefined, term: number | undefined): Promise<WriteResult> {
+    commit: boolean, schema: Record<string, unknown> | undefined, term: number | undefined, bulk: boolean): Promise<WriteResult> {
     // Checked again under the lock: a newer term may have arrived while the write waited.
     if (term !== undefined && term < this.position.term) throw engineErrors.stalePrimaryTerm(term, this.position.term);
     const epoch = this.stateEpoch;
     const current = this.cache.get(key) ?? await this.readDocument(id, key);
     const change = prepareChange(id, key, current, decide(current), epoch, this.position.term);
+    if (bulk) change.uncached = true;
     this.prepareTerms(change, schema);
     const result = await this.writer.submit(change, commit);
     assert.ok(result !== null, 'a document change has a result');
@@ -937,7 +943,7 @@ export class Shard {
     this.counts.changesWritten += applied.length;
     for (const { change, doc, bytes } of applied) {
       this.markStale(change.key);
-      if (doc === undefined) this.cache.delete(change.key);
+      if (doc === undefined || change.uncached === true) this.cache.delete(change.key);
       else this.cache.set(change.key, doc, bytes);
     }
     this.trimOplog();

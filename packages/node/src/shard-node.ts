@@ -107,7 +107,7 @@ export class ShardNode {
         const replies: WriteManyReply = await Promise.all(call.writes.map((w) =>
           shard.write({
             op: w.op, id: docId(method, w.id), body: w.body, indexed: w.indexed, patch: w.patch,
-            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit, schema: call.schema, term: call.term,
+            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit, schema: call.schema, term: call.term, bulk: true,
           }).then(
             (result): WriteReply => writeReplyOf(result),
             (err: unknown) => ({ error: toTesseraError(err).toJSON() }),

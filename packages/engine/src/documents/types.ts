@@ -64,6 +64,8 @@ export interface WriteRequest {
   upsert?: boolean;
   /** Reply only once durable (sync write). */
   commit?: boolean;
+  /** Part of a bulk load (RESTORE): the written document is not put in the document cache, where it would push out documents being read. */
+  bulk?: boolean;
   /** The index schema (cluster state) to index the result with. */
   schema?: Record<string, unknown>;
   /** The shard's primary term the coordinator writes under: refused when older than one this copy has seen. */
