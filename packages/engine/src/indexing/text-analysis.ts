@@ -45,12 +45,12 @@ class RunBatch {
   private readonly documents: DeferredText[] = [];
   private readonly runPrefixes: string[] = [];
   readonly ready: Promise<void>;
-  private settle!: (answer: Omit<TextRunsAnswer, 'id'>) => void;
+  private settle!: () => void;
 
   constructor() {
-    this.ready = new Promise<Omit<TextRunsAnswer, 'id'>>((resolve) => {
+    this.ready = new Promise<void>((resolve) => {
       this.settle = resolve;
-    }).then((answer) => this.distribute(answer));
+    });
   }
 
   /** Start a document's runs. */
@@ -88,8 +88,10 @@ class RunBatch {
     return { id, texts: this.texts, runs, analyzers: this.analyzers, prefixes: this.prefixes };
   }
 
+  /** Give each document its tokens and resolve `ready`; throws, changing nothing, when `answer` does not fit the mirror. */
   answer(answer: Omit<TextRunsAnswer, 'id'>): void {
-    this.settle(answer);
+    this.distribute(answer);
+    this.settle();
   }
 
   private distribute(answer: Omit<TextRunsAnswer, 'id'>): void {
@@ -154,7 +156,15 @@ function textWorker(): Worker {
     if (entry === undefined) return;
     requests.delete(answer.id);
     if ('error' in answer) analyzeHere(entry.batch, entry.request);
-    else entry.batch.answer(answer);
+    else {
+      try {
+        entry.batch.answer(answer);
+      } catch {
+        // The mirror lost step with the thread's dictionary: analyse here, and start over with a new thread.
+        analyzeHere(entry.batch, entry.request);
+        void started.terminate();
+      }
+    }
     if (requests.size === 0) started.unref();
   });
   const lost = (): void => {
