@@ -199,6 +199,21 @@ describe('Shard: reads and the document cache', () => {
     expect((await shard.search({ k: 10 })).hits.map((h) => h.id).sort()).toEqual(['b', 'new']);
   });
 
+  it('bulk writes (text analysed on the analysis thread) index what single writes index', async () => {
+    const schema = { _dynamic: false, title: { _type: 'text', _language: 'en' }, tag: { _type: 'keyword' } };
+    const bodies = Array.from({ length: 60 }, (_, i) => ({ title: `running dogs ${i % 7} and the cats of house ${i % 5}`, tag: `t${i % 3}` }));
+    const single = await openShard();
+    const bulk = await Shard.open({ path: join(dir, 'bulk') });
+    open.push(bulk);
+    for (const [i, body] of bodies.entries()) await single.write({ op: 'index', id: i, body, schema });
+    await Promise.all(bodies.map((body, i) => bulk.write({ op: 'index', id: i, body, schema, bulk: true })));
+    for (const query of [{ title: 'run' }, { title: '"dogs 3"' }, { title: 'cats', tag: 't1' }, { title: 'house 4' }]) {
+      const [a, b] = await Promise.all([single.search({ query, k: 100, schema }), bulk.search({ query, k: 100, schema })]);
+      expect(a.total).toBeGreaterThan(0);
+      expect(b.hits.map((h) => [h.id, h.score])).toEqual(a.hits.map((h) => [h.id, h.score]));
+    }
+  });
+
   it('answers cached() from the cache alone: a hit counted, a miss left to get(), nothing while closing', async () => {
     const shard = await openShard();
     await shard.write({ op: 'index', id: 'hot', body: { a: 1 } });

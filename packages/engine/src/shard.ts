@@ -78,8 +78,8 @@ export interface ShardOptions {
    */
   storeWriteBufferBytes?: number | undefined;
   /**
-   * Analyse the text of written documents on the process's analysis thread, overlapping the LevelDB write
-   * (indexing/text-analysis.ts). Default true; false analyses on the event loop. The terms are the same.
+   * Analyse the text of bulk writes (WriteRequest.bulk) on the process's analysis thread, overlapping the LevelDB
+   * write (indexing/text-analysis.ts). Default true; false analyses on the event loop. The terms are the same.
    */
   analysisThread?: boolean | undefined;
   /** Options of the search index (write buffer budget, merge policy). */
@@ -188,7 +188,7 @@ interface Change {
   terms?: IndexableDocument | null;
   /** The schema the terms were computed with, as JSON, when it is newer than the stored one. */
   schemaJson?: string;
-  /** Not put in the document cache once written (a bulk load's). */
+  /** A bulk load's: not put in the document cache once written, text analysed on the analysis thread. */
   uncached?: boolean;
 }
 
@@ -745,9 +745,10 @@ export class Shard {
     }
     if (change.kind === 'put') {
       const indexSchema = change.schemaJson === undefined ? this.schema : (schema as Record<string, unknown>);
-      // Text is analysed on the analysis thread while the batch is written (commitBatch waits for it).
+      // A bulk write's text is analysed on the analysis thread while the batch is written (commitBatch waits for
+      // it); a single write's here, where it costs less than the hop to the thread and back.
       change.terms = this.index.prepare({ seq: 0, docid: 1, id: change.id, body: change.indexed ?? change.body, version: change.version }, indexSchema,
-        this.analysisThread).document;
+        this.analysisThread && change.uncached === true).document;
     }
   }
 

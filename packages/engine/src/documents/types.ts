@@ -64,7 +64,10 @@ export interface WriteRequest {
   upsert?: boolean;
   /** Reply only once durable (sync write). */
   commit?: boolean;
-  /** Part of a bulk load (RESTORE): the written document is not put in the document cache, where it would push out documents being read. */
+  /**
+   * Part of a bulk load (RESTORE): the written document is not put in the document cache, where it would push out
+   * documents being read, and its text is analysed on the analysis thread while its batch is written.
+   */
   bulk?: boolean;
   /** The index schema (cluster state) to index the result with. */
   schema?: Record<string, unknown>;
