@@ -140,12 +140,17 @@ function analyzeHere(batch: RunBatch, request: TextRunsRequest): void {
   batch.answer(analyzeRuns(request, local));
 }
 
-function failAll(requests: Map<number, { batch: RunBatch; request: TextRunsRequest }>): void {
-  for (const { batch, request } of requests.values()) analyzeHere(batch, request);
-  requests.clear();
-}
+/** Requests sent and not answered yet, with the thread that has them. */
+const requests = new Map<number, { batch: RunBatch; request: TextRunsRequest; thread: Worker }>();
 
-const requests = new Map<number, { batch: RunBatch; request: TextRunsRequest }>();
+/** A thread failed or exited: what it held is analysed here. */
+function failAll(thread: Worker): void {
+  for (const [id, entry] of requests) {
+    if (entry.thread !== thread) continue;
+    requests.delete(id);
+    analyzeHere(entry.batch, entry.request);
+  }
+}
 
 function textWorker(): Worker {
   if (worker !== null) return worker;
@@ -165,11 +170,11 @@ function textWorker(): Worker {
         void started.terminate();
       }
     }
-    if (requests.size === 0) started.unref();
+    if (![...requests.values()].some((e) => e.thread === started)) started.unref();
   });
   const lost = (): void => {
     if (worker === started) worker = null;
-    failAll(requests);
+    failAll(started);
   };
   started.on('error', lost);
   started.on('exit', lost);
@@ -184,7 +189,7 @@ function send(): void {
   const request = batch.request(nextId++);
   try {
     const thread = textWorker();
-    requests.set(request.id, { batch, request });
+    requests.set(request.id, { batch, request, thread });
     // Busy: keep the process alive until the answer is in.
     thread.ref();
     // Copied, not transferred: a failed request is analysed here from the same runs.
