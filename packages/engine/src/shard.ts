@@ -544,7 +544,7 @@ export class Shard {
     // Checked again under the lock: a newer term may have arrived while the change waited.
     if (term < this.position.term) throw engineErrors.stalePrimaryTerm(term, this.position.term);
     const epoch = this.stateEpoch;
-    const current = this.cache.get(key) ?? await this.readDocument(change.id, key);
+    const current = this.cache.get(key) ?? (this.neverWritten(change.id) ? undefined : await this.readDocument(change.id, key));
     const origin: Origin = { term: change.originTerm, seq: change.originSeq };
     const held = current !== undefined ? originOf(current) : this.tombstones.get(key, Date.now());
     if (held !== undefined && !isNewer(origin, held)) {
@@ -721,7 +721,7 @@ export class Shard {
     // Checked again under the lock: a newer term may have arrived while the write waited.
     if (term !== undefined && term < this.position.term) throw engineErrors.stalePrimaryTerm(term, this.position.term);
     const epoch = this.stateEpoch;
-    const current = this.cache.get(key) ?? await this.readDocument(id, key);
+    const current = this.cache.get(key) ?? (this.neverWritten(id) ? undefined : await this.readDocument(id, key));
     const change = prepareChange(id, key, current, decide(current), epoch, this.position.term);
     if (bulk) change.uncached = true;
     this.prepareTerms(change, schema);
@@ -760,6 +760,16 @@ export class Shard {
   private trimOplog(): void {
     this.oplog.retainFrom = this.index.persistedSeq + 1;
     this.oplog.afterAppend(this.counters.seq);
+  }
+
+  /**
+   * No document has this ID: the shard never assigned a docid, or the ID is a number above every one it ever
+   * wrote. No LevelDB read is needed then (a bulk load of ascending numeric IDs reads nothing). The counters only
+   * grow and are written in the batch of the change that raised them, and a document's earlier writes finish
+   * (under its lock) before the next one looks.
+   */
+  private neverWritten(id: DocumentId): boolean {
+    return this.counters.lastDocid === 0 || (typeof id === 'number' && id > this.counters.maxNumericId);
   }
 
   /** A document from LevelDB; concurrent misses of one ID share the get unless a write made it stale. */
