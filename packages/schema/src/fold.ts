@@ -129,14 +129,17 @@ class Folder {
     if (hasOwn(body, '_value')) throw schemaErrors.unknownReservedKey('_value');
     const split = splitObject(body, '', true);
     if (split.dateValue !== undefined) throw schemaErrors.badDocument('A document body cannot be a value');
-    const opts = { ...nodeOptions(this.schema), ...split.options };
+    const own = isEmpty(split.options);
+    // Most bodies carry no root options: the schema's own, and what follows from them, are computed once per schema.
+    const root = own ? rootOptions(this.schema) : undefined;
+    const opts = root?.opts ?? { ...nodeOptions(this.schema), ...split.options };
     if (opts._type !== undefined && parseType(opts._type, '_schema').base !== 'object') {
       throw schemaErrors.typeMismatch(String(opts._type), 'object');
     }
     checkOptionsForType(split.options, { base: 'object', array: false }, '_schema');
-    const inh = isEmpty(split.options) ? rootContext(this.schema, opts, this.options.strict === true) : rootInherited(opts, this.options.strict === true);
+    const inh = own ? rootContext(this.schema, opts, this.options.strict === true) : rootInherited(opts, this.options.strict === true);
     if (opts._recurse === false) return this.keeps(inh) ? withoutKeys(body, FIELD_OPTION_KEYS, ROOT_CONTROL_KEYS) : {};
-    const out = this.objectBody([], split.children, inh, ignoreSet(opts));
+    const out = this.objectBody([], split.children, inh, root?.ignore ?? ignoreSet(opts));
     return this.keeps(inh) ? out : {};
   }
 
@@ -651,6 +654,18 @@ function resolvedField(parent: Inherited, node: SchemaNode, name: string, path: 
 
 /** The root's context by schema object (and strictness): stable, so its fields' resolutions are remembered. */
 const ROOT_CONTEXTS = new WeakMap<Schema, { strict?: Inherited; loose?: Inherited }>();
+
+const ROOT_OPTIONS = new WeakMap<Schema, { opts: Record<string, unknown>; ignore: ReadonlySet<string> }>();
+
+/** The root options of a schema and the `_ignore` set they give (schemas are values: never mutated). */
+function rootOptions(schema: Schema): { opts: Record<string, unknown>; ignore: ReadonlySet<string> } {
+  let root = ROOT_OPTIONS.get(schema);
+  if (root === undefined) {
+    const opts = nodeOptions(schema);
+    ROOT_OPTIONS.set(schema, root = { opts, ignore: ignoreSet(opts) });
+  }
+  return root;
+}
 
 function rootContext(schema: Schema, opts: Record<string, unknown>, strict: boolean): Inherited {
   let contexts = ROOT_CONTEXTS.get(schema);
