@@ -23,7 +23,8 @@ import { DATE_UNIT_SECONDS, type DateUnit, isDateType } from './types.js';
 const f64 = new Float64Array(1);
 const bytes = new Uint8Array(f64.buffer);
 const LITTLE_ENDIAN = new Uint8Array(new Uint16Array([1]).buffer)[0] === 1;
-const HEX = '0123456789abcdef';
+/** A byte as two lowercase hex digits: a token is at most 8 of these joined (half the concatenations of single digits). */
+const HEX_BYTES: readonly string[] = Array.from({ length: 256 }, (_, b) => b.toString(16).padStart(2, '0'));
 /** Big-endian key bytes, reused: term encoding runs once per indexed number. */
 const digits = new Uint8Array(8);
 
@@ -40,7 +41,7 @@ export function sortableToken(n: number): string {
     digits[i] = b;
     if (b !== 0) end = i + 1;
   }
-  for (let i = 0; i < end; i++) out += HEX[digits[i]! >> 4]! + HEX[digits[i]! & 15]!;
+  for (let i = 0; i < end; i++) out += HEX_BYTES[digits[i]!]!;
   return out;
 }
 
@@ -111,9 +112,19 @@ export function stemTerm(prefix: string, stem: string): string {
 
 /** `<hex step>.` of a numeric step or a date unit (by its nominal seconds: hour → `<e10>.`). */
 export function accuracyPrefix(step: number | DateUnit): string {
-  const n = typeof step === 'number' ? step : DATE_UNIT_SECONDS[step];
-  return `<${n.toString(16)}>.`;
+  let prefix = ACCURACY_PREFIXES.get(step);
+  if (prefix === undefined) {
+    const n = typeof step === 'number' ? step : DATE_UNIT_SECONDS[step];
+    prefix = `<${n.toString(16)}>.`;
+    // Steps come from schemas (a handful); a bound keeps hostile schemas from growing the memo.
+    if (ACCURACY_PREFIXES.size < ACCURACY_PREFIXES_MAX) ACCURACY_PREFIXES.set(step, prefix);
+  }
+  return prefix;
 }
+
+/** accuracyPrefix per step, computed once (it is built for every accuracy term of every document). */
+const ACCURACY_PREFIXES = new Map<number | DateUnit, string>();
+const ACCURACY_PREFIXES_MAX = 4096;
 
 /** Start of the bucket holding `value`: `floor(v / s) · s`, or the start of the date unit. */
 export function accuracyBucket(value: number, step: number | DateUnit): number {
