@@ -30,7 +30,7 @@ import {
   accuracyTerms, fieldSpec, fieldTerm, type FieldSpec, globalTerm, type IndexedValue, indexedValues,
   isDateType, isNumericType, parseType, type Schema, TYPE_CHARS, valueToken,
 } from '@tessera/schema';
-import { NO_POSITION } from '../analysis/analyzer.js';
+import { type AnalyzerOptions, NO_POSITION } from '../analysis/analyzer.js';
 import { addGeoAccuracyTerms } from './geo-terms.js';
 import { type DeferredText, type RunBatch, textBatch } from './text-analysis.js';
 import { analyzeRun, runStart } from './text-runs.js';
@@ -137,13 +137,25 @@ class DocumentCollector {
  * thread (its length then arrives with its terms).
  */
 function indexText(c: DocumentCollector, spec: FieldSpec, text: string, prefix: string, positional: boolean): void {
-  const analyzer = { language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy };
+  const analyzer = analyzerOptionsOf(spec);
   if (c.batch !== undefined) {
     c.batch.run(c.text ??= c.batch.document(), analyzer, prefix, spec.position, positional, text);
     return;
   }
   const n = analyzeRun(c.nextPosition, analyzer, text, prefix, runStart(c.nextPosition, prefix, spec.position), positional, (term, position) => c.add(term, position));
   c.lengths.set(prefix, (c.lengths.get(prefix) ?? 0) + n);
+}
+
+/** A field's analyzer options, one object per spec (an analysis batch tells analyzers apart by identity). */
+const ANALYZER_OPTIONS = new WeakMap<FieldSpec, AnalyzerOptions>();
+
+function analyzerOptionsOf(spec: FieldSpec): AnalyzerOptions {
+  let options = ANALYZER_OPTIONS.get(spec);
+  if (options === undefined) {
+    options = { language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy };
+    ANALYZER_OPTIONS.set(spec, options);
+  }
+  return options;
 }
 
 function addValue(c: DocumentCollector, v: IndexedValue): void {

@@ -39,7 +39,8 @@ class RunBatch {
   readonly texts: string[] = [];
   private runs: number[] = [];
   private readonly analyzers: AnalyzerOptions[] = [];
-  private readonly analyzerIndex = new Map<string, number>();
+  /** By identity: the options object of a field spec (document-terms.ts keeps one per spec). */
+  private readonly analyzerIndex = new Map<AnalyzerOptions, number>();
   private readonly prefixes: string[] = [];
   private readonly prefixIndex = new Map<string, number>();
   private readonly documents: DeferredText[] = [];
@@ -63,12 +64,11 @@ class RunBatch {
 
   /** One text value of the last document started, in namespace `prefix`. */
   run(text: DeferredText, analyzer: AnalyzerOptions, prefix: string, fieldPosition: number, positional: boolean, value: string): void {
-    const key = `${analyzer.language ?? ''}\0${analyzer.stemStrategy}\0${analyzer.stopStrategy}`;
-    let a = this.analyzerIndex.get(key);
+    let a = this.analyzerIndex.get(analyzer);
     if (a === undefined) {
       a = this.analyzers.length;
       this.analyzers.push({ language: analyzer.language, stemStrategy: analyzer.stemStrategy, stopStrategy: analyzer.stopStrategy });
-      this.analyzerIndex.set(key, a);
+      this.analyzerIndex.set(analyzer, a);
     }
     let p = this.prefixIndex.get(prefix);
     if (p === undefined) {
