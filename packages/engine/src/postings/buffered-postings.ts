@@ -29,7 +29,7 @@
  * document.
  */
 import assert from 'node:assert/strict';
-import { ByteSlicePool, growInt32, SliceReader, SliceStreams } from './byte-slice-pool.js';
+import { ByteSlicePool, growInt32, SliceReader, SliceStreams, STREAM_FIELDS } from './byte-slice-pool.js';
 import { TermHash } from './term-hash.js';
 
 const INITIAL_TERMS = 1024;
@@ -49,44 +49,49 @@ export const SKIP_INTERVAL = 32;
  */
 const TERM_OVERHEAD_BYTES = 32;
 
-interface StreamsSnapshot {
-  readonly start: Int32Array;
-  readonly upto: Int32Array;
-  readonly end: Int32Array;
-  readonly level: Uint8Array;
-}
+/**
+ * A term's record in `BufferedPostings.terms`: TERM_STRIDE int32s, one
+ * 64-byte cache line, holding every field `addDocument` touches for it (as
+ * parallel arrays these were a cache miss each per term per document: with
+ * 166k terms each array is ~1 MiB).
+ */
+const TERM_STRIDE = 16;
+/** Postings of the term (replaced and deleted documents included). */
+const DOC_FREQ = 0;
+/** Leading postings that carry positions; = DOC_FREQ while the term has positions. */
+const POSITIONAL_DOCS = 1;
+/** Ordinal of the term's last posting (the docs stream's delta base), −1 before the first. */
+const LAST_ORDINAL = 2;
+/** During `addDocument`: the term's frequency in the document (0 when it has not occurred yet). */
+const DOC_TERM_FREQ = 3;
+/**
+ * During `addDocument`: the term's last position in the document, or −1
+ * once an occurrence had none; while positions are written, the delta base.
+ */
+const DOC_TERM_POSITION = 4;
+/** The docs and positions streams' write states (SliceStreams fields). */
+const DOCS_STREAM = 5;
+const POSITIONS_STREAM = DOCS_STREAM + STREAM_FIELDS;
 
 /** BufferedPostings.snapshot: plain data and typed arrays (structured-clone safe). */
 export interface PostingsSnapshot {
   readonly blocks: Uint8Array[];
-  readonly docs: StreamsSnapshot;
-  readonly positions: StreamsSnapshot;
-  readonly skips: StreamsSnapshot;
-  readonly docFreq: Int32Array;
-  readonly positionalDocs: Int32Array;
+  /** Term records (TERM_STRIDE int32s each). */
+  readonly terms: Int32Array;
+  /** The skips streams' states. */
+  readonly skips: Int32Array;
   readonly names: string[];
 }
 
 export class BufferedPostings {
   readonly pool = new ByteSlicePool();
+  /** Term id → record of TERM_STRIDE int32s (the fields above). */
+  private terms: Int32Array;
   readonly docs: SliceStreams;
   readonly positions: SliceStreams;
   readonly skips: SliceStreams;
   /** Term id → term. */
   readonly names: string[];
-  /** Postings per term (replaced and deleted documents included). */
-  docFreq: Int32Array;
-  /** Leading postings that carry positions; = docFreq while the term has positions. */
-  positionalDocs: Int32Array;
-  /** Ordinal of the term's last posting (the docs stream's delta base), −1 before the first. */
-  private lastOrdinal: Int32Array;
-  /** During `addDocument`: the term's frequency in the document (0 when it has not occurred yet). */
-  private docTermFreq: Int32Array;
-  /**
-   * During `addDocument`: the term's last position in the document, or −1
-   * once an occurrence had none; while positions are written, the delta base.
-   */
-  private docTermPosition: Int32Array;
   private readonly ids = new TermHash();
   private capacity = INITIAL_TERMS;
   /** Term ids and positions of the current document's tokens, and its distinct terms. */
@@ -100,18 +105,24 @@ export class BufferedPostings {
 
   constructor() {
     this.names = this.ids.names;
-    this.docs = new SliceStreams(this.pool, INITIAL_TERMS);
-    this.positions = new SliceStreams(this.pool, INITIAL_TERMS);
+    this.terms = new Int32Array(INITIAL_TERMS * TERM_STRIDE);
+    this.docs = new SliceStreams(this.pool, INITIAL_TERMS, TERM_STRIDE, DOCS_STREAM, this.terms);
+    this.positions = new SliceStreams(this.pool, INITIAL_TERMS, TERM_STRIDE, POSITIONS_STREAM, this.terms);
     this.skips = new SliceStreams(this.pool, INITIAL_TERMS);
-    this.docFreq = new Int32Array(INITIAL_TERMS);
-    this.positionalDocs = new Int32Array(INITIAL_TERMS);
-    this.lastOrdinal = new Int32Array(INITIAL_TERMS);
-    this.docTermFreq = new Int32Array(INITIAL_TERMS);
-    this.docTermPosition = new Int32Array(INITIAL_TERMS);
   }
 
   get termCount(): number {
     return this.names.length;
+  }
+
+  /** Postings of term `id` (replaced and deleted documents included). */
+  docFreq(id: number): number {
+    return this.terms[id * TERM_STRIDE + DOC_FREQ]!;
+  }
+
+  /** Leading postings of term `id` that carry positions. */
+  positionalDocs(id: number): number {
+    return this.terms[id * TERM_STRIDE + POSITIONAL_DOCS]!;
   }
 
   /**
@@ -121,11 +132,11 @@ export class BufferedPostings {
    */
   snapshot(): PostingsSnapshot {
     const n = this.names.length;
-    const streams = (s: SliceStreams): StreamsSnapshot => ({ start: s.start.slice(0, n), upto: s.upto.slice(0, n), end: s.end.slice(0, n), level: s.level.slice(0, n) });
     return {
       blocks: this.pool.blocks.map((b) => b.slice()),
-      docs: streams(this.docs), positions: streams(this.positions), skips: streams(this.skips),
-      docFreq: this.docFreq.slice(0, n), positionalDocs: this.positionalDocs.slice(0, n), names: this.names.slice(),
+      terms: this.terms.slice(0, n * TERM_STRIDE),
+      skips: this.skips.state.slice(0, n * STREAM_FIELDS),
+      names: this.names.slice(),
     };
   }
 
@@ -134,17 +145,8 @@ export class BufferedPostings {
     const postings = new BufferedPostings();
     postings.pool.blocks.push(...s.blocks);
     for (const name of s.names) postings.ids.idOf(name);
-    const restore = (into: SliceStreams, from: StreamsSnapshot): void => {
-      into.start = from.start;
-      into.upto = from.upto;
-      into.end = from.end;
-      into.level = from.level;
-    };
-    restore(postings.docs, s.docs);
-    restore(postings.positions, s.positions);
-    restore(postings.skips, s.skips);
-    postings.docFreq = s.docFreq;
-    postings.positionalDocs = s.positionalDocs;
+    postings.setTerms(s.terms);
+    postings.skips.state = s.skips;
     return postings;
   }
 
@@ -154,13 +156,14 @@ export class BufferedPostings {
   }
 
   hasPositions(id: number): boolean {
-    return this.positionalDocs[id] === this.docFreq[id];
+    const at = id * TERM_STRIDE;
+    return this.terms[at + POSITIONAL_DOCS] === this.terms[at + DOC_FREQ];
   }
 
-  /** Estimated bytes held: the pool, the per-term arrays, the term strings and their map entries. */
+  /** Estimated bytes held: the pool, the per-term records, the term strings and their map entries. */
   bytes(): number {
-    return this.pool.byteLength + this.docs.byteLength + this.positions.byteLength + this.skips.byteLength
-      + 5 * this.capacity * 4 + 2 * this.tokenIds.byteLength + this.localIds.byteLength + this.touched.byteLength + this.ids.byteLength + this.termBytes;
+    return this.pool.byteLength + this.terms.byteLength + this.skips.state.byteLength
+      + 2 * this.tokenIds.byteLength + this.localIds.byteLength + this.touched.byteLength + this.ids.byteLength + this.termBytes;
   }
 
   /**
@@ -185,55 +188,53 @@ export class BufferedPostings {
       tokenPositions[i] = positions[i]!;
     }
     if (text !== undefined) this.textIds(text, named);
+    // Read after the ids: adding a term may have grown the records.
+    const records = this.terms;
     // Pass 1: frequencies, whether every occurrence has a position and they ascend.
     let touchedCount = 0;
     let unsorted = false;
     for (let i = 0; i < n; i++) {
-      const id = tokenIds[i]!;
+      const at = tokenIds[i]! * TERM_STRIDE;
       const position = tokenPositions[i]!;
-      const freq = this.docTermFreq[id]!;
+      const freq = records[at + DOC_TERM_FREQ]!;
       if (freq === 0) {
         if (touchedCount === this.touched.length) this.touched = growInt32(this.touched, touchedCount * 2);
-        this.touched[touchedCount++] = id;
-        this.docTermPosition[id] = position < 0 ? -1 : position;
+        this.touched[touchedCount++] = tokenIds[i]!;
+        records[at + DOC_TERM_POSITION] = position < 0 ? -1 : position;
       } else {
-        const last = this.docTermPosition[id]!;
+        const last = records[at + DOC_TERM_POSITION]!;
         if (last >= 0) {
-          if (position < 0) this.docTermPosition[id] = -1;
+          if (position < 0) records[at + DOC_TERM_POSITION] = -1;
           else {
             if (position < last) unsorted = true;
-            this.docTermPosition[id] = position;
+            records[at + DOC_TERM_POSITION] = position;
           }
         }
       }
-      this.docTermFreq[id] = freq + 1;
+      records[at + DOC_TERM_FREQ] = freq + 1;
     }
     // Pass 2: one docs-stream entry per distinct term; decide which terms write positions.
     const touched = this.touched;
-    const docFreq = this.docFreq;
-    const positionalDocs = this.positionalDocs;
-    const lastOrdinal = this.lastOrdinal;
-    const docTermFreq = this.docTermFreq;
-    const docTermPosition = this.docTermPosition;
     for (let k = 0; k < touchedCount; k++) {
       const id = touched[k]!;
-      const freq = docTermFreq[id]!;
-      const delta = ordinal - lastOrdinal[id]! - 1;
+      const at = id * TERM_STRIDE;
+      const freq = records[at + DOC_TERM_FREQ]!;
+      const delta = ordinal - records[at + LAST_ORDINAL]! - 1;
       if (delta < 0) assert.fail('buffer ordinals must ascend within a term');
-      const df = docFreq[id]!;
+      const df = records[at + DOC_FREQ]!;
       if (df % SKIP_INTERVAL === 0 && df > 0) this.writeSkip(id, df);
       this.docs.writeVarint(id, delta * 2 + (freq === 1 ? 1 : 0));
       if (freq !== 1) this.docs.writeVarint(id, freq - 2);
-      lastOrdinal[id] = ordinal;
-      if (docTermPosition[id]! >= 0 && positionalDocs[id] === df) {
+      records[at + LAST_ORDINAL] = ordinal;
+      if (records[at + DOC_TERM_POSITION]! >= 0 && records[at + POSITIONAL_DOCS] === df) {
         if (df === 0) this.positions.open(id);
-        positionalDocs[id] = df + 1;
-        docTermPosition[id] = 0;
+        records[at + POSITIONAL_DOCS] = df + 1;
+        records[at + DOC_TERM_POSITION] = 0;
       } else {
-        docTermPosition[id] = -1;
+        records[at + DOC_TERM_POSITION] = -1;
       }
-      docFreq[id] = df + 1;
-      docTermFreq[id] = 0;
+      records[at + DOC_FREQ] = df + 1;
+      records[at + DOC_TERM_FREQ] = 0;
     }
     // Pass 3: positions as deltas, in position order per term.
     if (unsorted) {
@@ -242,11 +243,12 @@ export class BufferedPostings {
     }
     for (let i = 0; i < n; i++) {
       const id = tokenIds[i]!;
-      const previous = docTermPosition[id]!;
+      const at = id * TERM_STRIDE + DOC_TERM_POSITION;
+      const previous = records[at]!;
       if (previous < 0) continue;
       const position = tokenPositions[i]!;
       this.positions.writeVarint(id, position - previous);
-      docTermPosition[id] = position;
+      records[at] = position;
     }
   }
 
@@ -256,27 +258,28 @@ export class BufferedPostings {
     if (df === SKIP_INTERVAL) skips.open(id);
     const docs = this.docs;
     const positions = this.positions;
-    skips.writeVarint(id, this.lastOrdinal[id]!);
-    skips.writeVarint(id, docs.upto[id]!);
-    skips.writeVarint(id, docs.end[id]! - docs.upto[id]!);
-    skips.writeVarint(id, docs.level[id]!);
-    skips.writeVarint(id, positions.upto[id]!);
-    skips.writeVarint(id, positions.end[id]! - positions.upto[id]!);
-    skips.writeVarint(id, positions.level[id]!);
+    skips.writeVarint(id, this.terms[id * TERM_STRIDE + LAST_ORDINAL]!);
+    skips.writeVarint(id, docs.upto(id));
+    skips.writeVarint(id, docs.end(id) - docs.upto(id));
+    skips.writeVarint(id, docs.level(id));
+    skips.writeVarint(id, positions.upto(id));
+    skips.writeVarint(id, positions.end(id) - positions.upto(id));
+    skips.writeVarint(id, positions.level(id));
   }
 
   /** Pass 3 for a document whose positions did not ascend per term: tokens in `order`. */
   private writePositions(order: Int32Array, positions: ArrayLike<number>): void {
     const tokenIds = this.tokenIds;
-    const docTermPosition = this.docTermPosition;
+    const records = this.terms;
     for (let k = 0; k < order.length; k++) {
       const i = order[k]!;
       const id = tokenIds[i]!;
-      const previous = docTermPosition[id]!;
+      const at = id * TERM_STRIDE + DOC_TERM_POSITION;
+      const previous = records[at]!;
       if (previous < 0) continue;
       const position = positions[i]!;
       this.positions.writeVarint(id, position - previous);
-      docTermPosition[id] = position;
+      records[at] = position;
     }
   }
 
@@ -313,21 +316,22 @@ export class BufferedPostings {
     if (!this.ids.added) return id;
     if (id === this.capacity) this.grow(id * 2);
     this.docs.open(id);
-    this.lastOrdinal[id] = -1;
+    this.terms[id * TERM_STRIDE + LAST_ORDINAL] = -1;
     this.termBytes += TERM_OVERHEAD_BYTES + 2 * term.length;
     return id;
   }
 
   private grow(capacity: number): void {
     this.capacity = capacity;
-    this.docs.grow(capacity);
-    this.positions.grow(capacity);
+    this.setTerms(growInt32(this.terms, capacity * TERM_STRIDE));
     this.skips.grow(capacity);
-    this.docFreq = growInt32(this.docFreq, capacity);
-    this.positionalDocs = growInt32(this.positionalDocs, capacity);
-    this.lastOrdinal = growInt32(this.lastOrdinal, capacity);
-    this.docTermFreq = growInt32(this.docTermFreq, capacity);
-    this.docTermPosition = growInt32(this.docTermPosition, capacity);
+  }
+
+  /** The term records, shared with the docs and positions streams. */
+  private setTerms(terms: Int32Array): void {
+    this.terms = terms;
+    this.docs.state = terms;
+    this.positions.state = terms;
   }
 }
 
@@ -371,16 +375,16 @@ export class PostingsCursor {
   private positionsRead = false;
 
   /** Read term `id`'s first `count` postings (default: all it has now). */
-  reset(postings: BufferedPostings, id: number, count = postings.docFreq[id]!): this {
+  reset(postings: BufferedPostings, id: number, count = postings.docFreq(id)): this {
     this.postings = postings;
     this.count = count;
-    this.positional = Math.min(postings.positionalDocs[id]!, count);
+    this.positional = Math.min(postings.positionalDocs(id), count);
     this.withPositions = this.positional === this.count;
-    this.docs.reset(postings.pool, postings.docs.start[id]!);
-    if (this.positional > 0) this.positions.reset(postings.pool, postings.positions.start[id]!);
+    this.docs.reset(postings.pool, postings.docs.start(id));
+    if (this.positional > 0) this.positions.reset(postings.pool, postings.positions.start(id));
     // Entries precede postings SKIP_INTERVAL, 2·SKIP_INTERVAL, … below count.
     this.skipCount = count > 0 ? Math.floor((count - 1) / SKIP_INTERVAL) : 0;
-    if (this.skipCount > 0) this.skips.reset(postings.pool, postings.skips.start[id]!);
+    if (this.skipCount > 0) this.skips.reset(postings.pool, postings.skips.start(id));
     this.skipsRead = 0;
     this.skipOrdinal = -1;
     this.ordinal = -1;
@@ -468,7 +472,7 @@ export class DecodedTerm {
   private readonly cursor = new PostingsCursor();
 
   /** Decode term `id` (its first `count` postings); positions too when `withPositions` and the term has them. */
-  decode(postings: BufferedPostings, id: number, withPositions: boolean, count = postings.docFreq[id]!): this {
+  decode(postings: BufferedPostings, id: number, withPositions: boolean, count = postings.docFreq(id)): this {
     const cursor = this.cursor.reset(postings, id, count);
     const n = cursor.count;
     if (this.ordinals.length < n) {

@@ -57,57 +57,80 @@ export class ByteSlicePool {
   }
 }
 
+/** Int32s of one stream's write state: first slice's address, write address, end of the current slice's payload, level. */
+export const STREAM_FIELDS = 4;
+const START = 0;
+const UPTO = 1;
+const END = 2;
+const LEVEL = 3;
+
 /**
- * Write state of many slice streams (one per term id) in parallel arrays:
- * the first slice's address, the write address, the end of the current
- * slice's payload (where its forward address goes) and its level.
+ * Write state of many slice streams (one per term id): for stream `id`, the
+ * STREAM_FIELDS int32s at `id · stride + offset` of `state` — the first
+ * slice's address, the write address, the end of the current slice's
+ * payload (where its forward address goes) and its level. With a stride
+ * above STREAM_FIELDS the state shares its records with the owner's other
+ * per-term fields (BufferedPostings), so one cache line holds all of a
+ * term's write state.
  */
 export class SliceStreams {
-  start: Int32Array;
-  upto: Int32Array;
-  end: Int32Array;
-  level: Uint8Array;
+  /** Replaced (grown) by the owner of a shared record array, which then sets it here. */
+  state: Int32Array;
 
-  constructor(readonly pool: ByteSlicePool, capacity: number) {
-    this.start = new Int32Array(capacity);
-    this.upto = new Int32Array(capacity);
-    this.end = new Int32Array(capacity);
-    this.level = new Uint8Array(capacity);
+  constructor(readonly pool: ByteSlicePool, capacity: number, readonly stride = STREAM_FIELDS, readonly offset = 0, state?: Int32Array) {
+    assert.ok(offset + STREAM_FIELDS <= stride, 'a stream state must fit its record');
+    this.state = state ?? new Int32Array(capacity * stride);
   }
 
-  get byteLength(): number {
-    return this.start.byteLength + this.upto.byteLength + this.end.byteLength + this.level.byteLength;
+  /** Streams the state has room for. */
+  get capacity(): number {
+    return Math.floor(this.state.length / this.stride);
   }
 
-  /** Make room for ids below `capacity` (existing streams are kept). */
+  start(id: number): number {
+    return this.state[id * this.stride + this.offset + START]!;
+  }
+
+  upto(id: number): number {
+    return this.state[id * this.stride + this.offset + UPTO]!;
+  }
+
+  end(id: number): number {
+    return this.state[id * this.stride + this.offset + END]!;
+  }
+
+  level(id: number): number {
+    return this.state[id * this.stride + this.offset + LEVEL]!;
+  }
+
+  /** Make room for ids below `capacity`, existing streams kept (for a state of its own). */
   grow(capacity: number): void {
-    this.start = growInt32(this.start, capacity);
-    this.upto = growInt32(this.upto, capacity);
-    this.end = growInt32(this.end, capacity);
-    const level = new Uint8Array(capacity);
-    level.set(this.level);
-    this.level = level;
+    this.state = growInt32(this.state, capacity * this.stride);
   }
 
   /** Give stream `id` its first slice. */
   open(id: number): void {
     const address = this.pool.allocSlice(0);
-    this.start[id] = address;
-    this.upto[id] = address;
-    this.end[id] = address + SLICE_SIZES[0]! - FORWARD_BYTES;
-    this.level[id] = 0;
+    const at = id * this.stride + this.offset;
+    const state = this.state;
+    state[at + START] = address;
+    state[at + UPTO] = address;
+    state[at + END] = address + SLICE_SIZES[0]! - FORWARD_BYTES;
+    state[at + LEVEL] = 0;
   }
 
   /** Append `value` (unsigned, < 2^32) as a varint to stream `id`. */
   writeVarint(id: number, value: number): void {
     const blocks = this.pool.blocks;
-    let upto = this.upto[id]!;
-    let end = this.end[id]!;
+    const state = this.state;
+    const at = id * this.stride + this.offset;
+    let upto = state[at + UPTO]!;
+    let end = state[at + END]!;
     let block = blocks[upto >>> BLOCK_SHIFT]!;
     while (value >= 0x80) {
       if (upto === end) {
-        upto = this.nextSlice(id, end);
-        end = this.end[id]!;
+        upto = this.nextSlice(at, end);
+        end = state[at + END]!;
         block = blocks[upto >>> BLOCK_SHIFT]!;
       }
       block[upto & BLOCK_MASK] = value | 0x80;
@@ -115,20 +138,21 @@ export class SliceStreams {
       value >>>= 7;
     }
     if (upto === end) {
-      upto = this.nextSlice(id, end);
+      upto = this.nextSlice(at, end);
       block = blocks[upto >>> BLOCK_SHIFT]!;
     }
     block[upto & BLOCK_MASK] = value;
-    this.upto[id] = upto + 1;
+    state[at + UPTO] = upto + 1;
   }
 
-  /** Chain a new slice after the full one ending at `end`; returns its address. */
-  private nextSlice(id: number, end: number): number {
-    const level = Math.min(this.level[id]! + 1, SLICE_LEVEL_MAX);
+  /** Chain a new slice after the full one ending at `end` (the stream's state at `at`); returns its address. */
+  private nextSlice(at: number, end: number): number {
+    const state = this.state;
+    const level = Math.min(state[at + LEVEL]! + 1, SLICE_LEVEL_MAX);
     const address = this.pool.allocSlice(level);
     this.pool.writeForward(end, address);
-    this.level[id] = level;
-    this.end[id] = address + SLICE_SIZES[level]! - FORWARD_BYTES;
+    state[at + LEVEL] = level;
+    state[at + END] = address + SLICE_SIZES[level]! - FORWARD_BYTES;
     return address;
   }
 }

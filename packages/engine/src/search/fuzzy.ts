@@ -171,7 +171,8 @@ export function visitFuzzyTerms(reader: SearchReader, base: string, automaton: E
  * rows are shared, but each term stops at the first row beyond the maximum.
  */
 function walkBuffer(reader: BufferSearchReader, base: string, automaton: EditDistanceAutomaton, visit: FuzzyVisitor): void {
-  const { names, docFreq } = reader.postings;
+  const postings = reader.postings;
+  const names = postings.names;
   let chars: Int32Array = new Int32Array(64);
   for (let id = 0; id < names.length; id++) {
     const term = names[id]!;
@@ -190,7 +191,7 @@ function walkBuffer(reader: BufferSearchReader, base: string, automaton: EditDis
     }
     if (!alive) continue;
     const distance = automaton.result(d);
-    if (distance >= 0) visit(term, distance, docFreq[id]!);
+    if (distance >= 0) visit(term, distance, postings.docFreq(id));
   }
 }
 

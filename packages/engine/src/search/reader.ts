@@ -64,7 +64,7 @@ export interface BufferSearchReader extends SearchReaderBase {
   docFreq(term: string): number;
   termsWithPrefix(prefix: string): string[];
   /** Terms by id in the order first added, and their document frequencies (walks that need no order: fuzzy.ts). */
-  readonly postings: { readonly names: readonly string[]; readonly docFreq: ArrayLike<number> };
+  readonly postings: { readonly names: readonly string[]; docFreq(id: number): number };
 }
 
 export type SearchReader = SegmentSearchReader | BufferSearchReader;

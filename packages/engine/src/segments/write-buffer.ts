@@ -193,7 +193,7 @@ export class WriteBuffer {
   /** The term's document frequency (deleted docs included, as in segments), or 0. */
   docFreq(term: string): number {
     const id = this.postings.termId(term);
-    return id < 0 ? 0 : this.postings.docFreq[id]!;
+    return id < 0 ? 0 : this.postings.docFreq(id);
   }
 
   /** Distinct terms indexed (including terms whose documents were all deleted). */
