@@ -164,6 +164,20 @@ describe('foldDocument: _store, _recurse, _dynamic, _strict, _ignore, detection 
     expect(error(() => foldDocument(schema, { u: { _bogus: 1 } }))).toMatch(/^400 /);
   });
 
+  test('_dynamic: false: unknown scalars and scalar lists are stored as sent; names are still checked, known fields still typed', () => {
+    const schema = createSchema({ _dynamic: false, n: { _type: 'integer' }, o: { _type: 'object', _store: false, _dynamic: false } });
+    const list = ['a', 1, null, true];
+    const r = foldDocument(schema, { n: '7', list, empty: [], nil: null, f: 1.5, o: { x: [1, 2] } });
+    expect(r.document.stored).toEqual({ n: '7', list: ['a', 1, null, true], empty: [], nil: null, f: 1.5 });
+    expect(r.document.stored.list).toBe(list);
+    expect(values(r)).toEqual([['n', 7]]);
+    expect(r.changed).toBe(false);
+    expect(error(() => foldDocument(schema, { 'a.b': [1] }))).toMatch(/^400 invalid_body: Invalid field name 'a.b'/);
+    expect(error(() => foldDocument(schema, { n: 'x' }))).toMatch(/^400 /);
+    // A list holding an option object takes the general path: the object's options are read, not stored.
+    expect(foldDocument(schema, { list: [1, { _value: 2 }] }).document.stored).toEqual({ list: [1, 2] });
+  });
+
   test('_strict (schema, inline or server option): a new field without _type is 412', () => {
     expect(error(() => foldDocument(createSchema({ _strict: true }), { x: 1 }))).toBe("412 strict_missing_type: Type of field 'x' is missing");
     expect(error(() => foldDocument({}, { x: 1 }, { strict: true }))).toBe("412 strict_missing_type: Type of field 'x' is missing");

@@ -145,20 +145,22 @@ class Folder {
 
   private objectBody(segs: readonly string[], children: Array<[string, unknown]>, inh: Inherited, ignore: ReadonlySet<string>): Record<string, unknown> {
     const out: Record<string, unknown> = {};
+    // Under `_dynamic: false`, a field the schema lacks whose value is a scalar or a list of scalars is stored as it
+    // is (what `field` ends in for it, without its path and options): most fields of a record under a narrow schema.
+    const node = inh.dynamic ? undefined : this.lookup(segs);
     for (const [key, child] of children) {
-      const r = ignore.has(key) ? plainStored(child, this.keeps(inh)) : this.field([...segs, key], child, inh);
+      const r = ignore.has(key) ? plainStored(child, this.keeps(inh))
+        : !inh.dynamic && isScalarValue(child) && isFieldName(key) && childNode(node, key) === undefined ? plainStored(child, this.keeps(inh))
+          : this.field([...segs, key], child, inh);
       if (r !== DROP) out[key] = r;
     }
     return out;
   }
 
   private lookup(segs: readonly string[]): SchemaNode | undefined {
-    let node: unknown = this.schema;
-    for (const s of segs) {
-      if (!isPlainObject(node)) return undefined;
-      node = hasOwn(node, s) ? node[s] : isUuidName(s) && hasOwn(node, UUID_FIELD_NAME) ? node[UUID_FIELD_NAME] : undefined;
-    }
-    return isPlainObject(node) ? node : undefined;
+    let node: SchemaNode | undefined = this.schema;
+    for (const s of segs) node = childNode(node, s);
+    return node;
   }
 
   /** Record options on the node at `segs` (creating it), cloning the schema on its first change. */
@@ -460,6 +462,27 @@ function isUuidName(name: string): boolean {
   return name.length === 36 && isUuidString(name);
 }
 
+/** The schema node of child `name` of `node` (UUID names share `<uuid_field>`), or undefined. */
+function childNode(node: SchemaNode | undefined, name: string): SchemaNode | undefined {
+  if (node === undefined) return undefined;
+  const child = hasOwn(node, name) ? node[name] : isUuidName(name) && hasOwn(node, UUID_FIELD_NAME) ? node[UUID_FIELD_NAME] : undefined;
+  return isPlainObject(child) ? child : undefined;
+}
+
+/** A name `checkFieldName` accepts. */
+function isFieldName(name: string): boolean {
+  return name !== '__proto__' && name.length > 0 && !name.includes('.');
+}
+
+/** A scalar, or a list of scalars: a value that carries no options and no fields. */
+function isScalarValue(value: unknown): boolean {
+  if (Array.isArray(value)) {
+    for (const item of value) if (typeof item === 'object' && item !== null) return false;
+    return true;
+  }
+  return typeof value !== 'object' || value === null;
+}
+
 /** Whether an object of value keys (`{"_lua": …}`) is the value of a `script` field: by its own `_type` or the field's. */
 function isScriptTyped(node: SchemaNode | undefined, raw: Record<string, unknown>, path: string): boolean {
   const declared = raw._type ?? node?._type;
@@ -586,12 +609,18 @@ function verbatim(raw: unknown): Stored {
 function plainStored(value: unknown, store: boolean): Stored | typeof DROP {
   if (!store) return DROP;
   if (Array.isArray(value)) {
-    const out: unknown[] = [];
-    for (const item of value) {
+    // Copied only from the first item that changes: a list stored as it came is the input's own (never mutated).
+    let out: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const item: unknown = value[i];
       const r = plainStored(item, true);
+      if (out === undefined) {
+        if (r === item) continue;
+        out = value.slice(0, i);
+      }
       if (r !== DROP) out.push(r);
     }
-    return out;
+    return out ?? value;
   }
   if (!isPlainObject(value)) return value;
   if (value._store === false) return DROP;
