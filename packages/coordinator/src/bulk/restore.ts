@@ -11,7 +11,7 @@ import { errorBody, TesseraError, toTesseraError } from '@tessera/errors';
 import { decodeSequence, sequenceFormatOf, type DecodeLimits } from '@tessera/http';
 import { isPlainObject } from '@tessera/schema';
 import type { WriteManyCall, WriteManyReply } from '@tessera/rpc';
-import type { DocumentHandlers, Target } from '../documents/handlers.js';
+import type { DocumentHandlers, Prepared, Target } from '../documents/handlers.js';
 import type { IndexMeta } from '../indexes/registry.js';
 import type { Replicator } from '../replication/replicator.js';
 import { apiErrors } from '../errors.js';
@@ -62,23 +62,27 @@ export class RestoreHandler {
     // Streamed when the HTTP server was told to (RESTORE bodies may be GiBs).
     const chunks = ctx.req.bodyStream ?? [ctx.req.body];
     try {
-      for await (const item of decodeSequence(chunks, format, this.options.decodeLimits, this.options.itemBytesMax)) {
-        counts.total++;
-        if (item.error) {
-          items[item.index] = errorBody(item.error);
-          continue;
-        }
-        try {
-          batch.push(Object.assign({ position: item.index }, await this.prepare(index, item.value)));
-          counts.prepared++;
-        } catch (err) {
-          items[item.index] = errorBody(toTesseraError(err));
-          continue;
-        }
-        if (batch.length >= this.options.batchItems) {
-          await inflight.before(batch);
-          inflight.add(batch, this.send(batch, items, counts, commit));
-          batch = [];
+      for await (const decoded of decodeSequence(chunks, format, this.options.decodeLimits, this.options.itemBytesMax)) {
+        for (const item of decoded) {
+          counts.total++;
+          if (item.error) {
+            items[item.index] = errorBody(item.error);
+            continue;
+          }
+          try {
+            // Most items prepare without a promise (handlers.ts `prepare`): only those that wait are awaited.
+            const prepared = this.prepare(index, item.index, item.value);
+            batch.push(prepared instanceof Promise ? await prepared : prepared);
+            counts.prepared++;
+          } catch (err) {
+            items[item.index] = errorBody(toTesseraError(err));
+            continue;
+          }
+          if (batch.length >= this.options.batchItems) {
+            await inflight.before(batch);
+            inflight.add(batch, this.send(batch, items, counts, commit));
+            batch = [];
+          }
         }
       }
     } catch (err) {
@@ -93,8 +97,8 @@ export class RestoreHandler {
     return { status: 200, value: { ...counts, items, took: duration(took, ctx.options.human) } };
   }
 
-  /** One item into a write for its shard. */
-  private async prepare(index: string, value: unknown): Promise<{ target: Target; write: Write; content?: Pending['content'] }> {
+  /** Item `position` into a write for its shard. */
+  private prepare(index: string, position: number, value: unknown): Pending | Promise<Pending> {
     if (!isPlainObject(value)) throw apiErrors.badBody('A RESTORE item must be an object');
     const { _op_type: opType, _patch: patch, _data: data, ...raw } = value;
     const content = data === undefined ? undefined : parseData(data);
@@ -103,11 +107,14 @@ export class RestoreHandler {
         : opType === 'patch' ? 'patch' : undefined;
     if (op === undefined) throw apiErrors.badBody(`Unknown _op_type ${JSON.stringify(opType)}: use index, update, merge or patch`);
     if (op === 'patch' && !Array.isArray(patch)) throw apiErrors.badBody("A patch item needs '_patch': an array of JSON Patch operations");
-    const prepared = await this.documents.prepare(index, raw, undefined, undefined);
-    const write: Write = op === 'patch'
-      ? { op, id: prepared.target.id, patch: patch as unknown[], expectedVersions: prepared.expected }
-      : { op, id: prepared.target.id, body: prepared.body, indexed: prepared.indexed, expectedVersions: prepared.expected };
-    return content === undefined || content.length === 0 ? { target: prepared.target, write } : { target: prepared.target, write, content };
+    const pending = (prepared: Prepared): Pending => {
+      const write: Write = op === 'patch'
+        ? { op, id: prepared.target.id, patch: patch as unknown[], expectedVersions: prepared.expected }
+        : { op, id: prepared.target.id, body: prepared.body, indexed: prepared.indexed, expectedVersions: prepared.expected };
+      return content === undefined || content.length === 0 ? { position, target: prepared.target, write } : { position, target: prepared.target, write, content };
+    };
+    const prepared = this.documents.prepare(index, raw, undefined, undefined);
+    return prepared instanceof Promise ? prepared.then(pending) : pending(prepared);
   }
 
   /** One `doc.writeMany` per shard, all shards at once. */

@@ -26,6 +26,14 @@ import { ScriptResolver } from '../scripts/resolve.js';
 import { convertId, detectIdType, generateId, idTypeFromName, type DocumentId, type IdType } from './ids.js';
 import { foldDocument, isPlainObject, type FoldResult } from '@tessera/schema';
 
+/** A write `prepare`d: where it goes, its stored form, the form to index when that differs, the versions it expects. */
+export interface Prepared {
+  target: Target;
+  body: Record<string, unknown>;
+  indexed: Record<string, unknown> | undefined;
+  expected: number[] | undefined;
+}
+
 /** Where a document lives: its index, converted ID and shard. */
 export class Target {
   constructor(private readonly registry: IndexRegistry, readonly meta: IndexMeta, readonly id: DocumentId, readonly shard: number) {}
@@ -219,9 +227,12 @@ export class DocumentHandlers {
    * Validate a write body, take out its control keys, create or update the
    * index it names, type the document against the schema, and resolve the
    * document ID and its shard. Shared by single writes and RESTORE items
-   * (which store documents as they are: no script).
+   * (which store documents as they are: no script). Synchronous when nothing
+   * has to wait (an existing index the body does not change, a schema the
+   * document does not grow, a known largest numeric ID): a RESTORE prepares
+   * most items without a promise.
    */
-  async prepare(index: string, raw: Record<string, unknown>, idText: string | undefined, queryVersion: number | undefined, scripted = false) {
+  prepare(index: string, raw: Record<string, unknown>, idText: string | undefined, queryVersion: number | undefined, scripted = false): Prepared | Promise<Prepared> {
     if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
     if (raw._script !== undefined && !scripted) throw apiErrors.scriptInRestore();
     const expected: number[] = [];
@@ -236,37 +247,48 @@ export class DocumentHandlers {
 
     const text = idText ?? (bodyId === undefined ? undefined : String(bodyId));
     const idType: IdType | undefined = declaredIdType ?? (text !== undefined ? detectIdType(text) : undefined);
-    const meta = await this.registry.ensure(index, {
-      settings: raw._settings === undefined ? undefined : settings,
-      schema: raw._schema,
-      idType: idType ?? 'uuid',
-    });
-    const { stored: body, unstored } = await this.fold(index, meta.schema, raw);
+    const change = { settings: raw._settings === undefined ? undefined : settings, schema: raw._schema, idType: idType ?? 'uuid' };
+    const versions = expected.length > 0 ? expected : undefined;
+    const meta = this.registry.unchanged(index, change);
+    if (meta !== undefined) return this.prepareIn(index, meta, raw, text, versions);
+    return this.registry.ensure(index, change).then((ensured) => this.prepareIn(index, ensured, raw, text, versions));
+  }
+
+  /** `prepare` once the index exists: fold the body into its schema (growing it when needed). */
+  private prepareIn(index: string, meta: IndexMeta, raw: Record<string, unknown>, text: string | undefined,
+    expected: number[] | undefined): Prepared | Promise<Prepared> {
+    const first = foldDocument(meta.schema, raw);
+    if (!first.changed) return this.routed(index, meta, raw, text, first.document, expected);
+    return this.fold(index, meta.schema, raw, first).then((folded) => this.routed(index, meta, raw, text, folded, expected));
+  }
+
+  /** `prepare` once folded: the form to index beside the stored one, and the document ID and its shard. */
+  private routed(index: string, meta: IndexMeta, raw: Record<string, unknown>, text: string | undefined,
+    folded: { stored: Record<string, unknown>; unstored: boolean }, expected: number[] | undefined): Prepared | Promise<Prepared> {
     // The fold may have grown the schema: route with the index as it is now.
     const current = this.registry.get(index) ?? meta;
     // `_store: false` fields are indexed but not stored: the shard gets the form to index beside the stored one.
-    const indexed = unstored ? foldDocument(current.schema, raw, { keepUnstored: true }).document.stored : undefined;
+    const indexed = folded.unstored ? foldDocument(current.schema, raw, { keepUnstored: true }).document.stored : undefined;
     const type = current.idType as IdType;
-    let id: DocumentId;
+    const prepared = (id: DocumentId): Prepared => ({ target: this.target(current, id), body: folded.stored, indexed, expected });
     if (text === undefined) {
-      id = type === 'integer' || type === 'positive' || type === 'float'
-        ? await this.registry.nextNumericId(current)
-        : generateId(type, 0);
-    } else {
-      id = convertId(text, type);
-      if (typeof id === 'number') await this.registry.noteNumericId(current, id);
+      if (type !== 'integer' && type !== 'positive' && type !== 'float') return prepared(generateId(type, 0));
+      const next = this.registry.nextNumericId(current);
+      return next instanceof Promise ? next.then(prepared) : prepared(next);
     }
-    return { target: this.target(current, id), body, indexed, expected: expected.length > 0 ? expected : undefined };
+    const id = convertId(text, type);
+    const noted = typeof id === 'number' ? this.registry.noteNumericId(current, id) : undefined;
+    return noted instanceof Promise ? noted.then(() => prepared(id)) : prepared(id);
   }
 
   /**
    * Type the document against the index schema (API.md §8): its stored form,
    * with new fields folded into the schema before the write is routed, so
    * shards never disagree on a field's type. A value of the wrong type is a
-   * 400 and nothing is written.
+   * 400 and nothing is written. `first` is the fold with `schema` when done already.
    */
-  private async fold(index: string, schema: FoldResult['schema'], raw: Record<string, unknown>): Promise<{ stored: Record<string, unknown>; unstored: boolean }> {
-    const first = foldDocument(schema, raw);
+  private async fold(index: string, schema: FoldResult['schema'], raw: Record<string, unknown>,
+    first: FoldResult = foldDocument(schema, raw)): Promise<{ stored: Record<string, unknown>; unstored: boolean }> {
     if (!first.changed) return first.document;
     return this.registry.updateSchema(index, (current) => {
       const folded = current === schema ? first : foldDocument(current, raw);

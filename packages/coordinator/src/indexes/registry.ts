@@ -77,6 +77,11 @@ export interface CopyState {
 
 export const EMPTY_CLUSTER_STATE: ClusterState = { version: 1, indexes: {} };
 
+/** The largest numeric document ID of an index (shared and raised in place). */
+interface LargestId {
+  value: number;
+}
+
 export interface IndexChange {
   settings?: Partial<IndexSettings>;
   schema?: unknown;
@@ -86,7 +91,7 @@ export interface IndexChange {
 export class IndexRegistry {
   private queue: Promise<unknown> = Promise.resolve();
   /** Largest numeric document ID per index, learnt from the shards once and kept up to date. */
-  private readonly largestIds = new Map<string, Promise<{ value: number }>>();
+  private readonly largestIds = new Map<string, LargestId | Promise<LargestId>>();
 
   /** Each node client as handed out by `client()`: wrapped once (metrics time every call). */
   private readonly wrappedClients = new WeakMap<RpcClient, RpcClient>();
@@ -114,6 +119,12 @@ export class IndexRegistry {
     return meta;
   }
 
+  /** The index when it exists and `change` would not change it (what `ensure` resolves to at once), else undefined. */
+  unchanged(path: string, change: IndexChange): IndexMeta | undefined {
+    const existing = this.get(path);
+    return existing && isNoop(existing, change) ? existing : undefined;
+  }
+
   list(): IndexMeta[] {
     return Object.values(this.store.get().indexes);
   }
@@ -123,8 +134,9 @@ export class IndexRegistry {
    * state is durable and every shard copy is open on its node.
    */
   ensure(path: string, change: IndexChange = {}): Promise<IndexMeta> {
+    const same = this.unchanged(path, change);
+    if (same) return Promise.resolve(same);
     const existing = this.get(path);
-    if (existing && isNoop(existing, change)) return Promise.resolve(existing);
     // A new index's schema is prepared outside the queue: a foreign one may read or create its document through it.
     const preparing = existing ? Promise.resolve(undefined) : this.policy.prepareNewSchema(path, change.schema, change.settings !== undefined);
     return preparing.then((prepared) => this.serialised(async () => {
@@ -362,26 +374,35 @@ export class IndexRegistry {
   }
 
   /** Next generated numeric ID (1 + the largest ever used). */
-  async nextNumericId(meta: IndexMeta): Promise<number> {
-    const largest = await this.largestId(meta);
-    largest.value = Math.floor(largest.value) + 1;
-    return largest.value;
+  nextNumericId(meta: IndexMeta): number | Promise<number> {
+    const next = (largest: LargestId): number => (largest.value = Math.floor(largest.value) + 1);
+    const largest = this.largestId(meta);
+    return largest instanceof Promise ? largest.then(next) : next(largest);
   }
 
-  /** Record a numeric ID written by a client, so generated IDs never reuse it. */
-  async noteNumericId(meta: IndexMeta, id: number): Promise<void> {
-    const largest = await this.largestId(meta);
-    if (id > largest.value) largest.value = id;
+  /** Record a numeric ID written by a client, so generated IDs never reuse it (at once once the shards were asked). */
+  noteNumericId(meta: IndexMeta, id: number): void | Promise<void> {
+    const note = (largest: LargestId): void => {
+      if (id > largest.value) largest.value = id;
+    };
+    const largest = this.largestId(meta);
+    return largest instanceof Promise ? largest.then(note) : note(largest);
   }
 
-  private largestId(meta: IndexMeta): Promise<{ value: number }> {
-    let largest = this.largestIds.get(meta.path);
-    if (!largest) {
-      largest = this.shardStats(meta).then((stats) => ({ value: Math.max(0, ...stats.map((s) => s.maxNumericId)) }));
-      this.largestIds.set(meta.path, largest);
-      largest.catch(() => this.largestIds.delete(meta.path));
-    }
-    return largest;
+  /** The index's largest numeric ID: asked of its shards the first time, then kept here. */
+  private largestId(meta: IndexMeta): LargestId | Promise<LargestId> {
+    const known = this.largestIds.get(meta.path);
+    if (known !== undefined) return known;
+    const asked = this.shardStats(meta).then((stats) => {
+      const largest = { value: Math.max(0, ...stats.map((s) => s.maxNumericId)) };
+      if (this.largestIds.get(meta.path) === asked) this.largestIds.set(meta.path, largest);
+      return largest;
+    });
+    this.largestIds.set(meta.path, asked);
+    asked.catch(() => {
+      if (this.largestIds.get(meta.path) === asked) this.largestIds.delete(meta.path);
+    });
+    return asked;
   }
 
   private copies(meta: IndexMeta): Array<{ node: string; shard: number }> {

@@ -5,7 +5,7 @@ import { decodeSequence, msgpackValueLength, type SequenceFormat, type SequenceI
 
 async function all(chunks: Buffer[], format: SequenceFormat, itemBytesMax = 1 << 20): Promise<SequenceItem[]> {
   const out: SequenceItem[] = [];
-  for await (const item of decodeSequence(chunks, format, DEFAULT_DECODE_LIMITS, itemBytesMax)) out.push(item);
+  for await (const items of decodeSequence(chunks, format, DEFAULT_DECODE_LIMITS, itemBytesMax)) out.push(...items);
   return out;
 }
 

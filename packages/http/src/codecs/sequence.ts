@@ -34,18 +34,21 @@ export function sequenceFormatOf(contentType: string | undefined): SequenceForma
   }
 }
 
+/**
+ * The items of the sequence, in order, as one array per chunk of the body
+ * (possibly empty): a consumer awaits once per chunk, not once per item.
+ */
 export async function* decodeSequence(
   chunks: AsyncIterable<Buffer> | Iterable<Buffer>,
   format: SequenceFormat,
   limits: DecodeLimits,
   itemBytesMax: number,
-): AsyncGenerator<SequenceItem> {
+): AsyncGenerator<SequenceItem[]> {
   const framer = format === 'ndjson' ? new LineFramer(itemBytesMax) : format === 'json' ? new JsonArrayFramer(itemBytesMax) : new MsgpackFramer(itemBytesMax);
   let index = 0;
-  for await (const chunk of chunks) {
-    for (const piece of framer.push(chunk)) yield decodeItem(piece, index++, format, limits);
-  }
-  for (const piece of framer.end()) yield decodeItem(piece, index++, format, limits);
+  const decode = (pieces: Array<Buffer | TesseraError>): SequenceItem[] => pieces.map((piece) => decodeItem(piece, index++, format, limits));
+  for await (const chunk of chunks) yield decode(framer.push(chunk));
+  yield decode(framer.end());
 }
 
 function decodeItem(piece: Buffer | TesseraError, index: number, format: SequenceFormat, limits: DecodeLimits): SequenceItem {
