@@ -231,6 +231,42 @@ describe('Shard: reads and the document cache', () => {
     expect(gets.n).toBe(1);
   });
 
+  it('writeMany answers each write in place as the same writes one by one would, documents written twice included', async () => {
+    const setup: WriteRequest[] = [
+      { op: 'index', id: 'hot', body: { n: 0 } }, // cached
+      { op: 'index', id: 'cold', body: { n: 0 }, bulk: true }, // on disk only
+      { op: 'index', id: 7, body: { n: 0 }, bulk: true },
+    ];
+    const writes: WriteRequest[] = [
+      { op: 'index', id: 1, body: { n: 1 } },
+      { op: 'index', id: 'hot', body: { n: 2 } },
+      { op: 'update', id: 'hot', body: { m: 1 } },
+      { op: 'index', id: 'x', body: {}, expectedVersions: [3] },
+      { op: 'index', id: 'x', body: { ok: 1 } },
+      { op: 'bogus' as WriteRequest['op'], id: 'y', body: {} },
+      { op: 'delete', id: 1 },
+      { op: 'update', id: 'cold', body: { m: 2 } },
+      { op: 'index', id: 'cold', body: { n: 3 }, expectedVersions: [2] },
+      { op: 'index', id: 7, body: { n: 4 } },
+      { op: 'update', id: 'absent', body: { a: 1 } },
+      { op: 'index', id: 1, body: { again: true } },
+    ];
+    const one = await openShard();
+    const many = await Shard.open({ path: join(dir, 'many') });
+    open.push(many);
+    for (const shard of [one, many]) for (const req of setup) await shard.write(req);
+    const expected: Array<[boolean, unknown]> = [];
+    for (const req of writes) {
+      expected.push(await one.write({ ...req, bulk: true }).then((r) => [true, [r.id, r.version, r.deleted]], (err: TesseraError) => [false, err.code]));
+    }
+    const outcomes = await many.writeMany(writes);
+    expect(outcomes.map((o) => (o.ok ? [true, [o.value.id, o.value.version, o.value.deleted]] : [false, (o.error as TesseraError).code]))).toEqual(expected);
+    expect(expected.filter(([ok]) => !ok)).toHaveLength(3);
+    for (const id of ['hot', 'cold', 'x', 1, 7, 'absent']) expect((await many.get(id))?.body).toEqual((await one.get(id))?.body);
+    expect((await many.get('hot'))?.body).toEqual({ n: 2, m: 1 });
+    expect((await many.search({ k: 10 })).total).toBe((await one.search({ k: 10 })).total);
+  });
+
   it('bulk writes (text analysed on the analysis thread) index what single writes index', async () => {
     const schema = { _dynamic: false, title: { _type: 'text', _language: 'en' }, tag: { _type: 'keyword' } };
     const bodies = Array.from({ length: 60 }, (_, i) => ({ title: `running dogs ${i % 7} and the cats of house ${i % 5}`, tag: `t${i % 3}` }));

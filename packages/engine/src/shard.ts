@@ -204,6 +204,18 @@ const BARRIER: Change = {
 
 const noop = (): void => {};
 
+const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
+
+/** What the writes of one `writeMany` share. */
+export interface BulkWriteOptions {
+  /** Answer once durable (one sync batch). */
+  commit?: boolean;
+  /** The index schema to index the results with. */
+  schema?: Record<string, unknown>;
+  /** The primary term the coordinator writes under. */
+  term?: number;
+}
+
 export class Shard {
   private counters: ShardCounters;
   private readonly cache: DocumentCache;
@@ -449,6 +461,86 @@ export class Shard {
     }
     return this.mutate(req.id, (current) => decideWrite(req, current, { scripts: this.scripts, schema: req.schema ?? this.schema }, stored),
       { commit: req.commit, schema: req.schema, term: req.term, bulk: req.bulk });
+  }
+
+  /**
+   * Bulk writes (RESTORE), each as `write` with `bulk` would make it, in
+   * order, answered in place (a result or the write's error). A write whose
+   * current document is known without a read (cached, or an ID the shard
+   * never wrote) and that no earlier write of its document precedes, here or
+   * in flight, is decided now and queued with the others as one group: no
+   * promise per document. The rest (a read, stored content, a later write of
+   * a document already in the call) go through `write`, after those.
+   */
+  async writeMany(reqs: readonly WriteRequest[], options: BulkWriteOptions = {}): Promise<Array<BatchOutcome<WriteResult>>> {
+    const { commit = false, schema, term } = options;
+    try {
+      if (term !== undefined) validateTerm(term);
+      if (this.closing) throw engineErrors.shardClosed();
+      if (term !== undefined && term !== this.position.term) await this.acceptTerm(term);
+    } catch (err) {
+      // Every write is refused as `write` would refuse it.
+      return reqs.map(() => ({ ok: false, error: asError(err) }));
+    }
+    const outcomes = new Array<BatchOutcome<WriteResult>>(reqs.length);
+    const grouped: Change[] = [];
+    const groupedSlots: number[] = [];
+    const later: number[] = [];
+    // Documents an earlier write of this call goes to.
+    const met = new Set<string>();
+    const decideContext = { scripts: this.scripts, schema: schema ?? this.schema };
+    for (let i = 0; i < reqs.length; i++) {
+      const req = reqs[i] as WriteRequest;
+      let key: string;
+      try {
+        validateWriteRequest(req);
+        validateDocumentId(req.id);
+        key = documentIdKey(req.id);
+      } catch (err) {
+        outcomes[i] = { ok: false, error: asError(err) };
+        continue;
+      }
+      const current = req.content === undefined && !met.has(key) && !this.locks.has(key)
+        ? this.cache.get(key) ?? (this.neverWritten(req.id) ? null : undefined) : undefined;
+      if (current === undefined) {
+        met.add(key);
+        later.push(i);
+        continue;
+      }
+      try {
+        const known = current ?? undefined;
+        const change = prepareChange(req.id, key, known, decideWrite(req, known, decideContext, undefined), this.stateEpoch, this.position.term);
+        change.uncached = true;
+        this.prepareTerms(change, schema);
+        met.add(key);
+        grouped.push(change);
+        groupedSlots.push(i);
+      } catch (err) {
+        // Nothing written: a later write of the document sees what this one saw.
+        outcomes[i] = { ok: false, error: asError(err) };
+      }
+    }
+    const committed = this.writer.submitMany(grouped, commit);
+    if (grouped.length > 0) {
+      // The group holds its documents' locks until written, so `write`s of them (below, or other callers') follow it.
+      const tail = committed.then(noop, noop);
+      for (const change of grouped) this.locks.set(change.key, tail);
+      void tail.then(() => {
+        for (const change of grouped) if (this.locks.get(change.key) === tail) this.locks.delete(change.key);
+      });
+    }
+    const written = later.map((i) => this.write({ ...(reqs[i] as WriteRequest), bulk: true, commit, schema, term }).then(
+      (value): BatchOutcome<WriteResult> => ({ ok: true, value }),
+      (err: unknown): BatchOutcome<WriteResult> => ({ ok: false, error: asError(err) })));
+    const groupOutcomes = await committed;
+    for (let k = 0; k < groupOutcomes.length; k++) {
+      const outcome = groupOutcomes[k] as BatchOutcome<WriteResult | null>;
+      assert.ok(!outcome.ok || outcome.value !== null, 'a document change has a result');
+      outcomes[groupedSlots[k] as number] = outcome as BatchOutcome<WriteResult>;
+    }
+    const laterOutcomes = await Promise.all(written);
+    for (let k = 0; k < later.length; k++) outcomes[later[k] as number] = laterOutcomes[k] as BatchOutcome<WriteResult>;
+    return outcomes;
   }
 
   /**

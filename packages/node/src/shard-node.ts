@@ -104,14 +104,10 @@ export class ShardNode {
         this.options.primaryWriteGate?.(ref(method, p));
         const shard = await this.open(ref(method, p));
         // All at once: the shard's group commit turns them into one LevelDB batch.
-        const replies: WriteManyReply = await Promise.all(call.writes.map((w) =>
-          shard.write({
-            op: w.op, id: docId(method, w.id), body: w.body, indexed: w.indexed, patch: w.patch,
-            expectedVersions: w.expectedVersions, upsert: w.upsert, commit: call.commit, schema: call.schema, term: call.term, bulk: true,
-          }).then(
-            (result): WriteReply => writeReplyOf(result),
-            (err: unknown) => ({ error: toTesseraError(err).toJSON() }),
-          )));
+        const outcomes = await shard.writeMany(call.writes.map((w) => ({
+          op: w.op, id: docId(method, w.id), body: w.body, indexed: w.indexed, patch: w.patch, expectedVersions: w.expectedVersions, upsert: w.upsert,
+        })), { commit: call.commit, schema: call.schema, term: call.term });
+        const replies: WriteManyReply = outcomes.map((outcome) => (outcome.ok ? writeReplyOf(outcome.value) : { error: toTesseraError(outcome.error).toJSON() }));
         return replies;
       }
       case 'shard.search': {

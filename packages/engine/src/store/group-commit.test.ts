@@ -29,6 +29,27 @@ async function until(predicate: () => boolean): Promise<void> {
 }
 
 describe('GroupCommit', () => {
+  it('submitMany answers every change in its place once all are written, across batches, failures included', async () => {
+    const m = manualCommit();
+    const gc = new GroupCommit(m.commit, { windowMs: 0, entriesMax: 3 });
+    const single = gc.submit(9, false);
+    const many = gc.submitMany([1, -2, 3, 4, 5], true);
+    let answered = false;
+    void many.then(() => (answered = true));
+    // 9, 1, -2 fill the first batch; 3, 4, 5 wait for the next.
+    await until(() => m.batches.length === 1);
+    expect(m.batches[0].changes).toEqual([9, 1, -2]);
+    m.batches[0].finish();
+    await until(() => m.batches.length === 2);
+    expect(m.batches[1]).toMatchObject({ changes: [3, 4, 5], sync: true });
+    expect(answered).toBe(false);
+    m.batches[1].finish(new Error('disk full'));
+    const outcomes = await many;
+    expect(outcomes.map((o) => (o.ok ? o.value : o.error.message))).toEqual([10, 'refused -2', 'disk full', 'disk full', 'disk full']);
+    expect(await single).toBe(90);
+    expect(await gc.submitMany([], false)).toEqual([]);
+  });
+
   it('writes one batch at a time and sends everything queued meanwhile as the next batch', async () => {
     const m = manualCommit();
     const gc = new GroupCommit(m.commit, { windowMs: 0, entriesMax: 100 });

@@ -28,11 +28,42 @@ export interface GroupCommitOptions {
   entriesMax: number;
 }
 
+/** Where the outcome of a queued change goes: slot `slot` of its submitter's answer. */
+interface Settler<R> {
+  settle(slot: number, outcome: BatchOutcome<R>): void;
+}
+
+/** One `submit`: its promise. */
+class SingleSettler<R> implements Settler<R> {
+  constructor(private readonly resolve: (value: R) => void, private readonly reject: (error: Error) => void) {}
+
+  settle(_slot: number, outcome: BatchOutcome<R>): void {
+    if (outcome.ok) this.resolve(outcome.value);
+    else this.reject(outcome.error);
+  }
+}
+
+/** One `submitMany`: every change's outcome in its place, answered once all have one. */
+class GroupSettler<R> implements Settler<R> {
+  private readonly outcomes: BatchOutcome<R>[];
+  private left: number;
+
+  constructor(size: number, private readonly resolve: (outcomes: BatchOutcome<R>[]) => void) {
+    this.outcomes = new Array<BatchOutcome<R>>(size);
+    this.left = size;
+  }
+
+  settle(slot: number, outcome: BatchOutcome<R>): void {
+    this.outcomes[slot] = outcome;
+    if (--this.left === 0) this.resolve(this.outcomes);
+  }
+}
+
 interface Waiting<C, R> {
   change: C;
   sync: boolean;
-  resolve: (value: R) => void;
-  reject: (error: Error) => void;
+  settler: Settler<R>;
+  slot: number;
 }
 
 export class GroupCommit<C, R> {
@@ -55,17 +86,32 @@ export class GroupCommit<C, R> {
   }
 
   submit(change: C, sync: boolean): Promise<R> {
-    return new Promise<R>((resolve, reject) => {
-      this.queue.push({ change, sync, resolve, reject });
-      if (this.inFlight) return;
-      if (this.queue.length >= this.options.entriesMax) {
-        this.flushNow();
-      } else if (this.timer === undefined) {
-        this.timer = this.options.windowMs > 0
-          ? { kind: 'timeout', handle: setTimeout(() => this.flushNow(), this.options.windowMs) }
-          : { kind: 'immediate', handle: setImmediate(() => this.flushNow()) };
-      }
+    return new Promise<R>((resolve, reject) => this.enqueue(change, sync, new SingleSettler(resolve, reject), 0));
+  }
+
+  /**
+   * Queue `changes` in order, as `submit` would one by one, with one promise
+   * for them all: it resolves with each change's outcome in its place (never
+   * rejects), once every one has its own.
+   */
+  submitMany(changes: readonly C[], sync: boolean): Promise<BatchOutcome<R>[]> {
+    if (changes.length === 0) return Promise.resolve([]);
+    return new Promise<BatchOutcome<R>[]>((resolve) => {
+      const settler = new GroupSettler<R>(changes.length, resolve);
+      for (let i = 0; i < changes.length; i++) this.enqueue(changes[i] as C, sync, settler, i);
     });
+  }
+
+  private enqueue(change: C, sync: boolean, settler: Settler<R>, slot: number): void {
+    this.queue.push({ change, sync, settler, slot });
+    if (this.inFlight) return;
+    if (this.queue.length >= this.options.entriesMax) {
+      this.flushNow();
+    } else if (this.timer === undefined) {
+      this.timer = this.options.windowMs > 0
+        ? { kind: 'timeout', handle: setTimeout(() => this.flushNow(), this.options.windowMs) }
+        : { kind: 'immediate', handle: setImmediate(() => this.flushNow()) };
+    }
   }
 
   /** Resolves once nothing is queued or in flight. */
@@ -111,10 +157,8 @@ export class GroupCommit<C, R> {
     }
     this.inFlight = false;
     for (let i = 0; i < taken.length; i++) {
-      const outcome = outcomes?.[i];
-      if (outcome === undefined) taken[i].reject(failure ?? new Error('batch failed'));
-      else if (outcome.ok) taken[i].resolve(outcome.value);
-      else taken[i].reject(outcome.error);
+      const waiting = taken[i];
+      waiting.settler.settle(waiting.slot, outcomes?.[i] ?? { ok: false, error: failure ?? new Error('batch failed') });
     }
     // Changes that arrived while this batch was in flight have waited long enough: no window.
     if (this.queue.length > 0) {
