@@ -96,10 +96,16 @@ const FOLDED = new WeakMap<object, { schema: Schema; values: readonly IndexedVal
 const DROP: unique symbol = Symbol('drop');
 type Stored = unknown;
 
+/** The fields of an object: its keys that are neither options, value keys nor comments, in order. */
+interface Children {
+  readonly of: Record<string, unknown>;
+  readonly keys: readonly string[];
+}
+
 /** A field's object split into its parts. */
 interface Split {
   options: Record<string, unknown>;
-  children: Array<[string, unknown]>;
+  children: Children;
   hasValue: boolean;
   /** The `{"_date"|"_datetime": …}` part of a date given as components. */
   dateValue: Record<string, unknown> | undefined;
@@ -143,12 +149,13 @@ class Folder {
     return this.keeps(inh) ? out : {};
   }
 
-  private objectBody(segs: readonly string[], children: Array<[string, unknown]>, inh: Inherited, ignore: ReadonlySet<string>): Record<string, unknown> {
+  private objectBody(segs: readonly string[], children: Children, inh: Inherited, ignore: ReadonlySet<string>): Record<string, unknown> {
     const out: Record<string, unknown> = {};
     // Under `_dynamic: false`, a field the schema lacks whose value is a scalar or a list of scalars is stored as it
     // is (what `field` ends in for it, without its path and options): most fields of a record under a narrow schema.
     const node = inh.dynamic ? undefined : this.lookup(segs);
-    for (const [key, child] of children) {
+    for (const key of children.keys) {
+      const child = children.of[key];
       const r = ignore.has(key) ? plainStored(child, this.keeps(inh))
         : !inh.dynamic && isScalarValue(child) && isFieldName(key) && childNode(node, key) === undefined ? plainStored(child, this.keeps(inh))
           : this.field([...segs, key], child, inh);
@@ -195,15 +202,15 @@ class Folder {
     const uuidName = isUuidName(name);
     let inline: Record<string, unknown> = {};
     let value: unknown = raw;
-    let body: Array<[string, unknown]> | undefined;
+    let body: Children | undefined;
     if (isPlainObject(raw)) {
       const split = splitObject(raw, path, false);
       inline = split.options;
       if (split.hasValue) {
-        if (split.children.length > 0) throw schemaErrors.badDocument(`Field '${path}' has both '_value' and fields`);
+        if (split.children.keys.length > 0) throw schemaErrors.badDocument(`Field '${path}' has both '_value' and fields`);
         value = raw._value;
       } else if (split.dateValue !== undefined) {
-        if (split.children.length > 0) throw schemaErrors.badDocument(`Field '${path}' has both a date value and fields`);
+        if (split.children.keys.length > 0) throw schemaErrors.badDocument(`Field '${path}' has both a date value and fields`);
         value = split.dateValue;
       } else {
         body = split.children;
@@ -241,7 +248,7 @@ class Folder {
   }
 
   private objectField(
-    segs: readonly string[], path: string, body: Array<[string, unknown]>, inline: Record<string, unknown>,
+    segs: readonly string[], path: string, body: Children, inline: Record<string, unknown>,
     opts: Record<string, unknown>, inh: Inherited, isNew: boolean, parent: Inherited,
   ): Stored | typeof DROP {
     let typeStr = opts._type as string | undefined;
@@ -338,7 +345,7 @@ class Folder {
    * the leaf; no descendant enters the schema.
    */
   private namespaceField(
-    segs: readonly string[], path: string, node: SchemaNode | undefined, body: Array<[string, unknown]> | undefined,
+    segs: readonly string[], path: string, node: SchemaNode | undefined, body: Children | undefined,
     value: unknown, inline: Record<string, unknown>, opts: Record<string, unknown>, inh: Inherited, parent: Inherited,
   ): Stored | typeof DROP {
     let type: FieldType | undefined;
@@ -356,11 +363,11 @@ class Folder {
     return this.keeps(inh) ? stored : DROP;
   }
 
-  private namespaceBody(ns: Namespace, rest: readonly string[], children: Array<[string, unknown]>): Record<string, unknown> {
+  private namespaceBody(ns: Namespace, rest: readonly string[], children: Children): Record<string, unknown> {
     const out: Record<string, unknown> = {};
-    for (const [key, child] of children) {
+    for (const key of children.keys) {
       checkFieldName(key, `${ns.path}.${rest.join('.')}`);
-      out[key] = this.namespaceValue(ns, [...rest, key], child);
+      out[key] = this.namespaceValue(ns, [...rest, key], children.of[key]);
     }
     return out;
   }
@@ -504,30 +511,44 @@ function asScriptValue(raw: Record<string, unknown>): Record<string, unknown> {
 
 /** Split an object's keys: options (normalised), children, `_value`, date value keys; unknown `_` keys → 400. */
 function splitObject(obj: Record<string, unknown>, path: string, isRoot: boolean): Split {
-  const split: Split = { options: {}, children: [], hasValue: false, dateValue: undefined };
-  for (const key of Object.keys(obj)) {
-    if (isCommentKey(key)) continue;
-    if (key.charCodeAt(0) !== 0x5f) {
-      split.children.push([key, obj[key]]);
+  const keys = Object.keys(obj);
+  // The keys themselves while every key is a field (most objects): copied at the first that is not.
+  let fields: string[] | undefined;
+  let options = NO_OPTIONS;
+  let hasValue = false;
+  let dateValue: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!;
+    const comment = isCommentKey(key);
+    if (!comment && key.charCodeAt(0) !== 0x5f) {
+      fields?.push(key);
       continue;
     }
+    fields ??= keys.slice(0, i);
+    if (comment) continue;
     if (key === '_value' && !isRoot) {
-      split.hasValue = true;
+      hasValue = true;
     } else if (isRoot && ROOT_CONTROL_KEYS.has(key)) {
       continue;
     } else if (FIELD_OPTION_KEYS.has(key)) {
       const v = normaliseOption(key, obj[key], path, isRoot ? 'root' : 'field');
-      if (v !== undefined) split.options[key] = v;
+      if (v !== undefined) {
+        if (options === NO_OPTIONS) options = {};
+        options[key] = v;
+      }
     } else if ((DATE_VALUE_KEYS.has(key) || GEO_VALUE_KEYS.has(key)) && !isRoot) {
-      if (split.dateValue !== undefined) throw schemaErrors.badDocument(`Field '${path}' has two date values`);
-      split.dateValue = { [key]: obj[key] };
+      if (dateValue !== undefined) throw schemaErrors.badDocument(`Field '${path}' has two date values`);
+      dateValue = { [key]: obj[key] };
     } else {
       throw schemaErrors.unknownReservedKey(key);
     }
   }
-  if (split.hasValue && split.dateValue !== undefined) throw schemaErrors.unknownReservedKey(Object.keys(split.dateValue)[0]!);
-  return split;
+  if (hasValue && dateValue !== undefined) throw schemaErrors.unknownReservedKey(Object.keys(dateValue)[0]!);
+  return { options, children: { of: obj, keys: fields ?? keys }, hasValue, dateValue };
 }
+
+/** The options of an object that has none (shared: never written to). */
+const NO_OPTIONS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
 
 /** An object keyed by a value key of a later type (`_point`, `_uuid`, …), without `_value`: kept as sent, not indexed. */
 function isOpaque(obj: Record<string, unknown>): boolean {

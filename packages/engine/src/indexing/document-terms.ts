@@ -80,9 +80,10 @@ const scratchPositions: number[] = [];
 /** Scratch length beyond which it is released after the document. */
 const SCRATCH_TOKENS_KEPT = 65_536;
 
+/** What one document yields, collected value by value; one instance reused for every document (`reset`). */
 class DocumentCollector {
   /** Text values go to the analysis thread (documentTerms' `deferText`). */
-  readonly batch: RunBatch | undefined;
+  batch: RunBatch | undefined;
   text: DeferredText | undefined;
   /** Tokens collected into the scratch lists. */
   tokens = 0;
@@ -93,8 +94,16 @@ class DocumentCollector {
   readonly numbers = new Map<number, number[]>();
   readonly strings = new Map<number, string[]>();
 
-  constructor(deferText: boolean) {
+  /** Start a document. */
+  reset(deferText: boolean): this {
     this.batch = deferText ? textBatch() : undefined;
+    this.text = undefined;
+    this.tokens = 0;
+    this.nextPosition.clear();
+    this.lengths.clear();
+    this.numbers.clear();
+    this.strings.clear();
+    return this;
   }
 
   /** A token; NO_POSITION for terms without one (the write buffer drops a term's positions if any occurrence has none). */
@@ -130,6 +139,9 @@ class DocumentCollector {
     return this.text === undefined ? { terms, positions, fieldLengths, numbers, strings } : { terms, positions, fieldLengths, numbers, strings, text: this.text };
   }
 }
+
+/** The collector of `documentTerms` (synchronous: one document at a time). */
+const collector = new DocumentCollector();
 
 /**
  * One text value into namespace `prefix` (a field's, or `''`), positional
@@ -207,7 +219,7 @@ export interface DocumentTermsOptions {
  */
 export function documentTerms(schema: Schema, body: unknown, id: string | number, options: DocumentTermsOptions = {}): IndexableDocument {
   const folded = indexedValues(schema, body, options.now === undefined ? {} : { now: options.now });
-  const c = new DocumentCollector(options.deferText === true);
+  const c = collector.reset(options.deferText === true);
   c.add(idTerm(schema, id), NO_POSITION);
   if (typeof id === 'number') c.number(ID_SLOT, id);
   else c.string(ID_SLOT, id);
