@@ -44,6 +44,7 @@ import {
   decodeIdTag, docidKey, DOCID_MAX, documentKey, encodeIdTag, META_COUNTERS, META_FORMAT, META_REPLICATION, META_SCHEMA, oplogKey, PREFIX_DOCUMENTS, spaceRange,
 } from './store/keys.js';
 import { ShardIndex, type ShardIndexOptions } from './indexing/index.js';
+import { startTextWorker } from './indexing/text-analysis.js';
 import type { ScriptRunner } from '@tessera/scripting';
 import type { IndexableDocument } from './segments/index.js';
 import { SegmentView } from './indexing/index-view.js';
@@ -371,6 +372,8 @@ export class Shard {
       const [replication] = await db.getMany([META_REPLICATION]);
       const shard = new Shard(db, path, resolved, counters, firstSeq,
         replication === undefined ? INITIAL_REPLICATION_STATE : decodeReplicationState(replication));
+      // Bulk writes analyse text on the analysis thread: started now, so it is ready when they come.
+      if (resolved.analysisThread) void startTextWorker();
       await shard.openIndex(options.index ?? {});
       shard.content = await ContentVolumes.open(join(path, 'content'), options.content);
       shard.scripts = options.scripts;

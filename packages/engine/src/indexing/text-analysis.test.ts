@@ -2,7 +2,7 @@ import { createSchema } from '@tessera/schema';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { type IndexableDocument, WriteBuffer } from '../segments/write-buffer.js';
 import { documentTerms } from './document-terms.js';
-import { stopTextWorker } from './text-analysis.js';
+import { startTextWorker, stopTextWorker } from './text-analysis.js';
 
 // Text in several fields and namespaces: field and global terms, positions and none, arrays (position gaps),
 // a stemmed language (stem terms without positions), non-text values between text values.
@@ -59,13 +59,14 @@ async function deferred(docs: Array<Record<string, unknown>>, firstId = 1): Prom
 }
 
 describe('text analysis on the analysis thread', () => {
+  beforeAll(() => startTextWorker());
   afterAll(() => stopTextWorker());
 
   test('gives every document the terms, positions and field lengths of analysis on the event loop', async () => {
     const docs = bodies(300);
     const inline = docs.map((body, i) => documentTerms(SCHEMA, body, i + 1, { version: 1 }));
     const threaded = await deferred(docs);
-    expect(threaded.every((d) => d.text !== undefined)).toBe(true);
+    expect(threaded.every((d) => d.text?.dictionary.startsWith('thread') === true)).toBe(true);
     expect(threaded.map(tokens)).toEqual(inline.map(tokens));
   });
 
@@ -97,7 +98,11 @@ describe('text analysis on the analysis thread', () => {
     await Promise.all(prepared.map((d) => d.text?.ready));
     expect(prepared[0]!.text!.dictionary).toMatch(/^main\./);
     expect(prepared.map(tokens)).toEqual(inline.map(tokens));
-    // The next batch starts a new thread.
+    // The next batch starts a new thread, and is analysed here until it is ready; later ones there.
+    const meanwhile = await deferred(docs.slice(0, 5));
+    expect(meanwhile[0]!.text!.dictionary).toMatch(/^main\./);
+    expect(meanwhile.map(tokens)).toEqual(inline.slice(0, 5).map(tokens));
+    await startTextWorker();
     const again = await deferred(docs.slice(0, 5));
     expect(again[0]!.text!.dictionary).toMatch(/^thread/);
     expect(again.map(tokens)).toEqual(inline.slice(0, 5).map(tokens));

@@ -10,13 +10,15 @@
  *
  * A document's `DeferredText.ready` always resolves: if the thread fails or
  * exits, the batch is analysed here instead, with a dictionary of this
- * thread (the ids name their dictionary, so they never mix). The thread is
- * started on first use, does not keep the process alive while idle, and is
- * started again after a failure.
+ * thread (the ids name their dictionary, so they never mix). Batches are
+ * analysed here too until the thread is ready (loading its modules takes
+ * ~0.2 s, during which a bulk load would otherwise wait). The thread is
+ * started on first use (or by `startTextWorker`), does not keep the process
+ * alive while idle, and is started again after a failure.
  */
 import { Worker } from 'node:worker_threads';
 import type { AnalyzerOptions } from '../analysis/analyzer.js';
-import { analyzeRuns, NamedDictionary, type TextRunsAnswer, type TextRunsRequest } from './text-runs.js';
+import { analyzeRuns, DICTIONARY_TERMS_MAX, NamedDictionary, type TextRunsAnswer, type TextRunsRequest } from './text-runs.js';
 import type { TextWorkerAnswer } from './text-worker.js';
 
 /** A document's text tokens once analysed: ids of the dictionary `names` mirrors, with their positions. */
@@ -130,13 +132,17 @@ function mirrorOf(answer: Omit<TextRunsAnswer, 'id'>): readonly string[] {
 }
 
 let worker: Worker | null = null;
+/** `worker` has said it takes requests. */
+let workerReady = false;
+/** Resolves once `worker` is ready or lost. */
+let workerSettled: Promise<void> = Promise.resolve();
 let workers = 0;
 let nextId = 1;
 let open: RunBatch | null = null;
 
 /** Analyse a failed request's batch on this thread. */
 function analyzeHere(batch: RunBatch, request: TextRunsRequest): void {
-  local ??= new NamedDictionary(`main.${++localCount}`);
+  if (local === null || local.terms.size > DICTIONARY_TERMS_MAX) local = new NamedDictionary(`main.${++localCount}`);
   batch.answer(analyzeRuns(request, local));
 }
 
@@ -156,7 +162,16 @@ function textWorker(): Worker {
   if (worker !== null) return worker;
   const started = new Worker(new URL('./text-worker.js', import.meta.url), { workerData: { name: `thread${++workers}` } });
   started.unref();
+  let settle!: () => void;
+  workerSettled = new Promise((resolve) => {
+    settle = resolve;
+  });
   started.on('message', (answer: TextWorkerAnswer) => {
+    if ('ready' in answer) {
+      if (worker === started) workerReady = true;
+      settle();
+      return;
+    }
     const entry = requests.get(answer.id);
     if (entry === undefined) return;
     requests.delete(answer.id);
@@ -173,7 +188,11 @@ function textWorker(): Worker {
     if (![...requests.values()].some((e) => e.thread === started)) started.unref();
   });
   const lost = (): void => {
-    if (worker === started) worker = null;
+    if (worker === started) {
+      worker = null;
+      workerReady = false;
+    }
+    settle();
     failAll(started);
   };
   started.on('error', lost);
@@ -187,8 +206,18 @@ function send(): void {
   open = null;
   if (batch === null) return;
   const request = batch.request(nextId++);
+  let thread: Worker | undefined;
   try {
-    const thread = textWorker();
+    thread = textWorker();
+  } catch {
+    thread = undefined;
+  }
+  // Here while the thread cannot start or is not ready yet.
+  if (thread === undefined || !workerReady) {
+    analyzeHere(batch, request);
+    return;
+  }
+  try {
     requests.set(request.id, { batch, request, thread });
     // Busy: keep the process alive until the answer is in.
     thread.ref();
@@ -198,6 +227,20 @@ function send(): void {
     requests.delete(request.id);
     analyzeHere(batch, request);
   }
+}
+
+/**
+ * Start the analysis thread now, if it is not running, so that it is ready
+ * when bulk writes come (a shard that may take them opens). Resolves once it
+ * is ready, or failed; writes never wait for it.
+ */
+export function startTextWorker(): Promise<void> {
+  try {
+    textWorker();
+  } catch {
+    // No thread (resources): batches are analysed here, and the next one tries again.
+  }
+  return workerSettled;
 }
 
 /** Stop the analysis thread (what it held is analysed here; the next batch starts another). For tests and shutdown. */

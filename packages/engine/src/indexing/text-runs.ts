@@ -68,6 +68,9 @@ export interface TextRunsAnswer {
 }
 
 /** A term dictionary with a name (answers carry it, so ids are never read against another dictionary). */
+/** Terms after which a dictionary is replaced by an empty one (a new name), so hostile input cannot grow it without bound. */
+export const DICTIONARY_TERMS_MAX = 1 << 21;
+
 export class NamedDictionary {
   readonly terms = new TermHash();
   constructor(readonly name: string) {}

@@ -6,12 +6,10 @@
  * without bound.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { analyzeRuns, NamedDictionary, type TextRunsAnswer, type TextRunsRequest } from './text-runs.js';
+import { analyzeRuns, DICTIONARY_TERMS_MAX, NamedDictionary, type TextRunsAnswer, type TextRunsRequest } from './text-runs.js';
 
-/** Terms after which the dictionary is replaced by an empty one. */
-const DICTIONARY_TERMS_MAX = 1 << 21;
-
-export type TextWorkerAnswer = TextRunsAnswer | { readonly id: number; readonly error: string };
+/** An answer to a request, or the thread saying it takes requests (its first message). */
+export type TextWorkerAnswer = TextRunsAnswer | { readonly id: number; readonly error: string } | { readonly ready: true };
 
 const port = parentPort;
 if (port !== null) {
@@ -27,4 +25,5 @@ if (port !== null) {
       port.postMessage({ id: request.id, error: err instanceof Error ? err.stack ?? err.message : String(err) } satisfies TextWorkerAnswer);
     }
   });
+  port.postMessage({ ready: true } satisfies TextWorkerAnswer);
 }
