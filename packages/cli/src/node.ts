@@ -76,6 +76,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
     scripts: options.scripts,
     primaryWriteGate: (where) => lease.check(where),
   });
+  node.warm();
   const announcement: NodeAnnouncement = { dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION };
   const rpcLog = log.child({ component: 'rpc' });
   let draining = false;

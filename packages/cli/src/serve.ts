@@ -102,6 +102,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
     scripts: options.scripts,
   });
+  node.warm();
   const nodes = new NodeDirectory();
   nodes.add({
     name: options.nodeName,
