@@ -6,13 +6,29 @@
  *
  * Stemmers and stop sets are built once per language and cached for the life
  * of the process: there are at most 24 languages, so the caches are bounded.
+ *
+ * Both libraries are CommonJS files of 0.9 MB and 0.2 MB, loaded with
+ * `require` when a language is first needed: imported from ESM, Node lexes
+ * them for their export names first, and every thread that loads the
+ * analyzer (the analysis thread among them, at the start of a bulk load)
+ * paid ~0.1 s for it, even for text without a language.
  */
-import { algorithms, newStemmer, type Stemmer } from 'snowball-stemmers';
-import stopword from 'stopword';
+import { createRequire } from 'node:module';
+import type { Stemmer } from 'snowball-stemmers';
+
+type StopwordLists = typeof import('stopword');
+
+const require = createRequire(import.meta.url);
+let snowball: typeof import('snowball-stemmers') | undefined;
+let stopwordLists: StopwordLists | undefined;
+
+function snowballStemmers(): typeof import('snowball-stemmers') {
+  return (snowball ??= require('snowball-stemmers') as typeof import('snowball-stemmers'));
+}
 
 interface LanguageInfo {
   readonly iso1: string | null;
-  readonly iso3: keyof typeof stopword | null;
+  readonly iso3: keyof StopwordLists | null;
 }
 
 /** Snowball name → codes. `porter` is the original English stemmer. */
@@ -46,11 +62,16 @@ const LANGUAGES: Readonly<Record<string, LanguageInfo>> = {
 const BY_ISO1 = new Map<string, string>();
 for (const [name, info] of Object.entries(LANGUAGES)) if (info.iso1 !== null) BY_ISO1.set(info.iso1, name);
 
-const AVAILABLE = new Set(algorithms());
+let available: ReadonlySet<string> | undefined;
+
+/** The Snowball names the library has a stemmer for. */
+function availableLanguages(): ReadonlySet<string> {
+  return (available ??= new Set(snowballStemmers().algorithms()));
+}
 
 /** Snowball names of every language analysis supports. */
 export function snowballLanguages(): string[] {
-  return Object.keys(LANGUAGES).filter((name) => AVAILABLE.has(name));
+  return Object.keys(LANGUAGES).filter((name) => availableLanguages().has(name));
 }
 
 /**
@@ -60,7 +81,7 @@ export function snowballLanguages(): string[] {
 export function resolveLanguage(nameOrCode: string): string | undefined {
   const key = nameOrCode.toLowerCase();
   const name = Object.hasOwn(LANGUAGES, key) ? key : BY_ISO1.get(key);
-  return name !== undefined && AVAILABLE.has(name) ? name : undefined;
+  return name !== undefined && availableLanguages().has(name) ? name : undefined;
 }
 
 const stemmers = new Map<string, Stemmer>();
@@ -71,7 +92,7 @@ const EMPTY_SET: ReadonlySet<string> = new Set();
 export function stemmerFor(language: string): Stemmer {
   let stemmer = stemmers.get(language);
   if (stemmer === undefined) {
-    stemmer = newStemmer(language);
+    stemmer = snowballStemmers().newStemmer(language);
     stemmers.set(language, stemmer);
   }
   return stemmer;
@@ -85,7 +106,8 @@ export function stopWordsFor(language: string): ReadonlySet<string> {
   let set = stopSets.get(language);
   if (set === undefined) {
     const iso3 = LANGUAGES[language]?.iso3 ?? null;
-    const list = iso3 === null ? undefined : stopword[iso3];
+    stopwordLists ??= require('stopword') as StopwordLists;
+    const list = iso3 === null ? undefined : stopwordLists[iso3];
     set = Array.isArray(list) ? new Set(list.map((w) => w.toLowerCase().replaceAll('\u2019', "'"))) : EMPTY_SET;
     stopSets.set(language, set);
   }
