@@ -1,3 +1,7 @@
+import { spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { createSchema } from '@tessera/schema';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { type IndexableDocument, WriteBuffer } from '../segments/write-buffer.js';
@@ -114,3 +118,33 @@ describe('text analysis on the analysis thread', () => {
     await doc.text?.ready;
   });
 });
+
+test('an idle analysis thread does not keep the process alive: a script that opens a shard and closes it exits', async () => {
+  const dir = await mkdtemp(join(tmpdir(), 'tessera-thread-exit-'));
+  try {
+    // Opening a shard starts the thread, which answers "ready" and then idles; nothing else is left running after close.
+    const script = `
+      import { Shard } from ${JSON.stringify(new URL('../index.js', import.meta.url).href)};
+      const shard = await Shard.open({ path: process.env.SHARD_PATH });
+      await shard.close();
+      process.stdout.write('closed');
+    `;
+    // A module file: run with \`-e\`, the same script exited even with the thread left referenced.
+    const file = join(dir, 'open-close.mjs');
+    await writeFile(file, script);
+    const child = spawn(process.execPath, [file], { env: { ...process.env, SHARD_PATH: join(dir, 'shard') }, stdio: ['ignore', 'pipe', 'inherit'] });
+    let output = '';
+    child.stdout.on('data', (chunk: Buffer) => {
+      output += chunk.toString();
+    });
+    // A hung process is killed after a generous delay: the test then fails on the signal, not on time.
+    const killer = setTimeout(() => child.kill('SIGKILL'), 20_000);
+    const [code, signal] = await new Promise<[number | null, NodeJS.Signals | null]>((resolve) => child.on('close', (c, s) => resolve([c, s])));
+    clearTimeout(killer);
+    expect(output).toBe('closed');
+    expect(signal).toBeNull();
+    expect(code).toBe(0);
+  } finally {
+    await rm(dir, { recursive: true, force: true });
+  }
+}, 30_000);

@@ -161,7 +161,6 @@ function failAll(thread: Worker): void {
 function textWorker(): Worker {
   if (worker !== null) return worker;
   const started = new Worker(new URL('./text-worker.js', import.meta.url), { workerData: { name: `thread${++workers}` } });
-  started.unref();
   let settle!: () => void;
   workerSettled = new Promise((resolve) => {
     settle = resolve;
@@ -197,6 +196,9 @@ function textWorker(): Worker {
   };
   started.on('error', lost);
   started.on('exit', lost);
+  // After the listeners: adding a 'message' listener refs a worker again, and an idle thread
+  // started with a shard (its 'ready' answer unrefs nothing) then kept the process alive after close.
+  started.unref();
   worker = started;
   return started;
 }

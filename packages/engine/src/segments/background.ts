@@ -29,7 +29,6 @@ function failAll(error: Error): void {
 function segmentWorker(): Worker {
   if (worker !== null) return worker;
   const started = new Worker(new URL('./segment-worker.js', import.meta.url));
-  started.unref();
   started.on('message', (answer: SegmentWorkerAnswer) => {
     const p = pending.get(answer.id);
     if (p === undefined) return;
@@ -47,6 +46,8 @@ function segmentWorker(): Worker {
     if (worker === started) worker = null;
     failAll(new Error(`segment worker exited with code ${code}`));
   });
+  // After the listeners: adding a 'message' listener refs a worker again (text-analysis.ts).
+  started.unref();
   worker = started;
   return started;
 }
