@@ -52,7 +52,11 @@ export async function startServer(options: { dataDir?: string; args?: string[]; 
   child.stderr?.on('data', (d: Buffer) => { stderr += d.toString(); });
   const port = await new Promise<number>((res, rej) => {
     const lines = createInterface({ input: child.stdout! });
-    const timer = setTimeout(() => rej(new Error(`server did not start in 15 s; stderr: ${stderr}`)), 15_000);
+    // A server that never says it listens is killed: left running, it would outlive the test run.
+    const timer = setTimeout(() => {
+      child.kill('SIGKILL');
+      rej(new Error(`server did not start in 15 s; stderr: ${stderr}`));
+    }, 15_000);
     lines.on('line', (line) => {
       let entry: Record<string, unknown>;
       try { entry = JSON.parse(line) as Record<string, unknown>; } catch { return; }

@@ -5,16 +5,18 @@
  * strictly with its counters and histograms moving, the docs' metrics list,
  * `--log-pretty`, and no console output from the server packages.
  */
+import { spawn } from 'node:child_process';
 import { readdirSync, readFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import type { Readable } from 'node:stream';
 import { join } from 'node:path';
 import { createRequire } from 'node:module';
+import { createInterface } from 'node:readline';
 import { metricsReference } from '@tessera/coordinator';
 import { Client, Pool } from 'undici';
 import { runCli } from './cli-process.js';
 import { startCluster } from './cluster-harness.js';
-import { call, REPO_ROOT, removeDir, startServer, tempDataDir, type Server } from './harness.js';
+import { call, CLI, REPO_ROOT, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 import { parsePrometheusText, valueOf, type Family } from './prometheus-text.js';
 
 /** A PUT whose body is sent in two halves: the second only when `finish()` is called. */
@@ -333,9 +335,23 @@ describe('logging', () => {
         installed = false;
       }
       if (installed) {
-        const server = await startServer({ dataDir, args: ['--port', '0', '--data', dataDir, '--log-pretty'] }).catch((err: Error) => err);
-        // The harness waits for a JSON `listening` line, which a pretty logger does not print.
-        expect(server).toBeInstanceOf(Error);
+        // Pretty logs are lines for people: the server says it listens, and not in JSON.
+        const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', dataDir, '--log-pretty'], { stdio: ['ignore', 'pipe', 'inherit'] });
+        const exited = new Promise((resolve) => child.once('exit', resolve));
+        try {
+          const listening = await new Promise<string>((resolve, reject) => {
+            const timer = setTimeout(() => reject(new Error('no listening line in 15 s')), 15_000);
+            createInterface({ input: child.stdout }).on('line', (line) => {
+              if (!/\blistening\b/.test(line)) return;
+              clearTimeout(timer);
+              resolve(line);
+            });
+          });
+          expect(listening).toMatch(/^\[.+\] INFO \(\d+\): listening/);
+        } finally {
+          child.kill('SIGTERM');
+          await exited;
+        }
       } else {
         const r = await runCli(['serve', '--port', '0', '--data', dataDir, '--log-pretty']);
         expect(r.code).toBe(2);
