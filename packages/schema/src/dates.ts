@@ -84,8 +84,22 @@ function epochToCivil(seconds: number): Civil {
 const EPOCH_MIN = daysFromCivil(YEAR_MIN, 1, 1) * SECONDS_PER_DAY;
 const EPOCH_END = daysFromCivil(YEAR_MAX + 1, 1, 1) * SECONDS_PER_DAY;
 
+/**
+ * `seconds` as whole seconds and microseconds (0–999,999), to the nearest
+ * microsecond. The fraction is split off before it is scaled (exact for a
+ * double): `seconds * 1e6` rounds once more, and beyond ±2^32 s (before 1834,
+ * after 2106) that moved a stored microsecond each time the value was read
+ * back and written again.
+ */
+function splitMicros(seconds: number): [whole: number, micros: number] {
+  const floor = Math.floor(seconds);
+  const micros = Math.round((seconds - floor) * MICROS);
+  return micros === MICROS ? [floor + 1, 0] : [floor, micros];
+}
+
 function roundMicros(seconds: number): number {
-  return Math.round(seconds * MICROS) / MICROS || 0; // no -0: its stored form reads back as 0
+  const [whole, micros] = splitMicros(seconds);
+  return whole + micros / MICROS || 0; // no -0: its stored form reads back as 0
 }
 
 // `YYYY-MM-DD` or `YYYY/MM/DD`, then optionally `T`/space, `hh:mm[:ss[.f]]` and a zone.
@@ -256,9 +270,7 @@ const pad = (n: number, width: number) => String(n).padStart(width, '0');
 
 /** Stored form of a date (API.md §5.7): `2015-01-01T00:00:00.001`, UTC, no zone, fraction trimmed. */
 export function formatDate(seconds: number): string {
-  const micros = Math.round(seconds * MICROS);
-  const whole = Math.floor(micros / MICROS);
-  const frac = micros - whole * MICROS;
+  const [whole, frac] = splitMicros(seconds);
   const c = epochToCivil(whole);
   const base = `${pad(c.year, 4)}-${pad(c.month, 2)}-${pad(c.day, 2)}T${pad(c.hour, 2)}:${pad(c.min, 2)}:${pad(c.sec, 2)}`;
   return frac === 0 ? base : `${base}.${pad(frac, 6).replace(/0+$/, '')}`;
