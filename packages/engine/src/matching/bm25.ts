@@ -6,7 +6,11 @@
  *
  * As in Xapian's BM25Weight, the idf ratio below 2 is mapped to 0.5·r + 1
  * instead of being clamped, so very common terms keep a small positive weight
- * and never subtract from a document's score.
+ * and never subtract from a document's score. That holds only while the
+ * term's document frequency is at most the collection size, which Xapian's
+ * statistics guarantee and ours do not (a segment's frequencies still count
+ * documents replaced or deleted since, the live count does not): the
+ * frequency is capped at the collection size, so a weight is never negative.
  */
 export const BM25_DEFAULTS = Object.freeze({ k1: 1, b: 0.5, k3: 1, minNormalisedLength: 0.5 });
 
@@ -39,7 +43,7 @@ export class Bm25Weight {
   private readonly minNormalisedLength: number;
 
   constructor(stats: TermStatistics, params: Bm25Params = BM25_DEFAULTS) {
-    const n = stats.termFrequency;
+    const n = Math.min(stats.termFrequency, stats.documents);
     let ratio = (stats.documents - n + 0.5) / (n + 0.5);
     if (ratio < 2) ratio = ratio * 0.5 + 1;
     const wqf = stats.queryFrequency ?? 1;

@@ -99,4 +99,17 @@ describe('Bm25Weight (Xapian defaults)', () => {
     // Short fields are floored at the minimum normalised length (0.5).
     expect(w.score(1, 1)).toBeCloseTo(w.score(1, 5), 12);
   });
+
+  it('stays non-negative when the document frequency counts more documents than are live (replaced or deleted since)', () => {
+    // A term in every one of 10 live documents whose postings still count 12 (two replaced).
+    const stale = new Bm25Weight({ documents: 10, termFrequency: 12, averageLength: 5 });
+    const everywhere = new Bm25Weight({ documents: 10, termFrequency: 10, averageLength: 5 });
+    expect(stale.termWeight).toBeGreaterThan(0);
+    expect(stale.score(1, 5)).toBeGreaterThan(0);
+    expect(stale.termWeight).toBe(everywhere.termWeight);
+    fc.assert(fc.property(fc.nat(10_000), fc.nat(20_000), fc.integer({ min: 1, max: 50 }), (documents, termFrequency, wdf) => {
+      const w = new Bm25Weight({ documents, termFrequency, averageLength: 7 });
+      return w.termWeight >= 0 && w.score(wdf, 7) >= 0;
+    }));
+  });
 });
