@@ -10,7 +10,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { call, CLI, startServer, tempDataDir, type Server } from './harness.js';
+import { call, CLI, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 
 /** One `tessera` process of the cluster, with the JSON lines it logged. */
 export interface ClusterProcess {
@@ -177,4 +177,25 @@ export function startServers(kind: ServerKind, options: { dataDir?: string } = {
   if (kind === 'cluster') return startCluster({ nodes: 3, ...options });
   const dataDir = options.dataDir ?? tempDataDir();
   return startServer({ dataDir, args: ['--port', '0', '--data', dataDir] });
+}
+
+/**
+ * The servers of `kind` for the tests of the enclosing `describe`: started
+ * before them, stopped after (a clean exit is asserted) with their data
+ * directory removed. Read the server through the returned function.
+ */
+export function serversForSuite(kind: ServerKind): () => Server {
+  let server: Server | undefined;
+  beforeAll(async () => {
+    server = await startServers(kind);
+  }, 60_000);
+  afterAll(async () => {
+    if (server === undefined) return;
+    expect(await server.stop()).toBe(0);
+    removeDir(server.dataDir);
+  });
+  return () => {
+    if (server === undefined) throw new Error(`the ${kind} servers did not start`);
+    return server;
+  };
 }

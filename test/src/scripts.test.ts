@@ -154,7 +154,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       ['_doc["field"] = value', '_doc["set"] = _doc["n"] + 1', { set: 2 }],
       ['arithmetic on a missing field', '_doc.serial = _old_doc.serial + 1', { serial: 1 }],
     ])('%s', async (_form, body, expected) => {
-      const id = encodeURIComponent(_form);
+      const id = encodeURIComponent(_form).replace(/\./g, '%2E');
       const r = await call(server, 'PUT', `/legacy/${id}`, { n: 1, m: 2, f: 4, tags: ['a', 'b', 'a'], _script: body });
       expect(r.status).toBe(200);
       expect(r.json).toMatchObject(Object.fromEntries(Object.entries(expected).filter(([, v]) => v !== undefined)));

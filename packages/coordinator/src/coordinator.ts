@@ -29,7 +29,7 @@ import { LocalStateStore } from './state/local-store.js';
 import { Metrics } from './observability/metrics.js';
 import { Readiness } from './observability/readiness.js';
 import type { NodeStatsReply } from '@tessera/rpc';
-import { isContentBody } from './documents/content.js';
+import { extensionType, isContentBody } from './documents/content.js';
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
@@ -268,6 +268,7 @@ export class Coordinator {
         }
         break;
       case 'document':
+        if (WRITES.has(method)) refuseDrillSelector(ctx);
         switch (method) {
           case 'GET': case 'HEAD': return this.documents.get(ctx);
           case 'PUT': return isContentBody(ctx.req.headers['content-type']) ? this.documents.storeContent(ctx, 'index') : this.documents.index(ctx, false);
@@ -331,6 +332,20 @@ const REQUEST_ID_PREFIX = randomBytes(8).toString('hex');
 let requestCounter = 0;
 function nextRequestId(): string {
   return `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(16)}`;
+}
+
+/** Methods that write a document (or its stored content): they never take a drill selector (API.md §1.3). */
+const WRITES = new Set(['PUT', 'POST', 'RESTORE', 'UPDATE', 'UPSERT', 'PATCH', 'DELETE']);
+
+/**
+ * A write whose last path segment has a raw `.` that does not start a known
+ * content extension is refused: applied to the ID before the dot, it would
+ * overwrite another document (`gir1.2-cvc-1.0` and `gir1.2-ostree-1.0` are
+ * both `gir1`). `Lenna.png` still stores content under `Lenna`.
+ */
+function refuseDrillSelector(ctx: RequestContext): void {
+  const { id, selector } = ctx.path;
+  if (id !== undefined && selector !== undefined && extensionType(selector) === undefined) throw apiErrors.dotInWrittenId(id, selector);
 }
 
 function resourceOf(path: ParsedPath): Resource {

@@ -4,12 +4,20 @@
  */
 import { TesseraError } from '@tessera/errors';
 
+/** A document ID as one path segment: percent-encoded, dots too (a raw `.` would start a selector, API.md §1.3). */
+export function encodeDocumentId(id: string): string {
+  return encodeURIComponent(id).replace(/\./g, '%2E');
+}
+
 const e = (code: string, status: number, message: string) => new TesseraError(code, status, message);
 
 export const apiErrors = {
   badPath: (why: string) => e('invalid_path', 400, why),
   badIndexName: (name: string, why: string) => e('invalid_index_name', 400, `Invalid index name '${name}': ${why}`),
   badId: (why: string) => e('invalid_id', 400, why),
+  dotInWrittenId: (id: string, selector: string) => e('dot_in_document_id', 400,
+    `'${id}.${selector}' has a '.' that does not start a known content extension, and a write never takes a selector: `
+    + `percent-encode the dot as %2E to keep it in the ID (/${encodeDocumentId(`${id}.${selector}`)}); nothing was written`),
   badParam: (name: string, value: string, expected: string) =>
     e('invalid_parameter', 400, `Invalid value '${value}' for parameter '${name}': expected ${expected}`),
   badBody: (why: string) => e('invalid_body', 400, why),

@@ -68,7 +68,7 @@ export function toTesseraError(err: unknown): TesseraError {
 /** API.md §4.2 error body: reason phrase as `type`, "Reason: detail" as message. */
 export function errorBody(err: ErrorShape & { details?: Record<string, unknown> | undefined }): Record<string, unknown> {
   const type = reasonPhrase(err.status);
-  const body: Record<string, unknown> = { status: err.status, type, message: `${type}: ${err.message}` };
+  const body: Record<string, unknown> = { status: err.status, type, message: `${type}: ${err.message}`, code: err.code };
   if (err.details) for (const [k, v] of Object.entries(err.details)) body[k] = v;
   return body;
 }

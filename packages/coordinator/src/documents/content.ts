@@ -22,8 +22,18 @@ export function isContentBody(contentType: string | undefined): boolean {
   return bodyFormatOf(mediaTypeOf(contentType)) === 'opaque';
 }
 
-/** The media type a path extension names (`png` → `image/png`), or undefined when the table does not know it. */
+/** A selector that can be a file extension: one dot-free word (`png`, `tar` but not `tar.gz`, `example.com` or `doe@mail.com`). */
+const EXTENSION_SHAPE = /^[A-Za-z0-9][A-Za-z0-9+_-]*$/;
+
+/**
+ * The media type a path extension names (`png` → `image/png`), or undefined
+ * when it is not one word the table knows. mime-types alone would look up
+ * the text after the last dot of anything (`doe@mail.com` → `com`, a
+ * Windows executable), which would take host names and e-mail addresses
+ * for stored content.
+ */
 export function extensionType(extension: string): string | undefined {
+  if (!EXTENSION_SHAPE.test(extension)) return undefined;
   const type = mime.lookup(extension);
   return type === false ? undefined : type;
 }

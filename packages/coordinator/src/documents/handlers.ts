@@ -10,7 +10,7 @@
  */
 import { DEFERRED, type ContentEntry, type ContentReadCall, type DocumentInfoReply, type DocumentReply, type RpcClient, type WriteCall, type WriteReply } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
-import { apiErrors } from '../errors.js';
+import { apiErrors, encodeDocumentId } from '../errors.js';
 import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
 import type { Replicator } from '../replication/replicator.js';
 import { parseSettings } from '../indexes/settings.js';
@@ -24,7 +24,7 @@ import type { ShardRouter } from '../routing.js';
 import { NamedScripts } from '../scripts/named-scripts.js';
 import { ScriptResolver } from '../scripts/resolve.js';
 import { convertId, detectIdType, generateId, idTypeFromName, type DocumentId, type IdType } from './ids.js';
-import { foldDocument, isPlainObject, type FoldResult } from '@tessera/schema';
+import { foldDocument, isPlainObject, type FoldResult, type Schema } from '@tessera/schema';
 
 /** A write `prepare`d: where it goes, its stored form, the form to index when that differs, the versions it expects. */
 export interface Prepared {
@@ -32,7 +32,16 @@ export interface Prepared {
   body: Record<string, unknown>;
   indexed: Record<string, unknown> | undefined;
   expected: number[] | undefined;
+  /**
+   * With `tentative` growth: the index schema the document grows `from`
+   * and `to` (the target's schema, not yet the index's). Undefined when the
+   * document fits the schema as it is.
+   */
+  grows?: { from: Schema; to: Schema } | undefined;
 }
+
+/** A document that brings new fields: grow the index schema before the write is sent (`now`), or only once it is accepted (`tentative`). */
+export type SchemaGrowth = 'now' | 'tentative';
 
 /** Where a document lives: its index, converted ID and shard. */
 export class Target {
@@ -46,6 +55,8 @@ export class Target {
 
 export class DocumentHandlers {
   private readonly scripts: ScriptResolver;
+  /** Single writes that grow an index's schema, one at a time per index (`prepareAndSend`). */
+  private readonly growthTurns = new Turns();
 
   constructor(private readonly registry: IndexRegistry, private readonly router: ShardRouter) {
     this.scripts = new ScriptResolver(new NamedScripts(registry), { read: (index, id) => this.storedBody(index, id) });
@@ -145,9 +156,9 @@ export class DocumentHandlers {
   async index(ctx: RequestContext, generateNewId: boolean): Promise<Reply> {
     const index = ctx.singleIndex();
     const body = ctx.object('Document');
-    const write = await this.prepareWrite(ctx, index, body, generateNewId ? undefined : ctx.path.id);
-    const reply = await this.send(write.target, ctx, { op: 'index', body: write.body, indexed: write.indexed, expectedVersions: write.expected, script: write.script });
-    const location = `${index}${encodeURIComponent(String(reply.id))}`;
+    const { write, reply } = await this.prepareAndSend(ctx, index, body, generateNewId ? undefined : ctx.path.id,
+      (w) => ({ op: 'index', body: w.body, indexed: w.indexed, expectedVersions: w.expected, script: w.script }));
+    const location = `${index}${encodeDocumentId(String(reply.id))}`;
     if (!ctx.options.echo) {
       return { status: generateNewId ? 201 : 204, headers: generateNewId ? { Location: location } : {} };
     }
@@ -159,18 +170,16 @@ export class DocumentHandlers {
   async update(ctx: RequestContext, kind: 'update' | 'patch'): Promise<Reply> {
     const index = ctx.singleIndex();
     const upsert = ctx.method === 'UPSERT' || ctx.params.flag('upsert', false);
-    let call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>;
-    let write: Awaited<ReturnType<DocumentHandlers['prepareWrite']>>;
+    let sent: { write: PreparedWrite; reply: WriteReply };
     if (kind === 'patch') {
       const patch = ctx.value();
       if (!Array.isArray(patch)) throw apiErrors.badBody('A PATCH body must be a JSON Patch array');
-      write = await this.prepareWrite(ctx, index, {}, ctx.path.id);
-      call = { op: 'patch', patch, upsert, expectedVersions: write.expected, script: write.script };
+      sent = await this.prepareAndSend(ctx, index, {}, ctx.path.id, (w) => ({ op: 'patch', patch, upsert, expectedVersions: w.expected, script: w.script }));
     } else {
-      write = await this.prepareWrite(ctx, index, ctx.object('Document'), ctx.path.id);
-      call = { op: 'update', body: write.body, indexed: write.indexed, upsert, expectedVersions: write.expected, script: write.script };
+      sent = await this.prepareAndSend(ctx, index, ctx.object('Document'), ctx.path.id,
+        (w) => ({ op: 'update', body: w.body, indexed: w.indexed, upsert, expectedVersions: w.expected, script: w.script }));
     }
-    const reply = await this.send(write.target, ctx, call);
+    const { write, reply } = sent;
     if (!ctx.options.echo) return { status: 204 };
     return { status: 200, value: present(ctx.options.comments, reply.body ?? {}, reply, write.target.shard) };
   }
@@ -207,11 +216,40 @@ export class DocumentHandlers {
   }
 
   /** `prepare` with the expected version of `?version`, and the script the write runs. */
-  private async prepareWrite(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined) {
-    const write = await this.prepare(index, raw, idText, ctx.params.unsigned('version'), true);
+  private async prepareWrite(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined): Promise<PreparedWrite> {
+    const write = await this.prepare(index, raw, idText, ctx.params.unsigned('version'), true, 'tentative');
     const script = await this.scripts.forWrite(raw._script, write.target.meta.schema, ctx.method);
     // A literal, not a spread: the handler's hot path (see `present`).
-    return { target: write.target, body: write.body, indexed: write.indexed, expected: write.expected, script };
+    return { target: write.target, body: write.body, indexed: write.indexed, expected: write.expected, grows: write.grows, script };
+  }
+
+  /**
+   * Prepare a single write and send it. A document that brings new fields
+   * grows the index schema only once its write is accepted: a write the
+   * shard refuses (404 of an UPDATE without upsert, 409) leaves the schema
+   * as it was, byte for byte. Such writes take turns per index, so the
+   * growth each one sends is the one recorded; writes that grow nothing
+   * never wait for them. A failure that is not a refusal (a lost node, a
+   * timeout: the write may have been applied) records the growth all the same.
+   */
+  private async prepareAndSend(ctx: RequestContext, index: string, raw: Record<string, unknown>, idText: string | undefined,
+    callOf: (write: PreparedWrite) => Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<{ write: PreparedWrite; reply: WriteReply }> {
+    const first = await this.prepareWrite(ctx, index, raw, idText);
+    const grows = first.grows;
+    if (grows === undefined) return { write: first, reply: await this.send(first.target, ctx, callOf(first)) };
+    return this.growthTurns.run(index, async () => {
+      // Prepared again only when the schema grew while this write waited (the same field: nothing left to grow; another type: 400).
+      const write = this.registry.get(index)?.schema === grows.from ? first : await this.prepareWrite(ctx, index, raw, idText);
+      let accepted = true;
+      try {
+        return { write, reply: await this.send(write.target, ctx, callOf(write)) };
+      } catch (err) {
+        accepted = toTesseraError(err).status >= 500;
+        throw err;
+      } finally {
+        if (write.grows !== undefined && accepted) await this.fold(index, write.grows.from, raw);
+      }
+    });
   }
 
   /** A stored document's body (a foreign script's holder), through the ordinary read path. */
@@ -232,7 +270,8 @@ export class DocumentHandlers {
    * document does not grow, a known largest numeric ID): a RESTORE prepares
    * most items without a promise.
    */
-  prepare(index: string, raw: Record<string, unknown>, idText: string | undefined, queryVersion: number | undefined, scripted = false): Prepared | Promise<Prepared> {
+  prepare(index: string, raw: Record<string, unknown>, idText: string | undefined, queryVersion: number | undefined, scripted = false,
+    growth: SchemaGrowth = 'now'): Prepared | Promise<Prepared> {
     if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
     if (raw._script !== undefined && !scripted) throw apiErrors.scriptInRestore();
     const expected: number[] = [];
@@ -250,34 +289,35 @@ export class DocumentHandlers {
     const change = { settings: raw._settings === undefined ? undefined : settings, schema: raw._schema, idType: idType ?? 'uuid' };
     const versions = expected.length > 0 ? expected : undefined;
     const meta = this.registry.unchanged(index, change);
-    if (meta !== undefined) return this.prepareIn(index, meta, raw, text, versions);
-    return this.registry.ensure(index, change).then((ensured) => this.prepareIn(index, ensured, raw, text, versions));
+    if (meta !== undefined) return this.prepareIn(index, meta, raw, text, versions, growth);
+    return this.registry.ensure(index, change).then((ensured) => this.prepareIn(index, ensured, raw, text, versions, growth));
   }
 
-  /** `prepare` once the index exists: fold the body into its schema (growing it when needed). */
+  /** `prepare` once the index exists: the ID checked, then the body folded into the schema (grown as `growth` says). */
   private prepareIn(index: string, meta: IndexMeta, raw: Record<string, unknown>, text: string | undefined,
-    expected: number[] | undefined): Prepared | Promise<Prepared> {
+    expected: number[] | undefined, growth: SchemaGrowth): Prepared | Promise<Prepared> {
+    // The ID before the fold: a write refused for its ID must not grow the schema.
+    const id = text === undefined ? undefined : convertId(text, meta.idType as IdType);
     const first = foldDocument(meta.schema, raw);
-    if (!first.changed) return this.routed(index, meta, raw, text, first.document, expected);
-    return this.fold(index, meta.schema, raw, first).then((folded) => this.routed(index, meta, raw, text, folded, expected));
+    if (!first.changed) return this.routed(meta, raw, id, first.document, expected, undefined);
+    if (growth === 'tentative') return this.routed({ ...meta, schema: first.schema }, raw, id, first.document, expected, { from: meta.schema, to: first.schema });
+    // The fold grew the schema: route with the index as it is now.
+    return this.fold(index, meta.schema, raw, first).then((folded) => this.routed(this.registry.get(index) ?? meta, raw, id, folded, expected, undefined));
   }
 
-  /** `prepare` once folded: the form to index beside the stored one, and the document ID and its shard. */
-  private routed(index: string, meta: IndexMeta, raw: Record<string, unknown>, text: string | undefined,
-    folded: { stored: Record<string, unknown>; unstored: boolean }, expected: number[] | undefined): Prepared | Promise<Prepared> {
-    // The fold may have grown the schema: route with the index as it is now.
-    const current = this.registry.get(index) ?? meta;
+  /** `prepare` once folded into `meta`'s schema: the form to index beside the stored one, and the document ID and its shard. */
+  private routed(meta: IndexMeta, raw: Record<string, unknown>, id: DocumentId | undefined,
+    folded: { stored: Record<string, unknown>; unstored: boolean }, expected: number[] | undefined, grows: Prepared['grows']): Prepared | Promise<Prepared> {
     // `_store: false` fields are indexed but not stored: the shard gets the form to index beside the stored one.
-    const indexed = folded.unstored ? foldDocument(current.schema, raw, { keepUnstored: true }).document.stored : undefined;
-    const type = current.idType as IdType;
-    const prepared = (id: DocumentId): Prepared => ({ target: this.target(current, id), body: folded.stored, indexed, expected });
-    if (text === undefined) {
+    const indexed = folded.unstored ? foldDocument(meta.schema, raw, { keepUnstored: true }).document.stored : undefined;
+    const type = meta.idType as IdType;
+    const prepared = (docId: DocumentId): Prepared => ({ target: this.target(meta, docId), body: folded.stored, indexed, expected, grows });
+    if (id === undefined) {
       if (type !== 'integer' && type !== 'positive' && type !== 'float') return prepared(generateId(type, 0));
-      const next = this.registry.nextNumericId(current);
+      const next = this.registry.nextNumericId(meta);
       return next instanceof Promise ? next.then(prepared) : prepared(next);
     }
-    const id = convertId(text, type);
-    const noted = typeof id === 'number' ? this.registry.noteNumericId(current, id) : undefined;
+    const noted = typeof id === 'number' ? this.registry.noteNumericId(meta, id) : undefined;
     return noted instanceof Promise ? noted.then(() => prepared(id)) : prepared(id);
   }
 
@@ -326,6 +366,24 @@ export class DocumentHandlers {
     }, call);
     if (full.script === undefined) delete full.script;
     return this.registry.replication.write(target.meta, target.shard, full);
+  }
+}
+
+/** The script a single write runs, beside what `prepare` gives. */
+type PreparedWrite = Prepared & { script: Awaited<ReturnType<ScriptResolver['forWrite']>> };
+
+/** Work that takes turns per key: each runs once the one before it for the same key has settled. */
+class Turns {
+  private readonly last = new Map<string, Promise<unknown>>();
+
+  run<T>(key: string, work: () => Promise<T>): Promise<T> {
+    const before = this.last.get(key) ?? Promise.resolve();
+    const turn = before.then(work, work);
+    const settled = turn.catch(() => undefined);
+    this.last.set(key, settled);
+    // The map holds a key only while a turn is pending for it.
+    void settled.then(() => { if (this.last.get(key) === settled) this.last.delete(key); });
+    return turn;
   }
 }
 

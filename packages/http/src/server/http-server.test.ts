@@ -129,7 +129,7 @@ describe('requests and responses', () => {
     const x = await rawExchange(r.port, [`PUT /bank/:search HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc${get('/after')}`], { responses: 2 });
     expect(x.responses.map((res) => res.status)).toEqual([400, 200]);
     expect(JSON.parse(x.responses[0]!.body.toString())).toEqual({
-      status: 400, type: 'Bad Request', message: 'Bad Request: HTTP Mappings must use GET or POST method',
+      status: 400, type: 'Bad Request', message: 'Bad Request: HTTP Mappings must use GET or POST method', code: 'http_method_mapping_misuse',
     });
     expect(x.responses[0]!.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(x.closed).toBe(false);
@@ -159,7 +159,7 @@ describe('requests and responses', () => {
     const c = client(r);
     const thrown = await c.request({ path: '/throw', method: 'GET' });
     expect(thrown.statusCode).toBe(500);
-    expect(await thrown.body.json()).toEqual({ status: 500, type: 'Internal Server Error', message: 'Internal Server Error: Internal server error' });
+    expect(await thrown.body.json()).toEqual({ status: 500, type: 'Internal Server Error', message: 'Internal Server Error: Internal server error', code: 'internal_error' });
     const rejected = await c.request({ path: '/reject', method: 'GET' });
     expect(rejected.statusCode).toBe(404);
     expect(await rejected.body.json()).toMatchObject({ message: 'Not Found: Document not found' });
@@ -327,7 +327,7 @@ describe('bodies', () => {
     await ok.body.dump();
     const over = await c.request({ path: '/t/2', method: 'PUT', body: Buffer.alloc(1025, 97) });
     expect(over.statusCode).toBe(413);
-    expect(await over.body.json()).toEqual({ status: 413, type: 'Payload Too Large', message: 'Payload Too Large: Request body is larger than 1024 bytes' });
+    expect(await over.body.json()).toEqual({ status: 413, type: 'Payload Too Large', message: 'Payload Too Large: Request body is larger than 1024 bytes', code: 'http_body_too_large' });
     expect(over.headers.connection).toBe('close');
     expect(r.calls.map((q) => q.path)).toEqual(['/t/1']);
   });

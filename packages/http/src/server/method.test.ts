@@ -54,7 +54,7 @@ describe('resolveMethod', () => {
     const err = failure(() => resolveMethod('GET', '/t/1', { 'x-http-method-override': 'DELETE' }));
     expect(err.status).toBe(400);
     expect(errorBody(err)).toEqual({
-      status: 400, type: 'Bad Request', message: "Bad Request: 'x-http-method-override' header must use the POST method",
+      status: 400, type: 'Bad Request', message: "Bad Request: 'x-http-method-override' header must use the POST method", code: 'http_method_override_misuse',
     });
   });
 
