@@ -430,6 +430,23 @@ describe('query strings (§9.4)', () => {
     it(`?q=${text} → [${expected.join(', ')}]`, async () => expect(await queryString(`q=${q(text)}`)).toEqual(expected));
   }
 
+  it('a word without a field searches every text and keyword field, ranked by its best field (bare words)', async () => {
+    // `fox` is in titles only; `world` in notes (string = text); `red` in tags (keyword) and title 2.
+    expect(await queryString(`q=${q('fox')}`)).toEqual(await matching({ title: 'fox' }));
+    expect(await queryString('q=fox')).toEqual([1, 2]);
+    expect(await queryString('q=world')).toEqual([1, 2]);
+    expect(await matching('red')).toEqual([1, 2, 3]);
+    expect(await matching('richmond')).toEqual([1]);
+    expect(await matching('Richmond')).toEqual([1]);
+    expect(await queryString(`q=${q('fox AND tag:blue')}`)).toEqual([2]);
+    expect(await queryString(`q=${q('quick**')}`)).toEqual([1, 2, 8]);
+    // The best field counts, not the sum of the fields a word is in: `red` weighs in document 2 what title:red weighs there.
+    const hits = (await search({ _query: 'red', _limit: 10 })).hits;
+    const titleRed = (await search({ _query: { title: 'red' }, _limit: 10 })).hits.find((h) => h._id === 2)!['#weight'];
+    expect(hits.find((h) => h._id === 2)!['#weight']).toBeCloseTo(titleRed, 9);
+    expect(hits.every((h) => h['#weight'] >= 0)).toBe(true);
+  });
+
   it('q and query repeat and are ANDed; a string _query in a body is a query string', async () => {
     expect(await queryString(`q=${q('tag:red')}&q=${q('n:15')}`)).toEqual([3]);
     expect(await queryString(`query=${q('tag:red')}`)).toEqual([1, 3]);
@@ -470,10 +487,12 @@ describe('_index modes: terms serve term queries, values serve sorts and ranges'
         expect(await matching({ n: 20 }, index)).toEqual(m.fieldTerms ? [2] : []);
       });
 
-      it(`global terms: a query string without a field ${m.globalTerms ? 'matches' : 'matches nothing'}`, async () => {
-        expect(await matching('w2', index)).toEqual(m.globalTerms ? [2] : []);
-        expect(await matching('k2', index)).toEqual(m.globalTerms ? [2] : []);
-        expect(await queryString(`q=${q('w3 OR k1')}`, index)).toEqual(m.globalTerms ? [1, 3] : []);
+      // §9.4: a word without a field searches the global terms and every text and keyword field's terms.
+      const bare = m.globalTerms || m.fieldTerms;
+      it(`global or field terms: a query string without a field ${bare ? 'matches' : 'matches nothing'}`, async () => {
+        expect(await matching('w2', index)).toEqual(bare ? [2] : []);
+        expect(await matching('k2', index)).toEqual(bare ? [2] : []);
+        expect(await queryString(`q=${q('w3 OR k1')}`, index)).toEqual(bare ? [1, 3] : []);
       });
 
       // §8.3: exact with values; with terms only, every document in a bucket of the smallest step (100) meeting the range.

@@ -24,7 +24,7 @@ export {
 export { type Converted, type ConvertOptions, convertValue, type IndexValue, KEYWORD_BYTES_MAX } from './convert.js';
 export { defaultSlot, type FieldSpec, type StemStrategy, type StopStrategy } from './spec.js';
 export {
-  createSchema, describeSchema, fieldSpec, mergeSchema, type Schema, type SchemaNode,
+  createSchema, describeSchema, fieldSpec, mergeSchema, searchableFields, type Schema, type SchemaNode,
 } from './schema.js';
 export { foldDocument, type FoldOptions, type FoldResult, type IndexedValue, indexedValues, type NormalisedDocument } from './fold.js';
 export { namespacePaths, PARTIAL_PATH_MIDDLES_MAX } from './fold.js';

@@ -269,6 +269,34 @@ function resolveFieldSpec(schema: Schema, path: string): FieldSpec | undefined {
   return resolveSpec(found.inh.path, t.base, t.array, nodeOptions(found.node), found.inh);
 }
 
+const SEARCHABLE_FIELDS = new WeakMap<Schema, readonly FieldSpec[]>();
+
+/**
+ * The text and keyword fields with field terms: what a query word without a
+ * field searches besides the global terms (API.md §9.4). Fields of
+ * namespaces are left out (their paths are open-ended). Once per schema:
+ * schemas are values, a grown schema is a new object.
+ */
+export function searchableFields(schema: Schema): readonly FieldSpec[] {
+  let fields = SEARCHABLE_FIELDS.get(schema);
+  if (fields === undefined) {
+    const found: FieldSpec[] = [];
+    const walk = (node: SchemaNode, path: string): void => {
+      if (node._namespace === true) return;
+      for (const [name, child] of nodeChildren(node)) {
+        const childPath = join(path, name);
+        const spec = fieldSpec(schema, childPath);
+        if (spec !== undefined && (spec.type === 'text' || spec.type === 'keyword') && spec.index.fieldTerms) found.push(spec);
+        walk(child, childPath);
+      }
+    };
+    walk(schema, '');
+    fields = Object.freeze(found);
+    SEARCHABLE_FIELDS.set(schema, fields);
+  }
+  return fields;
+}
+
 /** The `_schema` of `GET /idx/` (API.md §7.2). */
 export function describeSchema(schema: Schema): Record<string, unknown> {
   const out: Record<string, unknown> = { _type: 'object' };

@@ -19,7 +19,7 @@
 import { idTerm as documentIdTerm } from '../indexing/document-terms.js';
 import {
   accuracyBucket, accuracyPrefix, convertValue, DATE_UNIT_SECONDS, fieldSpec, fieldTerm, isDateType, isNumericType, parseType,
-  sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS,
+  searchableFields, sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS,
   type DateUnit, type FieldSpec, type IndexValue, type Schema, type ScalarType,
 } from '@tessera/schema';
 import { analyzerFor, type Analyzer, type AnalyzerOptions, type QueryTerm } from '../analysis/analyzer.js';
@@ -270,7 +270,13 @@ export class QueryCompiler {
     return 'keyword';
   }
 
-  /** A leaf without a field: global text terms plus the global keyword, number or boolean term. */
+  /**
+   * A leaf without a field: global text terms plus the global keyword,
+   * number or boolean term; a string also searches every text and keyword
+   * field of the schema (API.md §9.4), each weighed as that field weighs
+   * it, the best one counting (`max`: a word found in three fields does
+   * not outrank one found in a single, better field three times over).
+   */
   private global(value: LeafValue): Weight {
     switch (value.kind) {
       case 'exists':
@@ -279,7 +285,10 @@ export class QueryCompiler {
         const context: TextContext = { prefix: '', analyzer: analyzerFor(GLOBAL_ANALYZER), factor: 1, normsKey: '' };
         const text = this.text(value.text, context);
         const keyword = this.keywordPattern(TYPE_CHARS.keyword, value.keyword.text.toLowerCase(), value.keyword);
-        return text === null ? keyword : new BoolWeight('or', [text, keyword]);
+        const global = text === null ? keyword : new BoolWeight('or', [text, keyword]);
+        const fields = searchableFields(this.schema);
+        if (fields.length === 0) return global;
+        return new BoolWeight('max', [global, ...fields.map((spec) => this.string(spec, value))]);
       }
       case 'scalar':
         return this.globalScalar(value.value);

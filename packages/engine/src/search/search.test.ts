@@ -142,8 +142,9 @@ describe('search', () => {
     expect(q('body:gamma AND NOT body:beta')).toEqual([3]);
     // No operator is OR (§9.4): gamma, or not beta.
     expect(q('body:gamma NOT body:beta')).toEqual([2, 3]);
-    // A leaf without a field searches global terms: none are indexed here.
-    expect(q('gamma')).toEqual([]);
+    // A leaf without a field searches global terms (none are indexed here) and every text and keyword field (API.md §9.4).
+    expect(q('gamma')).toEqual(q('body:gamma'));
+    expect(q('gamma')).toEqual([2, 3]);
     expect(q('body:alpha OR body:gamma')).toEqual([1, 2, 3]);
     expect(q('*')).toEqual([1, 2, 3]);
   });
