@@ -118,6 +118,31 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       expect((await call(server, 'GET', '/sel/1?selector={n,user.name}')).json).toEqual({ n: 1, user: { name: 'A' } });
       expect((await call(server, 'GET', '/sel/1.user.nothing')).status).toBe(404);
     });
+
+    it('?selector applies to the echo of PUT, UPDATE and PATCH, and to INFO (path selector too)', async () => {
+      const put = await call(server, 'PUT', '/sel/2?selector=user.city', { user: { name: 'B', city: 'Paris' }, n: 2 });
+      expect([put.status, put.json]).toEqual([200, 'Paris']);
+      const update = await call(server, 'UPDATE', '/sel/2?selector={n,_version}', { n: 3 });
+      expect(update.json).toEqual({ n: 3, _version: 2 });
+      const patch = await call(server, 'PATCH', '/sel/2?selector=n', [{ op: 'replace', path: '/n', value: 4 }]);
+      expect(patch.json).toBe(4);
+      // The write is done: a missing path in its echo is null, not a 404.
+      const missing = await call(server, 'UPDATE', '/sel/2?selector=nothing.here', { n: 5 });
+      expect([missing.status, missing.json]).toEqual([200, null]);
+      expect((await call(server, 'GET', '/sel/2')).json).toMatchObject({ n: 5, _version: 4 });
+      expect((await call(server, 'INFO', '/sel/2?selector=version')).json).toBe(4);
+      const terms = await call(server, 'INFO', '/sel/2.terms');
+      expect(terms.status).toBe(200);
+      expect(typeof terms.json).toBe('object');
+      expect(terms.json.version).toBeUndefined();
+      expect((await call(server, 'INFO', '/sel/2.nothing')).status).toBe(404);
+    });
+
+    it('+ in a path is a space, as Xapiand decodes it; %2B is a plus', async () => {
+      expect((await call(server, 'PUT', '/plus/hello+world', { a: 1 })).json._id).toBe('hello world');
+      expect((await call(server, 'GET', '/plus/hello%20world')).json).toMatchObject({ a: 1 });
+      expect((await call(server, 'PUT', '/plus/a%2Bb', { a: 2 })).json._id).toBe('a+b');
+    });
   });
 
   describe('schema', () => {

@@ -71,15 +71,19 @@ it('reports bad items without stopping the rest; update and patch items', async 
     '{"_id": 9, "_op_type": "update", "n": 9}',
     '{"_id": 5, "_op_type": "explode"}',
     '[1, 2]',
+    '{"_id": 10, "_op_type": "merge", "n": 10}',
+    '{"_id": 11, "_op_type": "patch", "_patch": [{"op": "add", "path": "/n", "value": 11}]}',
   ].join('\n');
   const r = await call(server, 'RESTORE', '/bulk-mixed/', body, { 'content-type': 'application/x-ndjson' });
   expect(r.status).toBe(200);
-  expect(r.json.total).toBe(8);
-  expect(r.json.indexed).toBe(3);
+  expect(r.json.total).toBe(10);
+  expect(r.json.indexed).toBe(6);
   const statuses = r.json.items.map((i: { status?: number; _id?: unknown }) => i.status ?? 200);
-  expect(statuses).toEqual([200, 400, 400, 200, 200, 404, 400, 400]);
+  expect(statuses).toEqual([200, 400, 400, 200, 200, 200, 400, 400, 200, 200]);
   expect((await call(server, 'GET', '/bulk-mixed/1')).json).toMatchObject({ n: 1, extra: true, tags: ['a', 'b'], _version: 3 });
   expect((await call(server, 'GET', '/bulk-mixed/3')).status).toBe(404);
+  // An update, merge or patch item of a missing document indexes it as new (as Xapiand does).
+  for (const n of [9, 10, 11]) expect((await call(server, 'GET', `/bulk-mixed/${n}`)).json).toMatchObject({ n, _version: 1 });
 });
 
 it('refuses a body that is not a sequence type, and broken framing', async () => {

@@ -107,10 +107,13 @@ export class RestoreHandler {
         : opType === 'patch' ? 'patch' : undefined;
     if (op === undefined) throw apiErrors.badBody(`Unknown _op_type ${JSON.stringify(opType)}: use index, update, merge or patch`);
     if (op === 'patch' && !Array.isArray(patch)) throw apiErrors.badBody("A patch item needs '_patch': an array of JSON Patch operations");
+    // An update, merge or patch of a document that does not exist indexes it as new, as Xapiand's RESTORE does.
     const pending = (prepared: Prepared): Pending => {
       const write: Write = op === 'patch'
-        ? { op, id: prepared.target.id, patch: patch as unknown[], expectedVersions: prepared.expected }
-        : { op, id: prepared.target.id, body: prepared.body, indexed: prepared.indexed, expectedVersions: prepared.expected };
+        ? { op, id: prepared.target.id, patch: patch as unknown[], upsert: true, expectedVersions: prepared.expected }
+        : op === 'update'
+          ? { op, id: prepared.target.id, body: prepared.body, indexed: prepared.indexed, upsert: true, expectedVersions: prepared.expected }
+          : { op, id: prepared.target.id, body: prepared.body, indexed: prepared.indexed, expectedVersions: prepared.expected };
       return content === undefined || content.length === 0 ? { position, target: prepared.target, write } : { position, target: prepared.target, write, content };
     };
     const prepared = this.documents.prepare(index, raw, undefined, undefined);

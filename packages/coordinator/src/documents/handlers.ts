@@ -19,7 +19,7 @@ import { isInternalIndex } from '../request/path.js';
 import { humanBytes } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
 import { chooseContent, extensionType, INPLACE_TYPE, openBlob } from './content.js';
-import { applySelector } from '../response/selector.js';
+import { applySelector, selectOrNull } from '../response/selector.js';
 import type { ShardRouter } from '../routing.js';
 import { NamedScripts } from '../scripts/named-scripts.js';
 import { ScriptResolver } from '../scripts/resolve.js';
@@ -126,7 +126,9 @@ export class DocumentHandlers {
     value.data = data;
     value.terms = doc.terms;
     value.values = doc.values;
-    return { status: 200, value };
+    // `INFO /idx/doc.terms.name` drills into the answer as a GET does (API.md §1.3).
+    const selector = ctx.options.selector ?? ctx.path.selector;
+    return { status: 200, value: selector === undefined ? value : applySelector(value, selector) };
   }
 
   /**
@@ -149,7 +151,7 @@ export class DocumentHandlers {
       : { op, upsert, expectedVersions: write.expected, content: { type, bytes } };
     const reply = await this.send(write.target, ctx, call);
     if (!ctx.options.echo) return { status: 204 };
-    return { status: 200, value: present(ctx.options.comments, reply.body ?? {}, reply, write.target.shard) };
+    return { status: 200, value: echoed(ctx, reply, write.target.shard) };
   }
 
   /** PUT /idx/id, POST /idx/ (generated ID), RESTORE of one document. */
@@ -162,8 +164,7 @@ export class DocumentHandlers {
     if (!ctx.options.echo) {
       return { status: generateNewId ? 201 : 204, headers: generateNewId ? { Location: location } : {} };
     }
-    const value = present(ctx.options.comments, reply.body ?? {}, reply, write.target.shard);
-    return { status: 200, value, headers: generateNewId ? { Location: location } : {} };
+    return { status: 200, value: echoed(ctx, reply, write.target.shard), headers: generateNewId ? { Location: location } : {} };
   }
 
   /** UPDATE (merge) and PATCH (JSON Patch). */
@@ -181,7 +182,7 @@ export class DocumentHandlers {
     }
     const { write, reply } = sent;
     if (!ctx.options.echo) return { status: 204 };
-    return { status: 200, value: present(ctx.options.comments, reply.body ?? {}, reply, write.target.shard) };
+    return { status: 200, value: echoed(ctx, reply, write.target.shard) };
   }
 
   async delete(ctx: RequestContext): Promise<Reply> {
@@ -398,6 +399,11 @@ function present(comments: boolean, body: Record<string, unknown>, doc: { id: Do
     value['#shard'] = shard;
   }
   return value;
+}
+
+/** The echo of a write: the document as `present` makes it, through `?selector` (a missing path is null: the write is done). */
+function echoed(ctx: RequestContext, reply: WriteReply, shard: number): unknown {
+  return selectOrNull(present(ctx.options.comments, reply.body ?? {}, reply, shard), ctx.options.selector);
 }
 
 /** `present` as JSON text, spliced onto the body's stored JSON (same keys, same order). */

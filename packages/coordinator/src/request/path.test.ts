@@ -24,6 +24,13 @@ describe('parsePath (API.md §1.1)', () => {
     expect(() => parsePath(raw)).toThrow(expect.objectContaining({ status: 400 }));
   });
 
+  it('decodes + to a space, as Xapiand does; a literal plus is %2B', () => {
+    expect(parsePath('/t/hello+world').id).toBe('hello world');
+    expect(parsePath('/t/a%2Bb').id).toBe('a+b');
+    expect(parsePath('/t/a+b%20c.x+y').selector).toBe('x y');
+    expect(() => parsePath('/a+b/')).toThrow(expect.objectContaining({ status: 400 }));
+  });
+
   it('refuses IDs over 245 bytes', () => {
     expect(() => parsePath(`/t/${'é'.repeat(123)}`)).toThrow(expect.objectContaining({ status: 400 }));
     expect(parsePath(`/t/${'x'.repeat(245)}`).id).toHaveLength(245);

@@ -3,7 +3,7 @@
  *   path = "/" [ indexes "/" ] [ id ] [ "." selector ]
  * (the `:method` suffix is removed by the HTTP layer). The raw path is split
  * first and the pieces percent-decoded after, so `%2F`, `%2C`, `%2E`, `%3A`
- * in an ID stay part of it.
+ * in an ID stay part of it; `+` decodes to a space (API.md §1.1).
  */
 import { apiErrors } from '../errors.js';
 
@@ -88,10 +88,11 @@ function canonicalIndex(rawItem: string, allowWildcard: boolean): string {
   return path;
 }
 
+/** Percent-decode one piece; `+` is a space, as Xapiand's path decoder reads it (a literal plus is `%2B`). */
 function decode(piece: string): string {
-  if (piece.indexOf('%') < 0) return piece;
+  if (piece.indexOf('%') < 0 && piece.indexOf('+') < 0) return piece;
   try {
-    return decodeURIComponent(piece);
+    return decodeURIComponent(piece.replaceAll('+', ' '));
   } catch {
     throw apiErrors.badPath(`Bad percent-encoding in '${piece}'`);
   }

@@ -24,6 +24,19 @@ export function applySelector(value: unknown, selector: string): unknown {
   return found;
 }
 
+/**
+ * `applySelector` where a missing drill path is `null` instead of a 404: a
+ * search hit, and the echo of a write (applied already: a 404 would tell the
+ * client it was not).
+ */
+export function selectOrNull(value: unknown, selector: string | undefined): unknown {
+  if (selector === undefined) return value;
+  const s = selector.trim();
+  if (s.startsWith('{') && s.endsWith('}')) return applySelector(value, s);
+  const found = drill(value, s);
+  return found === MISSING ? null : found;
+}
+
 function drill(value: unknown, path: string): unknown {
   let current = value;
   for (const key of path.split('.')) {

@@ -15,7 +15,7 @@ import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
 import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
-import { applySelector } from '../response/selector.js';
+import { selectOrNull } from '../response/selector.js';
 import { renderAggregations } from './aggregations.js';
 import { mergePage, type ShardHit } from './merge.js';
 
@@ -227,13 +227,8 @@ class SearchPage implements Reply {
     value._id = hit.id;
     value._version = hit.version;
     if (this.options.comments) for (const [key, v] of this.comments(hit, i)) value[key] = v;
-    const selector = this.options.selector;
-    if (selector === undefined) return value;
-    try {
-      return applySelector(value, selector);
-    } catch {
-      return null; // a missing drill path on a hit is null (API.md §1.3)
-    }
+    // A missing drill path on a hit is null (API.md §1.3).
+    return selectOrNull(value, this.options.selector);
   }
 
   private spliced(): string {
