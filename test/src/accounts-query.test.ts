@@ -23,6 +23,7 @@ import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { join } from 'node:path';
 import { call, REPO_ROOT, removeDir, startServer, type Server } from './harness.js';
+import { random } from './random.js';
 
 const require = createRequire(import.meta.url);
 type Metric = (a: string, b: string) => number;
@@ -132,18 +133,6 @@ function fuzzyMatches(query: string, max: number, valuesOf: (a: Account) => Iter
   const out = new Set<number>();
   for (const x of near.slice(0, FUZZY_EXPANSIONS_MAX)) for (const id of x.docs) out.add(id);
   return sorted([...out]);
-}
-
-/** A deterministic pseudo-random generator (mulberry32). */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
 }
 
 /** One typo: substitution, deletion, insertion or transposition of neighbours. */

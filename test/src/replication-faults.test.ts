@@ -25,22 +25,11 @@ import { Shard } from '@tessera/engine';
 import { shardDirectory } from '@tessera/node';
 import { call } from './harness.js';
 import { startCluster, type Cluster } from './cluster-harness.js';
+import { random } from './random.js';
 
 const SEED = Number(process.env.TESSERA_FAULT_SEED ?? 5_2024);
 const INDEX = '/faults/';
 const CONVERGE_MS = 30_000;
-
-/** mulberry32: a small seeded generator, so a failing run can be replayed with its seed. */
-function random(seed: number): () => number {
-  let a = seed >>> 0;
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0;
-    let t = a;
-    t = Math.imul(t ^ (t >>> 15), t | 1);
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296;
-  };
-}
 
 interface Operation {
   client: string;

@@ -65,6 +65,10 @@ export interface ServeConfig extends ShardHostConfig {
   idleTimeoutMs: number;
   depthMax: number;
   fieldsMax: number;
+  valuesPerFieldMax: number;
+  documentValuesMax: number;
+  stringBytesMax: number;
+  documentWordsMax: number;
   strict: boolean;
   shutdownGraceMs: number;
   slowRequestMs: number;
@@ -166,6 +170,10 @@ export const SETTINGS: readonly Setting[] = [
   setting('idleTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.idleTimeoutMs, 'idle keep-alive connection lifetime, ms; also how long a client may stop reading a response', HTTP),
   setting('depthMax', integer(1, 100_000), SERVE_DEFAULTS.depthMax, 'deepest nesting of a body (400 beyond)', HTTP),
   setting('fieldsMax', integer(1, 10_000_000), SERVE_DEFAULTS.fieldsMax, 'most object keys in one body (400 beyond)', HTTP),
+  setting('valuesPerFieldMax', integer(1, 100_000_000), SERVE_DEFAULTS.valuesPerFieldMax, 'most values one field of a document may hold: array items, nested arrays flattened (400 `too_many_values` beyond)', HTTP),
+  setting('documentValuesMax', integer(1, 100_000_000), SERVE_DEFAULTS.documentValuesMax, 'most values (scalars and array items) in one document (400 `document_too_large` beyond)', HTTP),
+  setting('stringBytesMax', integer(1, 2 ** 31), SERVE_DEFAULTS.stringBytesMax, 'longest string value of a document, UTF-8 bytes (400 `value_too_large` beyond)', HTTP),
+  setting('documentWordsMax', integer(1, 100_000_000), SERVE_DEFAULTS.documentWordsMax, 'most words (runs of letters and digits: at least its text tokens) in the string values of one document (400 `document_too_large` beyond)', HTTP),
   setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise; API.md §8.8)', HTTP),
   setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache per shard, bytes; 0 disables it', SHARDS),
   setting('storeWriteBufferBytes', integer(STORE_WRITE_BUFFER_BYTES_MIN, STORE_WRITE_BUFFER_BYTES_MAX), SERVE_DEFAULTS.storeWriteBufferBytes, 'LevelDB write buffer (memtable) of a shard copy\'s database, bytes; larger means less compaction work under heavy writes, and up to twice this in memory per shard being written', SHARDS),
@@ -370,6 +378,10 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     idleTimeoutMs: config.idleTimeoutMs,
     depthMax: config.depthMax,
     fieldsMax: config.fieldsMax,
+    valuesPerFieldMax: config.valuesPerFieldMax,
+    documentValuesMax: config.documentValuesMax,
+    stringBytesMax: config.stringBytesMax,
+    documentWordsMax: config.documentWordsMax,
     strict: config.strict,
     shutdownGraceMs: config.shutdownGraceMs,
     slowRequestMs: config.slowRequestMs,

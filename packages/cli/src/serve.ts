@@ -8,6 +8,7 @@ import { Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS } from 
 import { createHttpServer, type HttpServer } from '@tessera/http';
 import { CONTENT_DEFAULTS, SHARD_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
+import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { TESSERA_VERSION } from './version.js';
@@ -31,6 +32,11 @@ export interface ServeOptions {
   bodyTimeoutMs: number;
   depthMax: number;
   fieldsMax: number;
+  /** What one document may cost (API.md §13; @tessera/schema document-limits.ts). */
+  valuesPerFieldMax: number;
+  documentValuesMax: number;
+  stringBytesMax: number;
+  documentWordsMax: number;
   /** `--strict` (API.md §8.8). */
   strict: boolean;
   documentCacheBytesMax: number;
@@ -67,6 +73,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   bodyTimeoutMs: 30_000,
   depthMax: 128,
   fieldsMax: 10_000,
+  ...DOCUMENT_LIMITS_DEFAULTS,
   strict: false,
   documentCacheBytesMax: 64 * 1024 * 1024,
   storeWriteBufferBytes: SHARD_DEFAULTS.storeWriteBufferBytes,
@@ -82,7 +89,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
   | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
-  | 'depthMax' | 'fieldsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs'>;
+  | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs'>;
 
 export interface RunningServer {
   port: number;
@@ -138,6 +145,10 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
     indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
     strict: options.strict,
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
+    documentLimits: {
+      valuesPerFieldMax: options.valuesPerFieldMax, documentValuesMax: options.documentValuesMax,
+      stringBytesMax: options.stringBytesMax, documentWordsMax: options.documentWordsMax,
+    },
     log,
     slowRequestMs: options.slowRequestMs,
     nodeLeftDelayMs: options.nodeLeftDelayMs,

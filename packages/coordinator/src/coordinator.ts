@@ -7,6 +7,7 @@ import { randomBytes } from 'node:crypto';
 import { toTesseraError, type TesseraError } from '@tessera/errors';
 import { KNOWN_METHODS, type DecodeLimits, type HttpRequest, type HttpResponse } from '@tessera/http';
 import type { Logger } from 'pino';
+import { DOCUMENT_LIMITS_DEFAULTS, type DocumentLimits } from '@tessera/schema';
 import { ClusterInfo, type ClusterIdentity, type HttpEndpoint } from './cluster/info.js';
 import type { NodeDirectory } from './cluster/nodes.js';
 import { DocumentHandlers } from './documents/handlers.js';
@@ -42,6 +43,8 @@ export interface CoordinatorOptions {
   /** A node lost this long has its shard copies re-allocated (REPLICATION_DEFAULTS.nodeLeftDelayMs when absent). */
   nodeLeftDelayMs?: number;
   decodeLimits: DecodeLimits;
+  /** What one document may cost (API.md §13); DOCUMENT_LIMITS_DEFAULTS when absent. */
+  documentLimits?: DocumentLimits;
   log: Logger;
   /** Requests slower than this are logged at warn. */
   slowRequestMs: number;
@@ -93,7 +96,7 @@ export class Coordinator {
     }, options.log);
     followMembership(options.nodes, registry, options.log);
     const router = await ShardRouter.create();
-    const documents = new DocumentHandlers(registry, router);
+    const documents = new DocumentHandlers(registry, router, options.documentLimits ?? DOCUMENT_LIMITS_DEFAULTS);
     registry.useSchemaPolicy(new SchemaPolicy({
       strict: options.strict ?? false, documents: foreignDocuments(registry, documents, router), log: options.log,
     }));

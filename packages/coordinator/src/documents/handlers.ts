@@ -24,7 +24,7 @@ import type { ShardRouter } from '../routing.js';
 import { NamedScripts } from '../scripts/named-scripts.js';
 import { ScriptResolver } from '../scripts/resolve.js';
 import { convertId, detectIdType, generateId, idTypeFromName, type DocumentId, type IdType } from './ids.js';
-import { foldDocument, isPlainObject, type FoldResult, type Schema } from '@tessera/schema';
+import { checkDocumentLimits, type DocumentLimits, foldDocument, isPlainObject, type FoldResult, type Schema } from '@tessera/schema';
 
 /** A write `prepare`d: where it goes, its stored form, the form to index when that differs, the versions it expects. */
 export interface Prepared {
@@ -58,7 +58,7 @@ export class DocumentHandlers {
   /** Single writes that grow an index's schema, one at a time per index (`prepareAndSend`). */
   private readonly growthTurns = new Turns();
 
-  constructor(private readonly registry: IndexRegistry, private readonly router: ShardRouter) {
+  constructor(private readonly registry: IndexRegistry, private readonly router: ShardRouter, private readonly limits: DocumentLimits) {
     this.scripts = new ScriptResolver(new NamedScripts(registry), { read: (index, id) => this.storedBody(index, id) });
   }
 
@@ -275,6 +275,8 @@ export class DocumentHandlers {
     growth: SchemaGrowth = 'now'): Prepared | Promise<Prepared> {
     if (isInternalIndex(index)) throw apiErrors.internalIndex(index);
     if (raw._script !== undefined && !scripted) throw apiErrors.scriptInRestore();
+    // What the document would cost, before the index or its schema is touched (API.md §13).
+    checkDocumentLimits(raw, this.limits);
     const expected: number[] = [];
     if (queryVersion !== undefined) expected.push(queryVersion);
     if (raw._version !== undefined) {

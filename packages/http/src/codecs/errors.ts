@@ -35,6 +35,11 @@ export function bodyTooDeep(depthMax: number): TesseraError {
   return codecError('body_too_deep', `Body nested deeper than ${depthMax} levels`);
 }
 
+/** A body naming more values than `valuesMax` (or YAML aliases expanding past what the body's size allows). */
+export function tooManyValues(what: string, valuesMax: number): TesseraError {
+  return bodyMalformed(what, `value expands to more than ${valuesMax} values`);
+}
+
 export function tooManyFields(fieldsMax: number): TesseraError {
   return codecError('too_many_fields', `Body has more than ${fieldsMax} fields`);
 }

@@ -6,4 +6,12 @@ export const DEFAULT_DECODE_LIMITS: Readonly<DecodeLimits> = Object.freeze({
   fieldsMax: 10_000,
   // yaml's own default: enough for real anchors/aliases, far too few for a "billion laughs".
   yamlAliasesMax: 100,
+  // The values a document may hold (@tessera/schema DOCUMENT_LIMITS_DEFAULTS.documentValuesMax); bodies of other kinds
+  // (searches, schemas) are far smaller. The lexer stops past 2 tokens per value (yaml.ts).
+  yamlValuesMax: 100_000,
 });
+
+/** A YAML body's values bound: the limit's, else the default. */
+export function yamlValuesMaxOf(limits: DecodeLimits): number {
+  return limits.yamlValuesMax ?? (DEFAULT_DECODE_LIMITS.yamlValuesMax as number);
+}

@@ -7,6 +7,14 @@ export interface DecodeLimits {
   fieldsMax: number;
   /** YAML alias expansions allowed (alias bombs). */
   yamlAliasesMax: number;
+  /**
+   * Values (scalars, containers, object keys) in one YAML body; beyond → 400
+   * (DEFAULT_DECODE_LIMITS.yamlValuesMax when absent). YAML spends about 1 KB
+   * of heap per item while parsing, so 1,000,000 items in a 5 MB body took
+   * 20 s and GBs; JSON and MessagePack decode such a body in milliseconds, and
+   * the document limits (@tessera/schema) bound what it may cost after that.
+   */
+  yamlValuesMax?: number;
 }
 
 /** A decoded request body: a structured value, or opaque bytes (stored content, §6). */

@@ -11,7 +11,7 @@
  *     small body can name a huge value; every other codec spends ≥ 1 byte per
  *     value and never comes near the bound.
  */
-import { bodyMalformed, bodyTooDeep, invalidFieldName, tooManyFields } from './errors.js';
+import { bodyMalformed, bodyTooDeep, invalidFieldName, tooManyFields, tooManyValues } from './errors.js';
 import type { DecodeLimits } from './types.js';
 
 /** Leaves that are objects: MessagePack `bin` decodes to a Uint8Array. */
@@ -84,8 +84,4 @@ export function checkDecodedValue(root: unknown, limits: DecodeLimits, valuesMax
 
 function nonFinite(what: string) {
   return bodyMalformed(what, 'NaN and Infinity are not allowed');
-}
-
-function tooManyValues(what: string, valuesMax: number) {
-  return bodyMalformed(what, `value expands to more than ${valuesMax} values`);
 }

@@ -9,8 +9,9 @@
  */
 import { Composer, Lexer, LineCounter, Parser, type CST, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
 import { TesseraError } from '@tessera/errors';
-import { bodyMalformed, bodyTooDeep } from './errors.js';
+import { bodyMalformed, bodyTooDeep, tooManyValues } from './errors.js';
 import type { DecodeLimits } from './types.js';
+import { yamlValuesMaxOf } from './limits.js';
 import { checkDecodedValue } from './value-check.js';
 
 const WHAT = 'YAML';
@@ -24,6 +25,12 @@ const PARSER_STACK_SLACK = 8;
 // body byte the expansion is refused whatever yaml's alias count says.
 const VALUES_PER_BODY_BYTE_MAX = 4;
 const VALUES_MIN = 4096;
+
+// The lexer and CST parser hold about 300 bytes of heap per token until the
+// document is composed (1,000,000 flow items: 20 s and GBs); a body's values
+// take at least one token each, at most ~4 in block style: lexing stops past
+// this many tokens per value allowed. 200,000 tokens by default, ~60 MB.
+const TOKENS_PER_VALUE_MAX = 2;
 
 const COMPOSE_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
   version: '1.2',
@@ -57,7 +64,11 @@ function parseYaml(text: string, limits: DecodeLimits): unknown {
   const parser = new Parser(lineCounter.addNewLine);
   const stackMax = limits.depthMax + PARSER_STACK_SLACK;
   const tokens: CST.Token[] = [];
+  const valuesMax = yamlValuesMaxOf(limits);
+  const lexemesMax = valuesMax * TOKENS_PER_VALUE_MAX + VALUES_MIN;
+  let lexemes = 0;
   for (const lexeme of new Lexer().lex(text)) {
+    if (++lexemes > lexemesMax) throw tooManyValues(WHAT, valuesMax);
     for (const token of parser.next(lexeme)) tokens.push(token);
     if (parser.stack.length > stackMax) throw bodyTooDeep(limits.depthMax);
   }
@@ -79,6 +90,6 @@ function parseYaml(text: string, limits: DecodeLimits): unknown {
     throw bodyMalformed(WHAT, `${error.message} at line ${line}, column ${col}`, error);
   }
   const value: unknown = doc.toJS({ maxAliasCount: limits.yamlAliasesMax, mapAsMap: false });
-  checkDecodedValue(value, limits, text.length * VALUES_PER_BODY_BYTE_MAX + VALUES_MIN, WHAT);
+  checkDecodedValue(value, limits, Math.min(valuesMax, text.length * VALUES_PER_BODY_BYTE_MAX + VALUES_MIN), WHAT);
   return value;
 }
