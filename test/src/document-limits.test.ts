@@ -25,10 +25,7 @@ afterAll(async () => {
   removeDir(server.dataDir);
 });
 
-/**
- * Each code's message. Error bodies carry `code` (API.md §4.2) once
- * @tessera/errors' errorBody adds it; until then the message names the limit.
- */
+/** Each code's message: the error body names the limit as well as its `code` (API.md §4.2). */
 const MESSAGES: Record<string, RegExp> = {
   too_many_values: /^Bad Request: Field '[^']+' has more than \d+ values$/,
   document_too_large: /^Bad Request: Document (text )?has more than \d+ (values|words)$/,
@@ -37,7 +34,7 @@ const MESSAGES: Record<string, RegExp> = {
 
 function expectCode(r: { status: number; json: any }, code: string): void {
   expect(r.status).toBe(400);
-  expect(r.json.code ?? code).toBe(code);
+  expect(r.json.code).toBe(code);
   expect(r.json.message).toMatch(MESSAGES[code]!);
 }
 
