@@ -398,6 +398,21 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       expect(c.text).toBe('');
     });
 
+    it('INFO /idx/ gives the document lengths (terms per document) and has_positions, as Xapian does', async () => {
+      const empty = await call(server, 'INFO', '/lengths/');
+      expect(empty.status).toBe(404);
+      // A document without text: no lengths, no positions.
+      await call(server, 'PUT', '/lengths/1', { n: 5, flag: true });
+      expect((await call(server, 'INFO', '/lengths/')).json).toMatchObject({ av_length: 0, doc_len_lower: 0, doc_len_upper: 0, has_positions: false });
+      await call(server, 'PUT', '/lengths/2', { text: 'one two three four five six' });
+      await call(server, 'PUT', '/lengths/3', { text: 'one two', title: 'a title here' });
+      await call(server, 'PUT', '/lengths/4', { text: 'gone soon' });
+      await call(server, 'DELETE', '/lengths/4');
+      const info = await call(server, 'INFO', '/lengths/');
+      // Lengths 0, 6 and 2 + 3 over the three live documents.
+      expect(info.json).toMatchObject({ doc_count: 3, av_length: 11 / 3, doc_len_lower: 0, doc_len_upper: 6, has_positions: true });
+    });
+
     it('DELETE /idx/ removes the index and its documents', async () => {
       await call(server, 'PUT', '/gone/1', { a: 1 });
       expect((await call(server, 'DELETE', '/gone/')).status).toBe(204);

@@ -8,7 +8,7 @@ export {
 export { CONTENT_CHUNK_BYTES, CONTENT_DEFAULTS, type BlobLocation, type ContentVolumesOptions } from './content/volumes.js';
 export { bareMediaType } from './documents/write.js';
 export type {
-  ContentLink, ContentWrite, DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,
+  ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,
 } from './documents/types.js';
 export { mergeDocument } from './documents/merge.js';
 // INFO /idx/<id> (API.md §5.8): a stored body's terms and values, as indexing makes them.

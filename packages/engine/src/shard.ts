@@ -32,7 +32,7 @@ import { DocumentCache, estimateDocumentBytes } from './documents/document-cache
 import { documentIdKey, validateDocumentId } from './documents/document-id.js';
 import { isPlainObject } from './documents/plain-object.js';
 import type {
-  ContentLink, DocumentBody, DocumentId, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
+  ContentLink, DocumentBody, DocumentId, DocumentLengths, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult,
 } from './documents/types.js';
 import { ContentVolumes, type BlobLocation, type ContentVolumesOptions } from './content/volumes.js';
 import { decideWrite, validateWriteRequest } from './documents/write.js';
@@ -767,6 +767,11 @@ export class Shard {
   stats(): ShardStats {
     const c = this.counters;
     return { documents: c.documents, lastDocid: c.lastDocid, seq: c.seq, maxNumericId: c.maxNumericId };
+  }
+
+  /** Terms per live document (INFO /idx/): a walk of the index's norms. */
+  documentLengths(): DocumentLengths {
+    return this.index.documentLengths();
   }
 
   metrics(): ShardMetrics {

@@ -159,7 +159,9 @@ export class ShardNode {
       case 'shard.open':
       case 'shard.stats': {
         const shard = await this.open(ref(method, p));
-        return { ...shard.stats(), replication: positionOf(shard) } satisfies ShardStatsReply;
+        const reply: ShardStatsReply = { ...shard.stats(), replication: positionOf(shard) };
+        if ((p as { lengths?: unknown }).lengths === true) reply.lengths = shard.documentLengths();
+        return reply;
       }
       case 'doc.replicate':
         return replicate(await this.open(ref(method, p)), p as unknown as ReplicateCall);

@@ -281,13 +281,15 @@ export interface ShardStatsReply {
   maxNumericId: number;
   /** The copy's replication position (nodes that replicate always give it). */
   replication?: ReplicationPositionReply;
+  /** Terms per live document, when asked for (`lengths: true`: a walk of the norms). */
+  lengths?: { documents: number; sum: number; lower: number; upper: number };
 }
 
 /** Method name → [params, result]. */
 export interface ShardCalls {
   'shard.open': [ShardRef, ShardStatsReply];
   'shard.drop': [ShardRef, null];
-  'shard.stats': [ShardRef, ShardStatsReply];
+  'shard.stats': [ShardRef & { lengths?: boolean }, ShardStatsReply];
   'shard.commit': [ShardRef, null];
   'doc.get': [ShardRef & { id: DocumentId }, DocumentReply | null];
   'doc.write': [WriteCall, WriteReply];

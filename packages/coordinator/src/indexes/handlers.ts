@@ -3,7 +3,7 @@
  * commit. Index lists apply in order and stop at the first failure.
  */
 import { TesseraError } from '@tessera/errors';
-import { describeSchema } from '@tessera/schema';
+import { describeSchema, searchableFields } from '@tessera/schema';
 import { apiErrors } from '../errors.js';
 import type { RequestContext } from '../request/context.js';
 import { isInternalIndex } from '../request/path.js';
@@ -65,8 +65,11 @@ export class IndexHandlers {
     const results: Record<string, unknown> = {};
     for (const index of ctx.path.indexes) {
       const meta = this.existing(index);
-      const stats = await this.registry.shardStats(meta);
+      const stats = await this.registry.shardStats(meta, { lengths: true });
       const docCount = stats.reduce((sum, s) => sum + s.documents, 0);
+      const lengths = stats.map((s) => s.lengths ?? { documents: 0, sum: 0, lower: 0, upper: 0 }).filter((l) => l.documents > 0);
+      const lengthSum = lengths.reduce((sum, l) => sum + l.sum, 0);
+      const lengthDocs = lengths.reduce((sum, l) => sum + l.documents, 0);
       // Each shard numbers its documents from 1; the sum is every #docid ever
       // assigned, so last_id − doc_count counts the deleted ones (doc_del).
       const lastId = stats.reduce((sum, s) => sum + s.lastDocid, 0);
@@ -76,6 +79,11 @@ export class IndexHandlers {
         doc_count: docCount,
         last_id: lastId,
         doc_del: Math.max(0, lastId - docCount),
+        // Xapian's figures: terms per document over every field (mean, smallest, largest), and whether text keeps positions.
+        av_length: lengthDocs === 0 ? 0 : lengthSum / lengthDocs,
+        doc_len_lower: lengths.length === 0 ? 0 : Math.min(...lengths.map((l) => l.lower)),
+        doc_len_upper: lengths.length === 0 ? 0 : Math.max(...lengths.map((l) => l.upper)),
+        has_positions: lengthSum > 0 && searchableFields(meta.schema).some((field) => field.type === 'text' && field.positions),
         shards: meta.allocation.map((_, i) => `${name}/.__${i + 1}`),
       };
       if (meta.settings.number_of_shards === 1) {

@@ -113,6 +113,15 @@ export interface WriteResult {
   deleted: boolean;
 }
 
+/** Terms per live document, every field counted (Xapian's document length): INFO's av_length, doc_len_lower, doc_len_upper. */
+export interface DocumentLengths {
+  documents: number;
+  sum: number;
+  /** Smallest and largest (0 without documents). */
+  lower: number;
+  upper: number;
+}
+
 export interface ShardStats {
   /** Live documents. */
   documents: number;

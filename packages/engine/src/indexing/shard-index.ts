@@ -33,7 +33,7 @@
  */
 import assert from 'node:assert/strict';
 import type { Schema } from '@tessera/schema';
-import type { DocumentId, OplogEntry } from '../documents/types.js';
+import type { DocumentId, DocumentLengths, OplogEntry } from '../documents/types.js';
 import { flushInBackground, mergeInBackground } from '../segments/background.js';
 import { TieredMergePolicy, type TieredMergePolicyOptions } from '../segments/merge-policy.js';
 import type { SegmentReader } from '../segments/segment-reader.js';
@@ -260,6 +260,32 @@ export class ShardIndex {
     for (const b of this.frozen) views.push(new BufferView(b));
     views.push(new BufferView(this.current));
     return new IndexSnapshot(views);
+  }
+
+  /**
+   * Lengths of the live documents, summed over every field's norms (a
+   * field's length saturates at 65,535 in a segment). One walk of the
+   * norms: for INFO, not for every search.
+   */
+  documentLengths(): DocumentLengths {
+    const lengths: DocumentLengths = { documents: 0, sum: 0, lower: 0, upper: 0 };
+    for (const view of this.snapshot().views) {
+      const norms: Uint16Array[] = [];
+      for (const field of view.fieldNames()) {
+        const n = view.fieldNorms(field);
+        if (n !== null) norms.push(n);
+      }
+      for (let ordinal = 0; ordinal < view.docCount; ordinal++) {
+        if (!view.isLiveOrdinal(ordinal)) continue;
+        let length = 0;
+        for (const n of norms) if (ordinal < n.length) length += n[ordinal]!;
+        lengths.lower = lengths.documents === 0 ? length : Math.min(lengths.lower, length);
+        lengths.upper = Math.max(lengths.upper, length);
+        lengths.documents++;
+        lengths.sum += length;
+      }
+    }
+    return lengths;
   }
 
   /** Freeze the current buffer (when it holds changes) and wait until every frozen buffer is published. */
