@@ -42,7 +42,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     it('GET of a missing document or index is 404 with the error body', async () => {
       const r = await call(server, 'GET', '/blog/404');
       expect(r.status).toBe(404);
-      expect(r.json).toEqual({ status: 404, type: 'Not Found', message: 'Not Found: Document not found' });
+      expect(r.json).toEqual({ status: 404, type: 'Not Found', code: 'document_not_found', message: 'Not Found: Document not found' });
       expect((await call(server, 'GET', '/nowhere/1')).status).toBe(404);
       expect((await call(server, 'HEAD', '/blog/404')).status).toBe(404);
       const head = await call(server, 'HEAD', '/blog/1');
@@ -221,7 +221,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       await call(server, 'PUT', '/occ/1', { n: 1 });
       const conflict = await call(server, 'PUT', '/occ/1?version=5', { n: 2 });
       expect(conflict.status).toBe(409);
-      expect(conflict.json).toEqual({ status: 409, type: 'Conflict', message: 'Conflict: Version mismatch!' });
+      expect(conflict.json).toEqual({ status: 409, type: 'Conflict', code: 'version_conflict', message: 'Conflict: Version mismatch!' });
       expect((await call(server, 'UPDATE', '/occ/1', { _version: 3, n: 2 })).status).toBe(409);
       expect((await call(server, 'GET', '/occ/1')).json).toMatchObject({ n: 1, _version: 1 });
       const ok = await call(server, 'PUT', '/occ/1?version=1', { n: 2, _version: 1 });
