@@ -69,7 +69,8 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   headerBytesMax: 16 * 1024,
   urlBytesMax: 8 * 1024,
   idleTimeoutMs: 60_000,
-  headersTimeoutMs: 20_000,
+  // A head takes milliseconds; 10 s bounds how long a slow-header client holds a connection (docs/http.md).
+  headersTimeoutMs: 10_000,
   bodyTimeoutMs: 30_000,
   depthMax: 128,
   fieldsMax: 10_000,

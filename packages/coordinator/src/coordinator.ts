@@ -55,6 +55,19 @@ export interface CoordinatorOptions {
 
 const ALLOW = 'GET, HEAD, PUT, POST, UPDATE, UPSERT, PATCH, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS';
 
+/**
+ * The `Allow` header of a 405: the methods `dispatch` serves on each resource
+ * (API.md §3.1). test/src/http-faults.test.ts sends every known method to
+ * each resource and checks that exactly these escape the 405.
+ */
+const ALLOW_BY_RESOURCE: Record<Resource, string> = {
+  root: 'GET, HEAD, OPTIONS',
+  index: 'GET, HEAD, PUT, POST, UPDATE, UPSERT, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS',
+  document: 'GET, HEAD, PUT, UPDATE, UPSERT, PATCH, DELETE, INFO, DUMP, RESTORE, OPTIONS',
+};
+/** The metrics and health endpoints. */
+const ALLOW_SPECIAL = 'GET, HEAD';
+
 type Resource = 'root' | 'index' | 'document';
 
 /** Method label of the request metrics: known methods, else OTHER (client input must not grow label sets). */
@@ -190,7 +203,7 @@ export class Coordinator {
   /** Endpoints outside the index/document grammar: metrics and health. */
   private async special(req: HttpRequest): Promise<HttpResponse> {
     if (req.method !== 'GET' && req.method !== 'HEAD') {
-      throw apiErrors.methodNotAllowed(req.method, req.path.endsWith('metrics') ? 'the metrics endpoint' : 'a health endpoint');
+      throw apiErrors.methodNotAllowed(req.method, req.path.endsWith('metrics') ? 'the metrics endpoint' : 'a health endpoint', ALLOW_SPECIAL);
     }
     switch (req.path) {
       case '/:metrics':
@@ -285,7 +298,8 @@ export class Coordinator {
         }
         break;
     }
-    throw apiErrors.methodNotAllowed(method, resource === 'root' ? 'the root' : resource === 'index' ? 'an index' : 'a document');
+    throw apiErrors.methodNotAllowed(method, resource === 'root' ? 'the root' : resource === 'index' ? 'an index' : 'a document',
+      ALLOW_BY_RESOURCE[resource]);
   }
 
   private async rootValue(ctx: RequestContext): Promise<unknown> {

@@ -31,7 +31,9 @@ export const apiErrors = {
   documentNotFound: () => e('document_not_found', 404, 'Document not found'),
   indexNotFound: (index: string) => e('index_not_found', 404, `Index not found: ${index}`),
   selectorNotFound: (selector: string) => e('selector_not_found', 404, `Selector not found: ${selector}`),
-  methodNotAllowed: (method: string, what: string) => e('method_not_allowed', 405, `Method ${method} is not allowed on ${what}`),
+  /** `allow`: the methods valid for the resource, sent as the `Allow` header (RFC 9110 §15.5.6, API.md §4.2). */
+  methodNotAllowed: (method: string, what: string, allow: string) =>
+    new TesseraError('method_not_allowed', 405, `Method ${method} is not allowed on ${what}`, { headers: { Allow: allow } }),
   unsupportedMediaType: (mediaType: string) =>
     e('unsupported_media_type', 415, `Content type '${mediaType}' cannot be used here; send JSON, YAML or MessagePack`),
   badScript: (why: string) => e('invalid_script', 400, `Invalid '_script': ${why}`),

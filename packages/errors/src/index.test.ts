@@ -9,7 +9,7 @@ describe('TesseraError', () => {
   });
   it('renders the API error body', () => {
     expect(errorBody(new TesseraError('version_conflict', 409, 'Version mismatch!')))
-      .toEqual({ status: 409, type: 'Conflict', message: 'Conflict: Version mismatch!', code: 'version_conflict' });
+      .toEqual({ status: 409, type: 'Conflict', code: 'version_conflict', message: 'Conflict: Version mismatch!' });
   });
   it('hides unknown errors behind a 500', () => {
     const e = toTesseraError(new Error('secret path /etc'));

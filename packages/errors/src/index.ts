@@ -18,13 +18,20 @@ export class TesseraError extends Error implements ErrorShape {
   readonly status: number;
   /** Extra fields merged into the JSON error body (e.g. `script: {name, line}`). */
   readonly details: Record<string, unknown> | undefined;
+  /**
+   * Response headers the error's answer carries (a 405's `Allow`). Local to
+   * the process that answers: not carried over RPC.
+   */
+  readonly headers: Readonly<Record<string, string>> | undefined;
 
-  constructor(code: string, status: number, message: string, options?: { cause?: unknown; details?: Record<string, unknown> }) {
+  constructor(code: string, status: number, message: string,
+    options?: { cause?: unknown; details?: Record<string, unknown>; headers?: Record<string, string> }) {
     super(message, options?.cause === undefined ? undefined : { cause: options.cause });
     this.name = 'TesseraError';
     this.code = code;
     this.status = status;
     this.details = options?.details;
+    this.headers = options?.headers;
   }
 
   /** Plain, serialisable form (for RPC frames and logs). */
@@ -65,10 +72,13 @@ export function toTesseraError(err: unknown): TesseraError {
   return new TesseraError('internal_error', 500, 'Internal server error', { cause: err });
 }
 
-/** API.md §4.2 error body: reason phrase as `type`, "Reason: detail" as message. */
+/**
+ * API.md §4.2 error body: reason phrase as `type`, "Reason: detail" as
+ * message, and the catalogue `code` programs branch on (docs/errors.md).
+ */
 export function errorBody(err: ErrorShape & { details?: Record<string, unknown> | undefined }): Record<string, unknown> {
   const type = reasonPhrase(err.status);
-  const body: Record<string, unknown> = { status: err.status, type, message: `${type}: ${err.message}`, code: err.code };
+  const body: Record<string, unknown> = { status: err.status, type, code: err.code, message: `${type}: ${err.message}` };
   if (err.details) for (const [k, v] of Object.entries(err.details)) body[k] = v;
   return body;
 }

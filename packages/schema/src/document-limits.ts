@@ -12,7 +12,7 @@
  * The defaults leave the real corpora far inside (Debian packages: at most
  * 332 array items, 81 KB in one string, 11,000 words in one document).
  */
-import { TesseraError } from '@tessera/errors';
+import { schemaErrors } from './errors.js';
 import { isCommentKey } from './keys.js';
 
 export interface DocumentLimits {
@@ -32,21 +32,6 @@ export const DOCUMENT_LIMITS_DEFAULTS: Readonly<DocumentLimits> = Object.freeze(
   stringBytesMax: 1024 * 1024,
   documentWordsMax: 200_000,
 });
-
-export const DOCUMENT_LIMIT_ERROR_STATUS = {
-  /** One field holds more than `valuesPerFieldMax` values. */
-  too_many_values: 400,
-  /** The document holds more than `documentValuesMax` values or `documentWordsMax` words. */
-  document_too_large: 400,
-  /** One string value is longer than `stringBytesMax` bytes. */
-  value_too_large: 400,
-} as const;
-
-type DocumentLimitCode = keyof typeof DOCUMENT_LIMIT_ERROR_STATUS;
-
-function limitError(code: DocumentLimitCode, message: string): TesseraError {
-  return new TesseraError(code, DOCUMENT_LIMIT_ERROR_STATUS[code], message);
-}
 
 /**
  * A word: a maximal run of letters, digits and marks, the tokenizer's rule
@@ -83,7 +68,7 @@ export function checkDocumentLimits(body: Record<string, unknown>, limits: Docum
     } else if (Array.isArray(value)) {
       const count = (perField.get(path) ?? 0) + value.length;
       if (count > limits.valuesPerFieldMax) {
-        throw limitError('too_many_values', `Field '${path}' has more than ${limits.valuesPerFieldMax} values`);
+        throw schemaErrors.tooManyValues(path, limits.valuesPerFieldMax);
       }
       perField.set(path, count);
       // An array is no value of its own: its items are.
@@ -102,11 +87,11 @@ export function checkDocumentLimits(body: Record<string, unknown>, limits: Docum
       }
     }
     if (++values > limits.documentValuesMax) {
-      throw limitError('document_too_large', `Document has more than ${limits.documentValuesMax} values`);
+      throw schemaErrors.documentTooLarge(`has more than ${limits.documentValuesMax} values`);
     }
   }
   if (wordsBound > limits.documentWordsMax && countWords(body, limits.documentWordsMax) > limits.documentWordsMax) {
-    throw limitError('document_too_large', `Document text has more than ${limits.documentWordsMax} words`);
+    throw schemaErrors.documentTooLarge(`text has more than ${limits.documentWordsMax} words`);
   }
 }
 
@@ -115,7 +100,7 @@ const UNDERSCORE = 0x5f;
 /** ≤ 3 UTF-8 bytes per UTF-16 unit: most strings are settled by their length alone. */
 function checkStringBytes(s: string, path: string, limits: DocumentLimits): void {
   if (s.length * 3 > limits.stringBytesMax && Buffer.byteLength(s, 'utf8') > limits.stringBytesMax) {
-    throw limitError('value_too_large', `A value of field '${path}' is longer than ${limits.stringBytesMax} bytes`);
+    throw schemaErrors.valueTooLarge(path, limits.stringBytesMax);
   }
 }
 

@@ -31,4 +31,8 @@ export const schemaErrors = {
     e('invalid_value', 400, `Invalid '${type}' value for field '${path}': ${why}`),
   invalidDate: (value: string) => e('invalid_date', 400, `Invalid date ${value}`),
   keywordTooLong: () => e('keyword_too_long', 400, 'Keyword too long'),
+  // Per-document limits (document-limits.ts), checked before anything is written.
+  tooManyValues: (path: string, max: number) => e('too_many_values', 400, `Field '${path}' has more than ${max} values`),
+  documentTooLarge: (what: string) => e('document_too_large', 400, `Document ${what}`),
+  valueTooLarge: (path: string, max: number) => e('value_too_large', 400, `A value of field '${path}' is longer than ${max} bytes`),
 };

@@ -38,4 +38,4 @@ export {
   accuracyBucket, accuracyPrefix, accuracyTerms, fieldTerm, globalTerm, sortableNumber, sortableToken, stemTerm,
   type TermSpec, textTerm, valueToken,
 } from './terms.js';
-export { checkDocumentLimits, DOCUMENT_LIMIT_ERROR_STATUS, DOCUMENT_LIMITS_DEFAULTS, type DocumentLimits } from './document-limits.js';
+export { checkDocumentLimits, DOCUMENT_LIMITS_DEFAULTS, type DocumentLimits } from './document-limits.js';

@@ -52,7 +52,9 @@ export function render(head: RequestHead, reply: Reply, pretty: boolean | undefi
   return { status: reply.status, headers, body };
 }
 
+/** The error's own headers (a 405's `Allow`) go with it, HEAD included. */
 export function renderError(head: RequestHead, err: TesseraError, pretty: boolean | undefined): HttpResponse {
-  if (head.method === 'HEAD') return { status: err.status };
-  return render(head, { status: err.status, value: errorBody(err) }, pretty);
+  const headers = err.headers === undefined ? undefined : { ...err.headers };
+  if (head.method === 'HEAD') return headers === undefined ? { status: err.status } : { status: err.status, headers };
+  return render(head, headers === undefined ? { status: err.status, value: errorBody(err) } : { status: err.status, value: errorBody(err), headers }, pretty);
 }

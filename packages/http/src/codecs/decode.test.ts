@@ -280,6 +280,16 @@ describe('form-urlencoded and opaque bodies', () => {
       expect(d).toEqual({ kind: 'opaque', bytes: body, mediaType: 'application/x-www-form-urlencoded' });
     }
   });
+  it.each([
+    ['{"title": ', /at 1:11$/],
+    ['  [1, 2', /at 1:8$/],
+    ['\n{"a": 1,\n "b": }', /at 3:7$/],
+  ])('text opening with { or [ that does not parse is a 400 naming where it breaks (%j)', (text, where) => {
+    const e = error(text, 'application/x-www-form-urlencoded');
+    expect([e.code, e.status]).toEqual(['body_malformed', 400]);
+    expect(e.message).toMatch(/^Malformed JSON body: /);
+    expect(e.message).toMatch(where);
+  });
   it('keeps limits on JSON that parses', () => {
     expect(error(nestedJson(129), 'application/x-www-form-urlencoded').code).toBe('body_too_deep');
   });

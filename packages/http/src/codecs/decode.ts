@@ -12,6 +12,9 @@ import type { DecodedBody, DecodeLimits } from './types.js';
 import { decodeUtf8, tryDecodeUtf8 } from './utf8.js';
 import { parseYamlText } from './yaml.js';
 
+/** Optional whitespace, then `{` or `[` (a form field name cannot start so unencoded). */
+const LOOKS_LIKE_JSON = /^[\t\n\r ]*[{[]/;
+
 export function decodeBody(body: Buffer, contentType: string | undefined, limits: DecodeLimits): DecodedBody {
   const mediaType = mediaTypeOf(contentType);
   const format = bodyFormatOf(mediaType);
@@ -28,9 +31,11 @@ export function decodeBody(body: Buffer, contentType: string | undefined, limits
     case 'ndjson':
       return { kind: 'value', value: parseNdjsonText(decodeUtf8(body, 'NDJSON'), limits), mediaType };
     case 'form': {
-      // curl -d sends JSON as form-urlencoded: JSON if it parses, else stored bytes.
+      // curl -d sends JSON as form-urlencoded: JSON if it parses, else stored bytes…
       const text = tryDecodeUtf8(body);
       if (text === undefined) return { kind: 'opaque', bytes: body, mediaType };
+      // …but text opening as an object or array was meant as JSON: a typo is a 400 saying where, not a 415.
+      if (LOOKS_LIKE_JSON.test(text)) return { kind: 'value', value: parseJsonText(text, limits, 'JSON'), mediaType };
       const value = tryParseJsonText(text, limits, 'JSON');
       if (value === NOT_JSON) return { kind: 'opaque', bytes: body, mediaType };
       return { kind: 'value', value, mediaType };

@@ -39,7 +39,8 @@ const token = (maxLength: number) => fc.string({ unit: fc.constantFrom(...TCHARS
 
 export const methodArb: fc.Arbitrary<string> = fc.oneof(
   fc.constantFrom(...KNOWN_METHODS.filter((m) => m !== 'HEAD')),
-  token(12).filter((m) => m.toUpperCase() !== 'HEAD'),
+  // A known method in another case (`get`) is answered 400 by the server (methods are case-sensitive), not handled.
+  token(12).filter((m) => m.toUpperCase() !== 'HEAD' && (KNOWN_METHODS.includes(m) || !KNOWN_METHODS.includes(m.toUpperCase()))),
 );
 
 const segment = fc.string({ unit: fc.constantFrom(...PATH_CHARS), maxLength: 12 });

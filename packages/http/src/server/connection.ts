@@ -98,9 +98,9 @@ class ProtocolFailure {
   ) {}
 }
 
-/** `HEAD` responses carry Content-Length but no body; decided by the method on the request line. */
+/** `HEAD` responses carry Content-Length but no body; decided by the method on the request line (case-sensitive: `head` is no HEAD). */
 function isHeadMethod(originalMethod: string): boolean {
-  return originalMethod === 'HEAD' || (originalMethod.length === 4 && originalMethod.toUpperCase() === 'HEAD');
+  return originalMethod === 'HEAD';
 }
 
 // Deadline kinds.
@@ -157,6 +157,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private deadlineKind = NONE;
   /** ms timestamp by which a full write buffer must have drained; 0 = none. */
   private drainDeadline = 0;
+  /** A headers deadline due before the next clock tick, timed exactly (see checkDeadlines). */
+  private exactTimer: NodeJS.Timeout | null = null;
 
   private readonly host: ConnectionHost;
   private readonly options: HttpServerOptions;
@@ -182,7 +184,10 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private continueOwed = false;
   /** No further request will be parsed on this connection (the parser is destroyed). */
   private stopReading = false;
-  /** close() was called while a request was partly received: stop after it. */
+  /**
+   * The server is closing: answer what has been received, the last response
+   * with `Connection: close`, then close (see caughtUp()).
+   */
   private draining = false;
   private readPaused = false;
   private writeBlocked = false;
@@ -251,6 +256,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     this.queuedBodyBytes = 0;
     this.deadline = 0;
     this.drainDeadline = 0;
+    if (this.exactTimer !== null) clearTimeout(this.exactTimer);
+    this.exactTimer = null;
     this.wakeStream();
     this.host.connectionClosed(this);
   };
@@ -349,7 +356,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
       }
     }
     this.setDeadline(NONE, 0);
-    if (!head.keepAlive || this.draining) {
+    if (!head.keepAlive) {
       // Nothing after this request will be answered.
       this.stopParsing();
     } else if (!this.queueHasRoom()) {
@@ -386,6 +393,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
 
   /** Answer queued requests in order while nothing is running and the socket accepts writes. */
   private drive(): void {
+    // Draining: answer once the parser has consumed what it was given, so the last answer knows it is the last.
+    if (this.draining && this.inParser) return;
     while (this.current === null && !this.writeBlocked && !this.ended && this.queue.length > 0) {
       const item = this.queue.shift()!;
       if (item instanceof ProtocolFailure) {
@@ -443,7 +452,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     if (this.ended) return;
     // The client has closed its side and everything it sent is parsed: what is left can never complete.
     if (this.peerEnded && !this.inParser && !this.parser.isPaused) this.stopParsing();
-    if (this.stopReading) {
+    if (this.stopReading || (this.draining && this.caughtUp())) {
       this.endSocket();
       return;
     }
@@ -503,7 +512,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     mustClose: boolean, length: number | undefined): void {
     const noBody = isHeadMethod(request.originalMethod) || status === 204 || status === 304;
     const chunked = request.httpVersion === 11 && length === undefined;
-    const close = mustClose || (!chunked && !noBody && length === undefined) || (this.stopReading && this.queue.length === 0);
+    const close = mustClose || (!chunked && !noBody && length === undefined)
+      || (this.queue.length === 0 && (this.stopReading || (this.draining && this.caughtUp())));
     const responseHead = this.host.responseHead;
     let head = responseHead.statusLine(status) + responseHead.dateLine + extra;
     if (chunked && status !== 204 && status !== 304) head += 'Transfer-Encoding: chunked\r\n';
@@ -614,7 +624,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private writeError(error: TesseraError, subject: HttpRequest | RequestHead | null, fatal: boolean, startedAt: bigint): void {
     const noBody = subject !== null && isHeadMethod(subject.originalMethod);
     const keepAlive = !fatal && (subject === null || !(subject instanceof IncomingRequest) || subject.keepAlive);
-    this.write(error.status, ERROR_CONTENT_TYPE, JSON.stringify(errorBody(error)), noBody,
+    const own = error.headers === undefined ? '' : serializeHeaders(error.headers) ?? '';
+    this.write(error.status, ERROR_CONTENT_TYPE + own, JSON.stringify(errorBody(error)), noBody,
       subject?.httpVersion ?? 11, !keepAlive);
     this.reportResponse(subject, error.status, startedAt);
   }
@@ -622,7 +633,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   /** Serialize and send one response with a single socket write (or one corked writev). */
   private write(status: number, extra: string, body: Buffer | Uint8Array | string | null, noBody: boolean,
     httpVersion: 10 | 11, mustClose: boolean): void {
-    const close = mustClose || (this.stopReading && this.queue.length === 0 && this.current === null);
+    const close = mustClose || (this.queue.length === 0 && this.current === null && (this.stopReading || (this.draining && this.caughtUp())));
     const responseHead = this.host.responseHead;
     let head = responseHead.statusLine(status) + responseHead.dateLine + extra;
     const bodyBytes = body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
@@ -677,6 +688,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
         this.uncorkAfterParser = false;
         this.uncork();
       }
+      if (this.draining && !this.ended) this.drive();
     }
   }
 
@@ -795,32 +807,61 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     this.socket.destroy();
   }
 
-  /** Graceful close: no new requests; answer what is received, then close. */
+  /**
+   * The server is closing: from now on the response that leaves this
+   * connection with nothing else received or owed carries `Connection: close`
+   * and the connection closes after it. Requests already sent (pipelined, or
+   * still in the socket's buffer) are answered first; a connection that has
+   * received nothing waits for endIfIdle(), as its request may not be read yet.
+   */
   beginDrain(): void {
     if (this.ended || this.stopReading) return;
-    if (this.parser.idle) {
-      this.stopParsing();
-      if (this.current === null && this.queue.length === 0) this.destroy();
-    } else {
-      this.draining = true;
-    }
+    this.draining = true;
+  }
+
+  /** The server's drain window is over: close if nothing is received, running or owed. */
+  endIfIdle(): void {
+    if (!this.ended && this.current === null && this.queue.length === 0 && this.caughtUp()) this.endSocket();
+  }
+
+  /** Nothing of a next request has been received or is held back (the parser is between requests, outside a parse). */
+  private caughtUp(): boolean {
+    return !this.inParser && this.parser.idle && this.receiving === null;
   }
 
   // ── Deadlines ─────────────────────────────────────────────────────────
+
+  private readonly onExactTimer = (): void => {
+    this.exactTimer = null;
+    if (!this.ended) this.checkDeadlines(Date.now());
+  };
 
   private setDeadline(kind: number, ms: number): void {
     this.deadlineKind = kind;
     this.deadline = kind === NONE ? 0 : Date.now() + ms;
   }
 
-  /** Called by the server's clock tick. */
-  checkDeadlines(now: number): void {
+  /**
+   * Called by the server's clock tick (every `tickMs`). A headers deadline
+   * due before the next tick gets a one-off timer of its own: the head
+   * timeout is the bound against slow-header clients, kept to the
+   * millisecond rather than up to a tick late. Only connections about to
+   * time out pay for a timer.
+   */
+  checkDeadlines(now: number, tickMs = 0): void {
     if (this.drainDeadline !== 0 && now >= this.drainDeadline) {
       // The client stopped reading its responses.
       this.destroy();
       return;
     }
-    if (this.deadline === 0 || now < this.deadline) return;
+    if (this.deadline === 0) return;
+    if (now < this.deadline) {
+      if (this.deadlineKind === HEADERS && this.deadline - now < tickMs && this.exactTimer === null) {
+        this.exactTimer = setTimeout(this.onExactTimer, this.deadline - now);
+        this.exactTimer.unref();
+      }
+      return;
+    }
     switch (this.deadlineKind) {
       case HEADERS:
       case BODY: {

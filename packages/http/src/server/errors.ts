@@ -20,7 +20,8 @@ export const serverErrors = {
     e('http_method_override_misuse', 400, "'x-http-method-override' header must use the POST method"),
   mappingNeedsGetOrPost: () =>
     e('http_method_mapping_misuse', 400, 'HTTP Mappings must use GET or POST method'),
-  unknownMethod: (method: string) => e('http_unknown_method', 405, `Unknown method '${method}'`),
+  methodCase: (sent: string, known: string) =>
+    e('http_method_case', 400, `Method names are case-sensitive: '${sent}' is not a method (did you mean '${known}'?)`),
   invalidResponse: (why: string) => e('http_invalid_response', 500, `Handler returned an invalid response: ${why}`),
   invalidOption: (name: string, why: string) => e('http_invalid_option', 500, `Invalid HTTP server option '${name}': ${why}`),
 };

@@ -1,9 +1,9 @@
-import { connect } from 'node:net';
+import { connect, type Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { Client } from 'undici';
 import { TesseraError } from '@tessera/errors';
 import { clockTickMs, createHttpServer, DEFAULT_HTTP_SERVER_OPTIONS } from './http-server.js';
-import { rawExchange } from './raw-client.js';
+import { parseResponses, rawExchange } from './raw-client.js';
 import type { HttpRequest, HttpResponse, HttpServer, HttpServerOptions, RequestHandler } from './types.js';
 
 interface Running {
@@ -80,7 +80,7 @@ describe('options', () => {
   test('defaults are frozen and match API.md §13', () => {
     expect(Object.isFrozen(DEFAULT_HTTP_SERVER_OPTIONS)).toBe(true);
     expect(DEFAULT_HTTP_SERVER_OPTIONS).toMatchObject({
-      headerBytesMax: 16384, urlBytesMax: 8192, bodyBytesMax: 64 * 1024 * 1024, headersTimeoutMs: 20000,
+      headerBytesMax: 16384, urlBytesMax: 8192, bodyBytesMax: 64 * 1024 * 1024, headersTimeoutMs: 10000,
       bodyTimeoutMs: 30000, idleTimeoutMs: 60000, pipelineDepthMax: 64, serverName: 'Tessera/0.1.0',
     });
     expect(clockTickMs(DEFAULT_HTTP_SERVER_OPTIONS)).toBe(1000);
@@ -118,10 +118,22 @@ describe('requests and responses', () => {
     expect(await mapped.body.json()).toMatchObject({ method: 'SEARCH', originalMethod: 'GET', path: '/bank/', query: 'q=x' });
     const override = await c.request({ path: '/t/1', method: 'POST', headers: { 'X-HTTP-Method-Override': 'INFO' } });
     expect(await override.body.json()).toMatchObject({ method: 'INFO', originalMethod: 'POST' });
-    const unknown = await c.request({ path: '/t/1', method: 'POST', headers: { 'X-HTTP-Method-Override': 'FROB' } });
-    expect(unknown.statusCode).toBe(405);
-    expect(await unknown.body.json()).toMatchObject({ status: 405, type: 'Method Not Allowed' });
-    expect(r.calls).toHaveLength(3);
+    // An unknown override name reaches the handler (the router answers 405 with Allow for the resource).
+    const unknown = await c.request({ path: '/t/1', method: 'POST', headers: { 'X-HTTP-Method-Override': 'frob' } });
+    expect(await unknown.body.json()).toMatchObject({ method: 'FROB', originalMethod: 'POST' });
+    expect(r.calls).toHaveLength(4);
+  });
+
+  test('method names are case-sensitive: a known method in another case is 400 http_method_case, with code, and never handled', async () => {
+    const r = await start();
+    const x = await rawExchange(r.port, [get('/').replace('GET', 'get'), get('/').replace('GET', 'head'), get('/')], { responses: 3 });
+    expect(x.responses.map((res) => res.status)).toEqual([400, 400, 200]);
+    for (const res of x.responses.slice(0, 2)) {
+      expect(JSON.parse(res.body.toString())).toMatchObject({
+        status: 400, type: 'Bad Request', code: 'http_method_case', message: expect.stringContaining('case-sensitive'),
+      });
+    }
+    expect(r.calls.map((c) => c.method)).toEqual(['GET']);
   });
 
   test('method misuse answers 400 without the handler and keeps the connection usable', async () => {
@@ -129,7 +141,7 @@ describe('requests and responses', () => {
     const x = await rawExchange(r.port, [`PUT /bank/:search HTTP/1.1\r\nHost: t\r\nContent-Length: 3\r\n\r\nabc${get('/after')}`], { responses: 2 });
     expect(x.responses.map((res) => res.status)).toEqual([400, 200]);
     expect(JSON.parse(x.responses[0]!.body.toString())).toEqual({
-      status: 400, type: 'Bad Request', message: 'Bad Request: HTTP Mappings must use GET or POST method', code: 'http_method_mapping_misuse',
+      status: 400, type: 'Bad Request', code: 'http_method_mapping_misuse', message: 'Bad Request: HTTP Mappings must use GET or POST method',
     });
     expect(x.responses[0]!.headers['content-type']).toBe('application/json; charset=utf-8');
     expect(x.closed).toBe(false);
@@ -159,7 +171,7 @@ describe('requests and responses', () => {
     const c = client(r);
     const thrown = await c.request({ path: '/throw', method: 'GET' });
     expect(thrown.statusCode).toBe(500);
-    expect(await thrown.body.json()).toEqual({ status: 500, type: 'Internal Server Error', message: 'Internal Server Error: Internal server error', code: 'internal_error' });
+    expect(await thrown.body.json()).toEqual({ status: 500, type: 'Internal Server Error', code: 'internal_error', message: 'Internal Server Error: Internal server error' });
     const rejected = await c.request({ path: '/reject', method: 'GET' });
     expect(rejected.statusCode).toBe(404);
     expect(await rejected.body.json()).toMatchObject({ message: 'Not Found: Document not found' });
@@ -327,7 +339,9 @@ describe('bodies', () => {
     await ok.body.dump();
     const over = await c.request({ path: '/t/2', method: 'PUT', body: Buffer.alloc(1025, 97) });
     expect(over.statusCode).toBe(413);
-    expect(await over.body.json()).toEqual({ status: 413, type: 'Payload Too Large', message: 'Payload Too Large: Request body is larger than 1024 bytes', code: 'http_body_too_large' });
+    expect(await over.body.json()).toEqual({
+      status: 413, type: 'Payload Too Large', code: 'http_body_too_large', message: 'Payload Too Large: Request body is larger than 1024 bytes',
+    });
     expect(over.headers.connection).toBe('close');
     expect(r.calls.map((q) => q.path)).toEqual(['/t/1']);
   });
@@ -465,6 +479,60 @@ describe('graceful close', () => {
       s.on('error', (err: NodeJS.ErrnoException) => resolve(err.code ?? 'error'));
     });
     expect(refused).toBe('ECONNREFUSED');
+  });
+
+  test('requests written just before close() are answered with Connection: close, not reset: on idle keep-alive connections and on fresh ones', async () => {
+    const r = await start({}, (req) => ({ status: 200, body: req.path }));
+    interface Peer { socket: Socket; received: Buffer[]; outcome: Promise<string> }
+    const open = (): Promise<Peer> => new Promise((resolve) => {
+      const socket = connect(r.port, '127.0.0.1');
+      const received: Buffer[] = [];
+      socket.on('data', (d: Buffer) => received.push(d));
+      const outcome = new Promise<string>((done) => {
+        socket.on('error', (err: NodeJS.ErrnoException) => done(err.code ?? 'error'));
+        socket.on('close', () => done('closed'));
+      });
+      socket.once('connect', () => resolve({ socket, received, outcome }));
+    });
+    // Idle keep-alive connections: one request answered each, then nothing.
+    const kept = await Promise.all(Array.from({ length: 5 }, open));
+    for (const [i, p] of kept.entries()) p.socket.write(get(`/first-${i}`));
+    await until(() => kept.every((p) => parseResponses(Buffer.concat(p.received)).responses.length === 1));
+    const fresh = await Promise.all(Array.from({ length: 20 }, open));
+    // Written and closed in one turn: the server has read none of these requests when close() begins.
+    for (const [i, p] of kept.entries()) p.socket.write(get(`/kept-${i}`));
+    for (const [i, p] of fresh.entries()) p.socket.write(get(`/fresh-${i}`));
+    const closing = r.server.close(5000);
+    const outcomes = await Promise.all([...kept, ...fresh].map((p) => p.outcome));
+    expect(outcomes.every((o) => o === 'closed')).toBe(true);
+    for (const [i, p] of kept.entries()) {
+      const { responses } = parseResponses(Buffer.concat(p.received));
+      expect(responses.map((res) => [res.status, res.body.toString()])).toEqual([[200, `/first-${i}`], [200, `/kept-${i}`]]);
+      expect(responses[1]!.headers.connection).toBe('close');
+    }
+    for (const [i, p] of fresh.entries()) {
+      const { responses } = parseResponses(Buffer.concat(p.received));
+      expect(responses.map((res) => [res.status, res.body.toString(), res.headers.connection])).toEqual([[200, `/fresh-${i}`, 'close']]);
+    }
+    await closing;
+  });
+
+  test('pipelined requests received before close() are all answered, the last with Connection: close', async () => {
+    const gate = deferred();
+    const r = await start({}, async (req) => {
+      if (req.path === '/1') await gate.promise;
+      return { status: 200, body: req.path };
+    });
+    const x = rawExchange(r.port, [get('/1') + get('/2') + get('/3')], { timeoutMs: 5000 });
+    await until(() => r.calls.length === 1);
+    const closing = r.server.close(5000);
+    gate.resolve();
+    const result = await x;
+    expect(result.responses.map((res) => [res.body.toString(), res.headers.connection])).toEqual([
+      ['/1', undefined], ['/2', undefined], ['/3', 'close'],
+    ]);
+    expect(result.closed).toBe(true);
+    await closing;
   });
 
   test('destroys what is left after the grace period', async () => {

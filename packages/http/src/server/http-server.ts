@@ -20,6 +20,16 @@ import type { HttpServer, HttpServerOptions, RequestHandler } from './types.js';
 
 export { DEFAULT_CLOSE_GRACE_MS, DEFAULT_HTTP_SERVER_OPTIONS } from './options.js';
 
+/**
+ * A closing server keeps its listener open until no connection has arrived
+ * for this long. Closing a listening socket resets every connection still in
+ * the kernel's accept backlog: clients that had sent a whole request before
+ * the shutdown would see ECONNRESET. 250 ms is many event-loop turns, each of
+ * which accepts the whole backlog; a load balancer that saw /readyz turn 503
+ * has stopped sending by then or keeps the window open (up to half the grace).
+ */
+export const DRAIN_QUIET_MS = 250;
+
 /** Clock period: a quarter of the shortest timeout, at least 10 ms, at most 1 s. */
 export function clockTickMs(options: Pick<HttpServerOptions, 'headersTimeoutMs' | 'bodyTimeoutMs' | 'idleTimeoutMs'>): number {
   const shortest = Math.min(options.headersTimeoutMs, options.bodyTimeoutMs, options.idleTimeoutMs);
@@ -39,6 +49,10 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
   private finishClose: (() => void) | null = null;
   private listenerClosed = false;
   private grace: NodeJS.Timeout | null = null;
+  /** While closing: when the listener closes at the latest (half the grace), and when the last connection arrived. */
+  private listenerDeadline = 0;
+  private lastConnectionAt = 0;
+  private quietTimer: NodeJS.Timeout | null = null;
 
   constructor(options: HttpServerOptions, handler: RequestHandler) {
     this.options = options;
@@ -58,12 +72,18 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
   }
 
   private readonly onConnection = (socket: Socket): void => {
-    if (this.closing !== null) {
+    if (this.listenerClosed) {
       socket.on('error', () => undefined);
       socket.destroy();
       return;
     }
-    this.live.add(new Connection(this, socket));
+    const connection = new Connection(this, socket);
+    this.live.add(connection);
+    if (this.closing !== null) {
+      // Accepted from the backlog while draining: answer what it sent, with `Connection: close`.
+      this.lastConnectionAt = Date.now();
+      connection.beginDrain();
+    }
   };
 
   connectionClosed(connection: Connection): void {
@@ -74,7 +94,7 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
   private readonly tick = (): void => {
     const now = Date.now();
     this.responseHead.updateDate(now);
-    for (const connection of this.live) connection.checkDeadlines(now);
+    for (const connection of this.live) connection.checkDeadlines(now, this.tickMs);
   };
 
   listen(port: number, host: string): Promise<{ port: number; host: string }> {
@@ -111,21 +131,28 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
     }
   };
 
+  /**
+   * Drain (see HttpServer.close): every connection answers what it has been
+   * sent with `Connection: close`; the listener stays open, accepting and
+   * answering the connections already queued, until none has arrived for
+   * DRAIN_QUIET_MS (at most half the grace); then idle connections are closed.
+   */
   close(graceMs: number = DEFAULT_CLOSE_GRACE_MS): Promise<void> {
     if (this.closing !== null) return this.closing;
     this.closing = new Promise<void>((resolve) => {
       this.finishClose = resolve;
+      for (const connection of this.live) connection.beginDrain();
       if (!this.server.listening) {
         this.listenerClosed = true;
+        this.endIdleConnections();
       } else {
-        // The callback runs once the listener is closed and Node has seen every socket close.
-        this.server.close(() => {
-          this.listenerClosed = true;
-          this.maybeFinishClose();
-        });
+        const now = Date.now();
+        this.lastConnectionAt = now;
+        this.listenerDeadline = now + Math.floor(graceMs / 2);
+        this.armQuietCheck(now);
       }
-      for (const connection of this.live) connection.beginDrain();
       this.grace = setTimeout(() => {
+        this.closeListener();
         for (const connection of this.live) connection.destroy();
       }, graceMs);
       this.maybeFinishClose();
@@ -133,11 +160,50 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
     return this.closing;
   }
 
+  private armQuietCheck(now: number): void {
+    const at = Math.min(this.lastConnectionAt + DRAIN_QUIET_MS, this.listenerDeadline);
+    this.quietTimer = setTimeout(this.onQuietTimer, Math.max(0, at - now));
+  }
+
+  /**
+   * Timers run before the loop polls for I/O: after a blocked turn, connections
+   * may wait in the backlog unaccepted. setImmediate runs after that poll, so
+   * the check below has seen every connection that was waiting.
+   */
+  private readonly onQuietTimer = (): void => {
+    this.quietTimer = null;
+    setImmediate(this.quietCheck);
+  };
+
+  private readonly quietCheck = (): void => {
+    const now = Date.now();
+    if (now < this.listenerDeadline && now - this.lastConnectionAt < DRAIN_QUIET_MS) {
+      this.armQuietCheck(now);
+      return;
+    }
+    this.closeListener();
+  };
+
+  private closeListener(): void {
+    if (this.listenerClosed) return;
+    this.listenerClosed = true;
+    // The callback runs once the listener is closed and Node has seen every socket close.
+    this.server.close(() => this.maybeFinishClose());
+    this.endIdleConnections();
+  }
+
+  /** Everything sent before the drain began has been read by now: a connection with nothing received and nothing owed closes. */
+  private endIdleConnections(): void {
+    for (const connection of this.live) connection.endIfIdle();
+  }
+
   /** Resolve close() once the listener is closed and every connection has run its own 'close' handler. */
   private maybeFinishClose(): void {
     if (this.finishClose === null || !this.listenerClosed || this.live.size > 0) return;
     if (this.grace !== null) clearTimeout(this.grace);
     if (this.clock !== null) clearInterval(this.clock);
+    if (this.quietTimer !== null) clearTimeout(this.quietTimer);
+    this.quietTimer = null;
     this.grace = null;
     this.clock = null;
     const finish = this.finishClose;

@@ -14,10 +14,22 @@ function failure(fn: () => unknown): TesseraError {
 }
 
 describe('resolveMethod', () => {
-  test('plain methods: upper-cased, path untouched', () => {
+  test('plain methods: as sent, path untouched', () => {
     expect(resolveMethod('GET', '/bank/doc', none)).toEqual({ method: 'GET', path: '/bank/doc' });
-    expect(resolveMethod('update', '/t/1', none)).toEqual({ method: 'UPDATE', path: '/t/1' });
+    expect(resolveMethod('UPDATE', '/t/1', none)).toEqual({ method: 'UPDATE', path: '/t/1' });
     expect(resolveMethod('FROB', '/', none)).toEqual({ method: 'FROB', path: '/' });
+    // An unknown token keeps its case: the router answers 405 for it.
+    expect(resolveMethod('frob', '/', none)).toEqual({ method: 'frob', path: '/' });
+  });
+
+  test.each(['get', 'Get', 'update', 'head', 'Search'])('a known method in another case (%s) → 400 http_method_case', (sent) => {
+    const err = failure(() => resolveMethod(sent, '/t/1', none));
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('http_method_case');
+    expect(err.message).toContain('case-sensitive');
+    // Also with a mapping or an override: the request line is checked first.
+    expect(failure(() => resolveMethod(sent, '/t/1:info', none)).code).toBe('http_method_case');
+    expect(failure(() => resolveMethod(sent, '/t/1', { 'x-http-method-override': 'PATCH' })).code).toBe('http_method_case');
   });
 
   test.each([
@@ -54,13 +66,12 @@ describe('resolveMethod', () => {
     const err = failure(() => resolveMethod('GET', '/t/1', { 'x-http-method-override': 'DELETE' }));
     expect(err.status).toBe(400);
     expect(errorBody(err)).toEqual({
-      status: 400, type: 'Bad Request', message: "Bad Request: 'x-http-method-override' header must use the POST method", code: 'http_method_override_misuse',
+      status: 400, type: 'Bad Request', code: 'http_method_override_misuse', message: "Bad Request: 'x-http-method-override' header must use the POST method",
     });
   });
 
-  test('override with an unknown method → 405', () => {
-    const err = failure(() => resolveMethod('POST', '/t/1', { 'x-http-method-override': 'FROB' }));
-    expect(err.status).toBe(405);
+  test('override with an unknown method: passed on (upper case) for the router to answer 405 with Allow', () => {
+    expect(resolveMethod('POST', '/t/1', { 'x-http-method-override': 'frob' })).toEqual({ method: 'FROB', path: '/t/1' });
   });
 
   test('the header wins over a mapping (the suffix is still removed)', () => {

@@ -9,7 +9,7 @@ export const DEFAULT_HTTP_SERVER_OPTIONS: Readonly<HttpServerOptions> = Object.f
   headerBytesMax: 16 * 1024,
   urlBytesMax: 8 * 1024,
   bodyBytesMax: 64 * 1024 * 1024,
-  headersTimeoutMs: 20_000,
+  headersTimeoutMs: 10_000,
   bodyTimeoutMs: 30_000,
   idleTimeoutMs: 60_000,
   pipelineDepthMax: 64,

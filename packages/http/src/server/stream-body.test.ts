@@ -220,7 +220,7 @@ describe('streamed request bodies', () => {
     const over = await rawExchange(r.port, ['RESTORE /idx/ HTTP/1.1\r\nHost: t\r\nContent-Length: 1001\r\n\r\n']);
     expect(over.responses.map((res) => res.status)).toEqual([413]);
     expect(JSON.parse(over.responses[0]!.body.toString())).toEqual({
-      status: 413, type: 'Payload Too Large', message: 'Payload Too Large: Request body is larger than 1000 bytes', code: 'http_body_too_large',
+      status: 413, type: 'Payload Too Large', code: 'http_body_too_large', message: 'Payload Too Large: Request body is larger than 1000 bytes',
     });
     expect(over.closed).toBe(true);
     expect(r.calls).toEqual([]);
