@@ -26,6 +26,8 @@ function track(pid: number | undefined): void {
 
 afterEach(() => {
   for (const pid of tracked.splice(0)) {
+    // A single process only while it is still one of ours (its data directory is one of this file's), not a pid reused since.
+    if (pid > 0 && !isOurs(pid)) continue;
     try {
       process.kill(pid, 'SIGKILL');
     } catch {
@@ -35,8 +37,18 @@ afterEach(() => {
   for (const dir of dirs.splice(0)) removeDir(dir);
 });
 
+const DIR_PREFIX = 'tessera-life-';
+
+function isOurs(pid: number): boolean {
+  try {
+    return readFileSync(`/proc/${pid}/cmdline`, 'utf8').includes(DIR_PREFIX);
+  } catch {
+    return false;
+  }
+}
+
 function dataDir(): string {
-  const dir = tempDataDir('tessera-life-');
+  const dir = tempDataDir(DIR_PREFIX);
   dirs.push(dir);
   return dir;
 }
@@ -230,4 +242,111 @@ describe('a log reader that goes away', () => {
     expect((await call(server, 'GET', '/logs/19')).json.i).toBe(19);
     expect(await within('the server stops', server.stop(), 15_000)).toBe(0);
   });
+});
+
+describe('npm start and npm run cluster pass a signal on', () => {
+  /** `npm <args>` in its own process group; `ready` picks the line that says it serves. */
+  async function npm(args: string[], ready: (line: string) => boolean): Promise<Running> {
+    const started = run('npm', args);
+    await started.line(ready, 90_000);
+    return started;
+  }
+
+  it('SIGTERM to `npm start` stops the server gracefully (its stopped line, exit 0): no server is left', async () => {
+    const dir = dataDir();
+    const started = await npm(['start', '--silent', '--', '--port', '0', '--data', dir], (l) => json(l).msg === 'listening');
+    const listening = json(started.lines.find((l) => json(l).msg === 'listening')!);
+    const serverPid = listening.pid as number;
+    expect(serverPid).toBeGreaterThan(0);
+    process.kill(started.child.pid!, 'SIGTERM');
+    const { code } = await within('npm exits', started.exited, 30_000);
+    await waitFor('the server to be gone', () => !alive(serverPid), 15_000);
+    expect(started.lines.map(json).some((l) => l.msg === 'stopped' && l.pid === serverPid)).toBe(true);
+    expect(code).toBe(0);
+  }, 120_000);
+
+  it('Ctrl-C (SIGINT to the whole process group, which npm forwards again) is one request: a graceful stop, exit 0', async () => {
+    const dir = dataDir();
+    const started = await npm(['start', '--silent', '--', '--port', '0', '--data', dir], (l) => json(l).msg === 'listening');
+    const serverPid = json(started.lines.find((l) => json(l).msg === 'listening')!).pid as number;
+    process.kill(-started.child.pid!, 'SIGINT');
+    const { code } = await within('npm exits', started.exited, 30_000);
+    await waitFor('the server to be gone', () => !alive(serverPid), 15_000);
+    const messages = started.lines.map(json).filter((l) => l.pid === serverPid).map((l) => l.msg);
+    expect(messages).toContain('stopped');
+    expect(messages).not.toContain('second signal: exiting now, without waiting for in-flight requests');
+    expect(code).toBe(0);
+  }, 120_000);
+
+  it('SIGTERM to `npm run cluster` stops the coordinator and every node gracefully', async () => {
+    const dir = dataDir();
+    const started = await npm(['run', 'cluster', '--silent', '--', '--nodes', '2', '--port', '0', '--data', dir, '--no-build'],
+      (l) => l.startsWith('[cluster] GET /.nodes'));
+    const pids = clusterPids(started.lines);
+    expect(pids.size).toBe(3);
+    // Signalled before it has set up its handlers, a node would just die: wait until both have joined.
+    for (const name of ['node1', 'node2']) await started.line((l) => l.startsWith(`[${name}]`) && l.includes('"connected to the coordinator"'));
+    process.kill(started.child.pid!, 'SIGTERM');
+    const { code } = await within('npm exits', started.exited, 40_000);
+    for (const [name, pid] of pids) {
+      await waitFor(`${name} to be gone`, () => !alive(pid), 15_000);
+      expect(started.lines.some((l) => l.startsWith(`[${name}]`) && json(l.slice(l.indexOf('{'))).msg === 'stopped')).toBe(true);
+    }
+    expect(code).toBe(0);
+  }, 120_000);
+});
+
+/**
+ * name → pid of the processes a cluster script started, from the lines it prints at start; each is
+ * killed after the test (they run in process groups of their own, which the script's kill does not reach).
+ */
+function clusterPids(lines: string[]): Map<string, number> {
+  const pids = new Map<string, number>();
+  for (const line of lines) {
+    const m = /^\[cluster\] (coordinator|node\d+)(?::.*)? \(pid (\d+)\)/.exec(line);
+    if (m !== null) pids.set(m[1]!, Number(m[2]));
+  }
+  for (const pid of pids.values()) track(pid);
+  return pids;
+}
+
+describe('the local cluster (scripts/cluster)', () => {
+  const cluster = (dir: string, extra: string[]): Running =>
+    run(process.execPath, ['scripts/cluster', '--nodes', '2', '--port', '0', '--data', dir, '--no-build', ...extra]);
+  const ready = (l: string) => l.startsWith('[cluster] GET /.nodes');
+  const coordinatorUrl = (lines: string[]) => /coordinator: (http:\/\/[^ ]+)/.exec(lines.find((l) => l.startsWith('[cluster] coordinator:'))!)![1]!;
+
+  it('starts with --log-level warn, shows no info line, and keeps going when a node dies (the default)', async () => {
+    const started = cluster(dataDir(), ['--log-level', 'warn']);
+    await started.line(ready, 30_000);
+    expect(started.lines.filter((l) => json(l.slice(l.indexOf('{'))).level === 30)).toEqual([]);
+    const pids = clusterPids(started.lines);
+    const url = coordinatorUrl(started.lines);
+    await waitFor('both nodes to join', async () => {
+      const nodes = (await call({ url }, 'GET', '/.nodes')).json as Array<{ name: string; state?: string }>;
+      return ['node1', 'node2'].every((n) => JSON.stringify(nodes).includes(`"${n}"`));
+    });
+    process.kill(pids.get('node1')!, 'SIGKILL');
+    await started.line((l) => l.startsWith('[cluster] node1') && l.includes('died unexpectedly'));
+    await started.line((l) => l.includes('the others keep running'));
+    expect(alive(pids.get('coordinator')!)).toBe(true);
+    expect(alive(pids.get('node2')!)).toBe(true);
+    expect((await call({ url }, 'GET', '/')).status).toBe(200);
+    process.kill(started.child.pid!, 'SIGTERM');
+    const { code } = await within('the script exits', started.exited, 40_000);
+    expect(code).toBe(1); // a node died meanwhile
+    expect(alive(pids.get('coordinator')!) || alive(pids.get('node2')!)).toBe(false);
+  }, 90_000);
+
+  it('with --stop-on-exit, a node that dies stops the others and the script exits 1', async () => {
+    const started = cluster(dataDir(), ['--stop-on-exit']);
+    await started.line(ready, 30_000);
+    const pids = clusterPids(started.lines);
+    for (const name of ['node1', 'node2']) await started.line((l) => l.startsWith(`[${name}]`) && l.includes('"connected to the coordinator"'));
+    process.kill(pids.get('node1')!, 'SIGKILL');
+    const { code } = await within('the script exits', started.exited, 40_000);
+    expect(code).toBe(1);
+    expect(started.lines.some((l) => l.startsWith('[cluster] stopping 2 processes'))).toBe(true);
+    expect(alive(pids.get('coordinator')!) || alive(pids.get('node2')!)).toBe(false);
+  }, 90_000);
 });
