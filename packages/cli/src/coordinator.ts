@@ -3,13 +3,15 @@
  * shard node of its own, and an RPC listener that shard nodes join
  * (`tessera node --join ws://host:rpcPort`). Its data directory holds only
  * the cluster state (`cluster-state.json`): indexes, schemas, allocation and
- * the names of the nodes that have joined.
+ * the names of the nodes that have joined. It is locked (data-lock.ts) for
+ * the life of the process.
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { admitPeer, NodeDirectory } from '@tessera/coordinator';
 import { RpcServer } from '@tessera/rpc';
 import type { Logger } from 'pino';
+import { lockDataDirectory } from './data-lock.js';
 import { createCoordinator, listenHttp, type HttpApiOptions, type RunningServer } from './serve.js';
 
 export interface CoordinatorProcessOptions extends HttpApiOptions {
@@ -33,6 +35,8 @@ export interface RunningCoordinator extends RunningServer {
 export async function runCoordinator(options: CoordinatorProcessOptions, log: Logger): Promise<RunningCoordinator> {
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
+  // Before the cluster state is read or written.
+  const dataLock = await lockDataDirectory(dataDir);
   const nodes = new NodeDirectory();
   const coordinator = await createCoordinator({ ...options, dataDir }, options.name, nodes, log);
   const rpcLog = log.child({ component: 'rpc' });
@@ -59,6 +63,7 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
       // Requests in flight still reach their nodes; then the nodes are let go (they redial until a coordinator is back).
       await http.close(options.shutdownGraceMs);
       await rpc.close();
+      await dataLock.release();
     },
   };
 }

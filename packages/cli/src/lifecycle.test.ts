@@ -1,15 +1,17 @@
 import { EventEmitter } from 'node:events';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
-import { exitOnCrash, signalExitCode, stopOnSignals, type ProcessLike } from './lifecycle.js';
+import { exitAfterLog, exitOnCrash, LOG_DRAIN_MS_MAX, signalExitCode, SIGNAL_REPEAT_MS, stopOnSignals, type ProcessLike } from './lifecycle.js';
 
 /** A process stand-in: signals and crashes are emitted by the test, exits recorded. */
-function fakeProcess(): ProcessLike & EventEmitter & { exits: number[] } {
-  const proc = new EventEmitter() as EventEmitter & ProcessLike & { exits: number[] };
+function fakeProcess(): ProcessLike & EventEmitter & { exits: number[]; seconds: number } {
+  const proc = new EventEmitter() as EventEmitter & ProcessLike & { exits: number[]; seconds: number };
   proc.exits = [];
+  proc.seconds = 100;
   proc.exit = (code: number) => {
     proc.exits.push(code);
   };
+  proc.uptime = () => proc.seconds;
   return proc;
 }
 
@@ -42,6 +44,7 @@ it('first SIGTERM closes and exits 0 once closed; a second signal meanwhile exit
   await settle();
   expect(closes).toBe(1);
   expect(proc.exits).toEqual([]);
+  proc.seconds += 0.5;
   proc.emit('SIGINT');
   expect(proc.exits).toEqual([130]);
   expect(closes).toBe(1);
@@ -50,6 +53,39 @@ it('first SIGTERM closes and exits 0 once closed; a second signal meanwhile exit
   expect(proc.exits).toEqual([130, 0]);
   expect(lines.map((l) => l.msg)).toEqual(['shutting down', 'second signal: exiting now, without waiting for in-flight requests', 'stopped']);
   expect(lines[0]?.signal).toBe('SIGTERM');
+});
+
+it('the same signal again at once is one request delivered twice (terminal and npm): the shutdown goes on; later, it forces the exit', async () => {
+  const proc = fakeProcess();
+  const { log, lines } = recordingLogger();
+  let finishClose!: () => void;
+  stopOnSignals(log, { close: () => new Promise<void>((resolve) => { finishClose = resolve; }) }, 60_000, proc);
+  proc.emit('SIGINT');
+  proc.seconds += (SIGNAL_REPEAT_MS / 1000) / 10;
+  proc.emit('SIGINT');
+  await settle();
+  expect(proc.exits).toEqual([]);
+  proc.seconds += SIGNAL_REPEAT_MS / 1000;
+  proc.emit('SIGINT');
+  expect(proc.exits).toEqual([130]);
+  finishClose();
+  await settle();
+  expect(lines.map((l) => l.msg)).toEqual(['shutting down', 'second signal: exiting now, without waiting for in-flight requests', 'stopped']);
+});
+
+it('exitAfterLog exits once the log has drained, or after LOG_DRAIN_MS_MAX when it does not; the first exit wins', async () => {
+  const proc = fakeProcess();
+  let drained!: () => void;
+  const asked: number[] = [];
+  const exiting = exitAfterLog({ drain: (ms) => { asked.push(ms); return new Promise<void>((resolve) => { drained = resolve; }); } }, proc);
+  exiting.exit(0);
+  exiting.exit(1);
+  await settle();
+  expect(proc.exits).toEqual([]);
+  expect(asked).toEqual([LOG_DRAIN_MS_MAX]);
+  drained();
+  await settle();
+  expect(proc.exits).toEqual([0]);
 });
 
 it('a close that fails exits 1 with the error logged', async () => {

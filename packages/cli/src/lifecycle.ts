@@ -9,13 +9,20 @@
  * - A second signal exits at once, with 128 + the signal's number as a shell
  *   reports a process killed by it (143 for SIGTERM, 130 for SIGINT): the
  *   operator asked twice. Acknowledged writes are in LevelDB's log already;
- *   the next start recovers the rest.
+ *   the next start recovers the rest. The same signal again within
+ *   SIGNAL_REPEAT_MS of the first is not a second request but the first one
+ *   delivered twice: Ctrl-C under `npm start` reaches the server from the
+ *   terminal (its whole process group) and again from npm, which forwards
+ *   the SIGINT it got to its child; systemd's KillMode=control-group does
+ *   the same with SIGTERM.
  * - An uncaught exception or unhandled rejection is logged (fatal, with the
  *   error) and exits 1, crash-only: state after an unexpected error is not
  *   trusted, and the next start recovers from what is on disk.
  *
- * pino writes through sonic-boom, which flushes synchronously on
- * `process.exit`, so the last lines are not lost.
+ * Every exit first lets the log destination drain, for at most
+ * LOG_DRAIN_MS_MAX (`exitAfterLog`): the last lines ("stopped", the fatal
+ * error) are written when standard output is read, and a reader that is gone
+ * or stalled costs those lines, never the exit.
  */
 import { constants } from 'node:os';
 import type { Logger } from 'pino';
@@ -28,6 +35,27 @@ export interface Stoppable {
 export interface ProcessLike {
   on(event: string, listener: (...args: unknown[]) => void): unknown;
   exit(code: number): never | void;
+  /** Seconds since the process started (the clock of SIGNAL_REPEAT_MS). */
+  uptime(): number;
+}
+
+/** A repeat of the first shutdown signal within this is the same request delivered twice (see above), not a second one. */
+export const SIGNAL_REPEAT_MS = 1000;
+/** How long an exit waits for the log lines still queued to be written. */
+export const LOG_DRAIN_MS_MAX = 2000;
+
+/** `proc`, whose exit waits (up to LOG_DRAIN_MS_MAX) for `log` to drain; the first exit asked for wins. */
+export function exitAfterLog(log: { drain(timeoutMs: number): Promise<void> }, proc: ProcessLike = process): ProcessLike {
+  let exiting = false;
+  return {
+    on: (event, listener) => proc.on(event, listener),
+    uptime: () => proc.uptime(),
+    exit: (code) => {
+      if (exiting) return;
+      exiting = true;
+      void log.drain(LOG_DRAIN_MS_MAX).then(() => proc.exit(code));
+    },
+  };
 }
 
 export const SHUTDOWN_SIGNALS = ['SIGTERM', 'SIGINT'] as const;
@@ -56,14 +84,18 @@ export function exitOnCrash(log: Logger, proc: ProcessLike = process): void {
  * second one. `forceAfterMs` bounds the whole close (drain + flush).
  */
 export function stopOnSignals(log: Logger, running: Stoppable, forceAfterMs: number, proc: ProcessLike = process): void {
-  let stopping = false;
+  let stopping: { signal: ShutdownSignal; atSeconds: number } | undefined;
   const onSignal = (signal: ShutdownSignal): void => {
-    if (stopping) {
+    if (stopping !== undefined) {
+      if (signal === stopping.signal && (proc.uptime() - stopping.atSeconds) * 1000 < SIGNAL_REPEAT_MS) {
+        log.debug({ signal }, 'the same signal again at once: one request delivered twice (npm forwards what the terminal sent)');
+        return;
+      }
       log.warn({ signal }, 'second signal: exiting now, without waiting for in-flight requests');
       proc.exit(signalExitCode(signal));
       return;
     }
-    stopping = true;
+    stopping = { signal, atSeconds: proc.uptime() };
     log.info({ signal }, 'shutting down');
     const force = setTimeout(() => {
       log.fatal({ signal, forceAfterMs }, 'shutdown did not finish in time: exiting');

@@ -18,6 +18,7 @@ import type { ScriptRunnerOptions } from '@tessera/engine';
 import { PrimaryLease, PRIMARY_LEASE_DEFAULTS, ShardNode } from '@tessera/node';
 import { connectPeer, type RpcHandler, type RpcPeer } from '@tessera/rpc';
 import type { Logger } from 'pino';
+import { lockDataDirectory } from './data-lock.js';
 import { TESSERA_VERSION } from './version.js';
 
 export interface NodeProcessOptions {
@@ -57,6 +58,8 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   const dataDir = resolve(options.dataDir);
   const nodeDir = join(dataDir, 'nodes', options.name);
   await mkdir(nodeDir, { recursive: true });
+  // Before node.json or a shard copy is touched: one process per node directory.
+  const nodeLock = await lockDataDirectory(nodeDir);
   const instance = await nodeInstance(nodeDir, options.name);
   let peer: RpcPeer;
   const lease = new PrimaryLease({
@@ -131,6 +134,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
       while (peer.serving > 0 && Date.now() < deadline) await sleep(DRAIN_POLL_MS);
       await peer.close();
       await node.close();
+      await nodeLock.release();
     },
   };
 }

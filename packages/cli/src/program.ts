@@ -17,8 +17,8 @@ import {
 import { runCoordinator } from './coordinator.js';
 import { runDump } from './dump.js';
 import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
-import { CLOSE_AFTER_DRAIN_MS_MAX, exitOnCrash, stopOnSignals } from './lifecycle.js';
-import { createLogger, LoggerError } from './logging.js';
+import { CLOSE_AFTER_DRAIN_MS_MAX, exitAfterLog, exitOnCrash, stopOnSignals } from './lifecycle.js';
+import { createLogger, LoggerError, type ProcessLogger } from './logging.js';
 import { runNode } from './node.js';
 import { serve } from './serve.js';
 import { TESSERA_VERSION } from './version.js';
@@ -178,14 +178,17 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
   const { config, sources } = resolved;
   // `ps` and `pgrep -f 'tessera node'` show what runs, without the interpreter and script paths.
   process.title = ['tessera', ...process.argv.slice(2)].join(' ');
-  let log: Logger;
+  let logger: ProcessLogger;
   try {
-    log = await createLogger({ level: config.logLevel, pretty: config.logPretty });
+    logger = await createLogger({ level: config.logLevel, pretty: config.logPretty });
   } catch (err) {
     if (err instanceof LoggerError) throw new CliExit(err.message, 2);
     throw err;
   }
-  exitOnCrash(log);
+  const { log } = logger;
+  // Every exit lets the last log lines out first, for a bounded time.
+  const proc = exitAfterLog(logger.destination);
+  exitOnCrash(log, proc);
   const unknown = unknownEnvironment(env);
   if (unknown.length > 0) log.warn({ variables: unknown }, 'TESSERA_* variables that name no setting are ignored');
   // The effective configuration, once, with where each value came from.
@@ -195,9 +198,10 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
     running = await start(command, resolved, log);
   } catch (err) {
     log.fatal({ err }, 'could not start');
-    process.exit(1);
+    proc.exit(1);
+    return;
   }
-  stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX);
+  stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX, proc);
 }
 
 function start(command: CommandName, resolved: ResolvedConfig<CommandName>, log: Logger): Promise<{ close(): Promise<void> }> {

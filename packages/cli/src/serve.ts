@@ -11,6 +11,8 @@ import { ShardNode } from '@tessera/node';
 import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
+import { lockDataDirectory } from './data-lock.js';
+import { logLinesDropped } from './logging.js';
 import { TESSERA_VERSION } from './version.js';
 
 export interface ServeOptions {
@@ -101,9 +103,13 @@ export interface RunningServer {
 export async function serve(options: ServeOptions, log: Logger): Promise<RunningServer> {
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
+  // Before anything is written: the cluster state here, and the node's copies (which a `tessera node` could also be given).
+  const dataLock = await lockDataDirectory(dataDir);
+  const nodeDir = join(dataDir, 'nodes', options.nodeName);
+  const nodeLock = await lockDataDirectory(nodeDir);
   const node = new ShardNode({
     name: options.nodeName,
-    dataDir: join(dataDir, 'nodes', options.nodeName),
+    dataDir: nodeDir,
     documentCacheBytesMax: options.documentCacheBytesMax,
     storeWriteBufferBytes: options.storeWriteBufferBytes,
     content: { volumeBytesMax: options.contentVolumeBytesMax },
@@ -128,6 +134,8 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     async close() {
       await http.close(options.shutdownGraceMs);
       await node.close();
+      await nodeLock.release();
+      await dataLock.release();
     },
   };
 }
@@ -182,6 +190,7 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
     documentsByIndex: () => coordinator.documentsByIndex(),
     connections: () => http.connections,
     nodeStats: () => coordinator.nodeStats(),
+    logLinesDropped,
   });
   const address = await http.listen(options.port, options.host);
   coordinator.advertise({ host: address.host, httpPort: address.port });

@@ -22,6 +22,8 @@ export interface MetricsSources {
   connections(): number;
   /** Figures of every active node's open shard copies (bytes on disk, commit times). */
   nodeStats(): Promise<NodeStatsReply[]>;
+  /** Log lines the process could not write (its standard output failed or fell behind); the process's logger counts them. */
+  logLinesDropped?(): number;
 }
 
 /** The series a request observes: its summary (by status) and its histogram (by status class). */
@@ -131,6 +133,15 @@ export class Metrics {
         this.reset();
         const lags = await metrics.replicationLag?.().catch(() => undefined);
         if (lags) for (const lag of lags) this.set({ index: lag.index, shard: String(lag.shard), node: lag.node }, lag.operations);
+      },
+    });
+    new Counter({
+      name: 'tessera_log_lines_dropped_total',
+      help: 'Log lines this process could not write: its standard output was closed, failed or fell too far behind (logging never blocks the server)',
+      registers: [this.registry],
+      collect() {
+        this.reset();
+        this.inc(metrics.sources?.logLinesDropped?.() ?? 0);
       },
     });
     new Gauge({
