@@ -55,7 +55,17 @@ it('first SIGTERM closes and exits 0 once closed; a second signal meanwhile exit
   expect(lines[0]?.signal).toBe('SIGTERM');
 });
 
-it('the same signal again at once is one request delivered twice (terminal and npm): the shutdown goes on; later, it forces the exit', async () => {
+it('a second SIGTERM forces the exit however soon it comes: only SIGINT is delivered twice (terminal and npm)', async () => {
+  const proc = fakeProcess();
+  const { log } = recordingLogger();
+  stopOnSignals(log, { close: () => new Promise<void>(() => undefined) }, 60_000, proc);
+  proc.emit('SIGTERM');
+  proc.seconds += (SIGNAL_REPEAT_MS / 1000) / 10;
+  proc.emit('SIGTERM');
+  expect(proc.exits).toEqual([143]);
+});
+
+it('SIGINT again at once is one Ctrl-C delivered twice (terminal and npm): the shutdown goes on; later, it forces the exit', async () => {
   const proc = fakeProcess();
   const { log, lines } = recordingLogger();
   let finishClose!: () => void;

@@ -39,7 +39,12 @@ export interface ProcessLike {
   uptime(): number;
 }
 
-/** A repeat of the first shutdown signal within this is the same request delivered twice (see above), not a second one. */
+/**
+ * A repeat of a first SIGINT within this is the same Ctrl-C delivered twice
+ * (by the terminal to the process group, and by npm forwarding it), not a
+ * second one. SIGTERM comes from a supervisor or a person, once: a second
+ * one always means "now".
+ */
 export const SIGNAL_REPEAT_MS = 1000;
 /** How long an exit waits for the log lines still queued to be written. */
 export const LOG_DRAIN_MS_MAX = 2000;
@@ -87,7 +92,7 @@ export function stopOnSignals(log: Logger, running: Stoppable, forceAfterMs: num
   let stopping: { signal: ShutdownSignal; atSeconds: number } | undefined;
   const onSignal = (signal: ShutdownSignal): void => {
     if (stopping !== undefined) {
-      if (signal === stopping.signal && (proc.uptime() - stopping.atSeconds) * 1000 < SIGNAL_REPEAT_MS) {
+      if (signal === 'SIGINT' && stopping.signal === 'SIGINT' && (proc.uptime() - stopping.atSeconds) * 1000 < SIGNAL_REPEAT_MS) {
         log.debug({ signal }, 'the same signal again at once: one request delivered twice (npm forwards what the terminal sent)');
         return;
       }

@@ -205,7 +205,8 @@ export class Metrics {
   async text(): Promise<{ contentType: string; body: string }> {
     this.scrapeNodeStats = undefined;
     try {
-      return { contentType: this.registry.contentType, body: await this.registry.metrics() };
+      // prom-client writes a NaN sample (an event-loop lag mean before its first sample) as `Nan`; the exposition format spells it `NaN`.
+      return { contentType: this.registry.contentType, body: (await this.registry.metrics()).replace(/ Nan$/gm, ' NaN') };
     } finally {
       this.scrapeNodeStats = undefined;
     }
