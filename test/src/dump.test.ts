@@ -127,7 +127,7 @@ it('answers a JSON array by default, NDJSON or a MessagePack sequence by Accept,
   const missing = await call(server, 'DUMP', '/no-such-index/', undefined, { accept: 'application/x-ndjson' });
   expect(missing.status).toBe(404);
   expect(missing.headers['content-type']).toBe('application/x-ndjson');
-  expect(missing.text).toBe('{"status":404,"type":"Not Found","message":"Not Found: Index not found: /no-such-index/"}\n');
+  expect(missing.text).toBe('{"status":404,"type":"Not Found","code":"index_not_found","message":"Not Found: Index not found: /no-such-index/"}\n');
   expect((await call(server, 'DUMP', '/fmt/999')).status).toBe(404);
 });
 
