@@ -149,7 +149,7 @@ describe.each(SERVER_KINDS)('templates and aliases (%s)', (kind) => {
     expect((await call(server, 'COMMIT', '/both/')).status).toBe(200);
 
     // Several indexes and no write index: single-index APIs refuse.
-    for (const [method, path] of [['GET', '/both/1'], ['PUT', '/both/9'], ['POST', '/both/'], ['DELETE', '/both/1'], ['INFO', '/both/1']]) {
+    for (const [method, path] of [['GET', '/both/1'], ['PUT', '/both/9'], ['POST', '/both/'], ['DELETE', '/both/1'], ['INFO', '/both/1'], ['DUMP', '/both/']]) {
       const r = await call(server, method as string, path as string, method === 'PUT' || method === 'POST' ? { x: 1 } : undefined);
       expect([method, r.status, r.json?.code]).toEqual([method, 400, 'alias_needs_write_index']);
     }
@@ -169,6 +169,9 @@ describe.each(SERVER_KINDS)('templates and aliases (%s)', (kind) => {
     const restored = await call(server, 'RESTORE', '/both/', [{ _id: 300, src: 'a2' }]);
     expect(restored.json.indexed).toBe(1);
     expect((await call(server, 'GET', '/a2/300')).status).toBe(200);
+    const dumped = (await call(server, 'DUMP', '/both/')).json as Array<{ src: string }>;
+    expect(dumped.length).toBe(8);
+    expect(new Set(dumped.map((d) => d.src))).toEqual(new Set(['a2']));
     expect((await call(server, 'PUT', '/both/400', 'hello', { 'content-type': 'text/plain' })).status).toBe(200);
     const content = await call(server, 'GET', '/a2/400', undefined, { accept: 'text/plain' });
     expect(content.text).toBe('hello');

@@ -342,11 +342,11 @@ function followMembership(nodes: NodeDirectory, registry: IndexRegistry, log: Lo
 
 /**
  * How a request uses the indexes its path names, for alias resolution:
- * single-index APIs write (or read one document), index PUT/UPDATE/DELETE
- * define an index, the rest read every index named.
+ * single-index APIs (documents, POST, RESTORE, DUMP) use the write index,
+ * index PUT/UPDATE/DELETE define an index, the rest read every index named.
  */
 function indexUse(resource: Resource, method: string): IndexUse {
-  if (resource === 'document' || method === 'POST' || method === 'RESTORE') return 'write';
+  if (resource === 'document' || method === 'POST' || method === 'RESTORE' || method === 'DUMP') return 'write';
   if (method === 'PUT' || method === 'UPDATE' || method === 'UPSERT' || method === 'DELETE') return 'define';
   return 'read';
 }

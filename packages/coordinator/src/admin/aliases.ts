@@ -6,9 +6,9 @@
  * then: the handler sees concrete indexes only, so a search running while the
  * alias is replaced searches the old set or the new one, never a mix.
  *
- * * Reads over indexes (SEARCH, COUNT, index GET/HEAD/INFO, COMMIT, DUMP) go to
+ * * Reads over indexes (SEARCH, COUNT, index GET/HEAD/INFO, COMMIT) go to
  *   every index of the alias.
- * * Single-index APIs (documents, stored content, POST, RESTORE) go to
+ * * Single-index APIs (documents, stored content, POST, RESTORE, DUMP) go to
  *   `_write_index`, or to the only index; several and no write index → 400.
  * * Index PUT/UPDATE/DELETE on an alias's name → 409: it is not an index.
  *
