@@ -20,6 +20,7 @@ import JSON5 from 'json5';
 import { parse as parseYaml } from 'yaml';
 import { SCRIPT_DEFAULTS, STORE_WRITE_BUFFER_BYTES_MAX, STORE_WRITE_BUFFER_BYTES_MIN, type ScriptRunnerOptions } from '@tessera/engine';
 import { PRIMARY_LEASE_MS_MAX } from '@tessera/node';
+import { parseTemplate } from '@tessera/coordinator';
 import { COORDINATOR_DEFAULTS, type CoordinatorProcessOptions } from './coordinator.js';
 import { NODE_DEFAULTS, type NodeProcessOptions } from './node.js';
 import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, type ServeOptions } from './serve.js';
@@ -73,6 +74,8 @@ export interface ServeConfig extends ShardHostConfig {
   shutdownGraceMs: number;
   slowRequestMs: number;
   nodeLeftDelayMs: number;
+  /** Index templates by name (API.md §16.1): config file only, no flag or variable (FILE_ONLY_KEYS). */
+  templates?: Record<string, unknown>;
 }
 
 /** `tessera coordinator`: the HTTP API without a shard node, and the RPC listener nodes join. */
@@ -202,6 +205,12 @@ export function defaultOf(s: Setting, command: CommandName): number | string | b
   return specific === undefined ? s.default : specific;
 }
 
+/**
+ * Config-file keys that are not settings: structured values with no flag or
+ * variable, absent from the config unless the file gives them.
+ */
+const FILE_ONLY_KEYS: ReadonlyMap<string, readonly CommandName[]> = new Map([['templates', HTTP]]);
+
 /** `--config FILE` / this variable: the config file. */
 export const CONFIG_FILE_ENV = 'TESSERA_CONFIG';
 
@@ -300,6 +309,8 @@ export function resolveConfig<C extends CommandName = 'serve'>(input: {
       sources[s.key] = 'default';
     }
   }
+  const templates = input.file === undefined ? undefined : fileTemplates(input.file, command, problems);
+  if (templates !== undefined) config.templates = templates;
   if (problems.length === 0 && typeof config.urlBytesMax === 'number' && (config.urlBytesMax as number) > (config.headerBytesMax as number)) {
     problems.push(`urlBytesMax (${String(config.urlBytesMax)}, from ${sources.urlBytesMax}) must not exceed headerBytesMax (${String(config.headerBytesMax)}, from ${sources.headerBytesMax}): the request-target is part of the head`);
   }
@@ -383,6 +394,7 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     stringBytesMax: config.stringBytesMax,
     documentWordsMax: config.documentWordsMax,
     strict: config.strict,
+    ...(config.templates === undefined ? {} : { templates: config.templates }),
     shutdownGraceMs: config.shutdownGraceMs,
     slowRequestMs: config.slowRequestMs,
     nodeLeftDelayMs: config.nodeLeftDelayMs,
@@ -440,6 +452,7 @@ function fileValues(file: ConfigFile, command: CommandName, problems: string[]):
   const out = new Map<ConfigKey, unknown>();
   const writtenAs = new Map<ConfigKey, string>();
   for (const [written, value] of Object.entries(file.values)) {
+    if (FILE_ONLY_KEYS.has(written)) continue;
     const s = BY_KEY.get(written) ?? BY_FLAG.get(written);
     if (s === undefined) {
       const hint = closestKey(written);
@@ -461,6 +474,28 @@ function fileValues(file: ConfigFile, command: CommandName, problems: string[]):
     else problems.push(`${file.path}: '${written}': ${checked.expected}, got ${describeValue(value)}`);
   }
   return out;
+}
+
+/** `templates:` of the file (API.md §16.1): a mapping of name → template, each validated as `PUT /.templates/<name>` would. */
+function fileTemplates(file: ConfigFile, command: CommandName, problems: string[]): Record<string, unknown> | undefined {
+  const value = file.values.templates;
+  if (value === undefined) return undefined;
+  if (!(FILE_ONLY_KEYS.get('templates') as readonly CommandName[]).includes(command)) {
+    problems.push(`${file.path}: 'templates' is a setting of tessera serve and tessera coordinator, not of tessera ${command}`);
+    return undefined;
+  }
+  if (value === null || typeof value !== 'object' || Array.isArray(value)) {
+    problems.push(`${file.path}: 'templates': expected a mapping of template name to template, got ${describeValue(value)}`);
+    return undefined;
+  }
+  for (const [name, template] of Object.entries(value)) {
+    try {
+      parseTemplate(name, template);
+    } catch (err) {
+      problems.push(`${file.path}: 'templates': ${(err as Error).message}`);
+    }
+  }
+  return value as Record<string, unknown>;
 }
 
 /** A file's value: JSON5 and YAML have typed values, so an integer must be a number, not a numeric string. */

@@ -56,6 +56,8 @@ export interface ServeOptions {
   slowRequestMs: number;
   /** A node lost this long has its shard copies re-allocated to other nodes. */
   nodeLeftDelayMs: number;
+  /** Index templates of the config file by name (API.md §16.1), stored in the cluster state at start. */
+  templates?: Record<string, unknown>;
 }
 
 export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
@@ -92,7 +94,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
   | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
-  | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs'>;
+  | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs' | 'templates'>;
 
 export interface RunningServer {
   port: number;
@@ -153,6 +155,7 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
     nodes,
     indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
     strict: options.strict,
+    ...(options.templates === undefined ? {} : { templates: options.templates }),
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
     documentLimits: {
       valuesPerFieldMax: options.valuesPerFieldMax, documentValuesMax: options.documentValuesMax,

@@ -4,6 +4,7 @@
  * every result and every failure in the negotiated format.
  */
 import { randomBytes } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import { toTesseraError, type TesseraError } from '@tessera/errors';
 import { KNOWN_METHODS, type DecodeLimits, type HttpRequest, type HttpResponse } from '@tessera/http';
 import type { Logger } from 'pino';
@@ -31,6 +32,9 @@ import { Metrics } from './observability/metrics.js';
 import { Readiness } from './observability/readiness.js';
 import type { NodeStatsReply } from '@tessera/rpc';
 import { extensionType, isContentBody } from './documents/content.js';
+import { AdminHandlers, adminPathOf, type AdminPath } from './admin/handlers.js';
+import { resolveAliases, type IndexUse } from './admin/aliases.js';
+import { parseTemplate } from './admin/templates.js';
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
@@ -51,9 +55,13 @@ export interface CoordinatorOptions {
   /** RESTORE: items per batch sent to the shards, and the largest item in bytes. */
   restoreBatchItems: number;
   restoreItemBytesMax: number;
+  /** Index templates of the configuration file by name (API.md §16.1): stored in the cluster state at start. */
+  templates?: Record<string, unknown>;
 }
 
 const ALLOW = 'GET, HEAD, PUT, POST, UPDATE, UPSERT, PATCH, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS';
+/** `/.templates/` and `/.aliases/` (admin/handlers.ts). */
+const ADMIN_ALLOW = 'GET, HEAD, PUT, DELETE, OPTIONS';
 
 /**
  * The `Allow` header of a 405: the methods `dispatch` serves on each resource
@@ -64,11 +72,13 @@ const ALLOW_BY_RESOURCE: Record<Resource, string> = {
   root: 'GET, HEAD, OPTIONS',
   index: 'GET, HEAD, PUT, POST, UPDATE, UPSERT, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS',
   document: 'GET, HEAD, PUT, UPDATE, UPSERT, PATCH, DELETE, INFO, DUMP, RESTORE, OPTIONS',
+  templates: ADMIN_ALLOW,
+  aliases: ADMIN_ALLOW,
 };
 /** The metrics and health endpoints. */
 const ALLOW_SPECIAL = 'GET, HEAD';
 
-type Resource = 'root' | 'index' | 'document';
+type Resource = 'root' | 'index' | 'document' | 'templates' | 'aliases';
 
 /** Method label of the request metrics: known methods, else OTHER (client input must not grow label sets). */
 const METHOD_LABELS = new Set(KNOWN_METHODS);
@@ -94,6 +104,7 @@ export class Coordinator {
     private readonly bulk: RestoreHandler,
     private readonly searches: SearchHandlers,
     private readonly dumps: DumpHandler,
+    private readonly admin: AdminHandlers,
   ) {}
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
@@ -107,6 +118,7 @@ export class Coordinator {
         meta.allocation.flatMap((copies, i) => (copies.includes(node) ? [{ index: meta.path, shard: i + 1 }] : []))),
       open: (node, copy) => registry.client(copy.index, node, copy.shard).call('shard.open', copy),
     }, options.log);
+    await loadTemplates(registry, options.templates);
     followMembership(options.nodes, registry, options.log);
     const router = await ShardRouter.create();
     const documents = new DocumentHandlers(registry, router, options.documentLimits ?? DOCUMENT_LIMITS_DEFAULTS);
@@ -129,6 +141,7 @@ export class Coordinator {
       }),
       new SearchHandlers(registry),
       new DumpHandler(registry, router),
+      new AdminHandlers(registry),
     );
   }
 
@@ -156,12 +169,20 @@ export class Coordinator {
     let pretty: boolean | undefined;
     let reply: Reply | Promise<Reply>;
     try {
-      const path = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
-      const ctx = new RequestContext(req, path, this.options.decodeLimits);
-      pretty = ctx.options.pretty;
-      const resource = resourceOf(path);
-      operation = operationName(resource, req.method);
-      reply = this.dispatch(ctx, resource);
+      const admin = adminPathOf(req.path);
+      if (admin !== undefined) {
+        operation = operationName(admin.collection, req.method);
+        reply = this.administer(req, admin, (ctx) => { pretty = ctx.options.pretty; });
+      } else {
+        const parsed = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
+        const resource = resourceOf(parsed);
+        // Aliases resolve here, once, from one cluster state: the handler sees indexes only (admin/aliases.ts).
+        const path = resolveAliases(parsed, indexUse(resource, req.method), this.registry.aliases());
+        const ctx = new RequestContext(req, path, this.options.decodeLimits);
+        pretty = ctx.options.pretty;
+        operation = operationName(resource, req.method);
+        reply = this.dispatch(ctx, resource);
+      }
     } catch (err) {
       return this.fail(req, err, requestId, pretty, operation);
     }
@@ -302,6 +323,14 @@ export class Coordinator {
       ALLOW_BY_RESOURCE[resource]);
   }
 
+  /** `/.templates/…` and `/.aliases/…` (API.md §16.1, §16.2). */
+  private administer(req: HttpRequest, at: AdminPath, seen: (ctx: RequestContext) => void): Reply | Promise<Reply> {
+    const ctx = new RequestContext(req, { indexes: [], id: at.name, selector: undefined }, this.options.decodeLimits);
+    seen(ctx);
+    if (ctx.method === 'OPTIONS') return { status: 200, headers: { Allow: ADMIN_ALLOW } };
+    return this.admin.handle(ctx, at);
+  }
+
   private async rootValue(ctx: RequestContext): Promise<unknown> {
     const value = await this.cluster.root();
     const selector = ctx.options.selector ?? ctx.path.selector;
@@ -327,8 +356,32 @@ function followMembership(nodes: NodeDirectory, registry: IndexRegistry, log: Lo
   nodes.on('nodeLost', (entry, reason) => log.warn({ node: entry.name, reason }, 'node lost'));
 }
 
-/** `document.get`, `index.put`…: the operation label, built once per resource and method. */
-const OPERATION_NAMES: Record<Resource, Map<string, string>> = { root: new Map(), index: new Map(), document: new Map() };
+/**
+ * How a request uses the indexes its path names, for alias resolution:
+ * single-index APIs (documents, POST, RESTORE, DUMP) use the write index,
+ * index PUT/UPDATE/DELETE define an index, the rest read every index named.
+ */
+function indexUse(resource: Resource, method: string): IndexUse {
+  if (resource === 'document' || method === 'POST' || method === 'RESTORE' || method === 'DUMP') return 'write';
+  if (method === 'PUT' || method === 'UPDATE' || method === 'UPSERT' || method === 'DELETE') return 'define';
+  return 'read';
+}
+
+/** Configuration-file templates (validated, 400 text on failure) replace those of the same name in the cluster state. */
+async function loadTemplates(registry: IndexRegistry, given: Record<string, unknown> | undefined): Promise<void> {
+  if (given === undefined || Object.keys(given).length === 0) return;
+  const parsed = Object.entries(given).map(([name, body]) => [name, parseTemplate(name, body)] as const);
+  await registry.updateState((state) => {
+    const templates = { ...state.templates };
+    for (const [name, template] of parsed) templates[name] = template;
+    return isDeepStrictEqual(templates, state.templates) ? undefined : { ...state, templates };
+  });
+}
+
+/** `document.get`, `index.put`, `templates.put`…: the operation label, built once per resource and method. */
+const OPERATION_NAMES: Record<Resource, Map<string, string>> = {
+  root: new Map(), index: new Map(), document: new Map(), templates: new Map(), aliases: new Map(),
+};
 function operationName(resource: Resource, method: string): string {
   const names = OPERATION_NAMES[resource];
   let name = names.get(method);

@@ -27,6 +27,18 @@ export const apiErrors = {
   shardsImmutable: () => e('invalid_settings', 400, "It is not allowed to change 'number_of_shards' setting"),
   schemaImmutable: (field: string, option: string) =>
     e('schema_immutable', 400, `It is not allowed to change '${option}' of field '${field}'`),
+  reservedIndexName: (index: string) =>
+    e('reserved_index_name', 400, `Index name '${index}' is reserved: /.templates/, /.aliases/, /.keys/, /.dashboard/, /.openapi and /.nodes are API paths`),
+  badTemplate: (name: string, why: string) => e('invalid_template', 400, `Invalid template '${name}': ${why}`),
+  templateNotFound: (name: string) => e('template_not_found', 404, `Template not found: ${name}`),
+  badAlias: (name: string, why: string) => e('invalid_alias', 400, `Invalid alias '${name}': ${why}`),
+  aliasNotFound: (name: string) => e('alias_not_found', 404, `Alias not found: ${name}`),
+  aliasNamesIndex: (name: string) =>
+    e('alias_conflict', 409, `${name} is an index: an alias may not take the name of an existing index`),
+  indexNamesAlias: (name: string) =>
+    e('alias_conflict', 409, `${name} is an alias: an index may not be created, changed or deleted under an alias's name (PUT or DELETE /.aliases${name.slice(0, -1)} changes the alias)`),
+  aliasNeedsWriteIndex: (name: string) =>
+    e('alias_needs_write_index', 400, `Alias ${name} names several indexes and no '_write_index': a single-index API cannot use it`),
   internalIndex: (index: string) => e('internal_index', 403, `Index '${index}' is internal and cannot be written`),
   documentNotFound: () => e('document_not_found', 404, 'Document not found'),
   indexNotFound: (index: string) => e('index_not_found', 404, `Index not found: ${index}`),

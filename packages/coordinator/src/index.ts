@@ -13,3 +13,5 @@ export type { LeaseEvent, LeaseId, LeasedEntry, LeasedValue, StateStore } from '
 export { REPLICATION_DEFAULTS, Replicator, type CopyReplicationState, type ReplicationLag, type ReplicationLog, type ReplicationOptions } from './replication/replicator.js';
 export type { Placement, ShardReplicationState } from './replication/placement.js';
 export { isContentBody } from './documents/content.js';
+export { parseTemplate, type IndexTemplate } from './admin/templates.js';
+export type { IndexAlias } from './admin/aliases.js';

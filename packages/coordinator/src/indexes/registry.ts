@@ -4,6 +4,7 @@
  * creating the same index, or fixing its `_id` type, never race.
  */
 import { randomUUID } from 'node:crypto';
+import { isDeepStrictEqual } from 'node:util';
 import type { RpcClient, ShardRef, ShardStatsReply } from '@tessera/rpc';
 import { allocateShards, type NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
@@ -14,6 +15,9 @@ import type { IndexSettings } from './settings.js';
 import { SchemaPolicy, schemaPolicyErrors, type NewSchema } from './schema-policy.js';
 import { placementOf, withPlacement, type Placement, type PlacementChange, type ShardReplicationState } from '../replication/placement.js';
 import { Replicator, type ReplicationOptions } from '../replication/replicator.js';
+import { matchingTemplates, withTemplates, type IndexTemplate } from '../admin/templates.js';
+import type { IndexAlias } from '../admin/aliases.js';
+import { isReservedIndex } from '../admin/reserved.js';
 
 export interface IndexMeta {
   path: string;
@@ -55,6 +59,10 @@ export interface ClusterState {
   nodes?: Record<string, NodeRecord>;
   /** Named scripts (API.md §11.2), oldest definition first (scripts/named-scripts.ts). */
   scripts?: NamedScript[];
+  /** Index templates by name (API.md §16.1, admin/templates.ts). */
+  templates?: Record<string, IndexTemplate>;
+  /** Aliases by their index path (API.md §16.2, admin/aliases.ts). */
+  aliases?: Record<string, IndexAlias>;
 }
 
 /** A script remembered under its `_name`. */
@@ -137,16 +145,27 @@ export class IndexRegistry {
     const same = this.unchanged(path, change);
     if (same) return Promise.resolve(same);
     const existing = this.get(path);
+    let applied: IndexChange | undefined;
+    if (!existing) {
+      try {
+        applied = this.creation(this.store.get(), path, change);
+      } catch (err) {
+        return Promise.reject(err);
+      }
+    }
     // A new index's schema is prepared outside the queue: a foreign one may read or create its document through it.
-    const preparing = existing ? Promise.resolve(undefined) : this.policy.prepareNewSchema(path, change.schema, change.settings !== undefined);
+    const preparing = applied === undefined ? Promise.resolve(undefined)
+      : this.policy.prepareNewSchema(path, applied.schema, applied.settings !== undefined);
     return preparing.then((prepared) => this.serialised(async () => {
       const state = this.store.get();
       const current = state.indexes[path];
       let next: IndexMeta;
       if (!current) {
-        // Created and dropped meanwhile: prepare here, which a foreign schema cannot (it would wait on this queue).
-        const fresh: NewSchema = prepared ?? this.preparedInQueue(path, change);
-        const settings: IndexSettings = { ...this.defaults, ...change.settings };
+        // The templates and aliases of now, in the queue: a template or alias changed meanwhile counts.
+        const creation = this.creation(state, path, change);
+        // Created and dropped meanwhile, or templates changed: prepare here, which a foreign schema cannot (it would wait on this queue).
+        const fresh: NewSchema = prepared !== undefined && isDeepStrictEqual(creation, applied) ? prepared : this.preparedInQueue(path, creation);
+        const settings: IndexSettings = { ...this.defaults, ...creation.settings };
         // A new index is placed on the nodes active now; it waits for nobody.
         const active = this.nodes.activeNames();
         if (active.length === 0) throw apiErrors.noActiveNodes();
@@ -187,6 +206,24 @@ export class IndexRegistry {
       if (!ok) throw new Error('cluster state changed outside the registry queue');
       return next;
     }));
+  }
+
+  /**
+   * What creating `path` in `state` applies: the change with the matching
+   * templates under it (API.md §16.1). 400 for a reserved name, 409 for an
+   * alias's.
+   */
+  private creation(state: ClusterState, path: string, change: IndexChange): IndexChange {
+    if (isReservedIndex(path)) throw apiErrors.reservedIndexName(path);
+    if (state.aliases !== undefined && Object.hasOwn(state.aliases, path)) throw apiErrors.indexNamesAlias(path);
+    if (state.templates === undefined) return change;
+    const templates = matchingTemplates(state.templates, path);
+    if (templates.length === 0) return change;
+    const { settings, schema } = withTemplates(templates, change.settings, change.schema);
+    const out: IndexChange = { ...change };
+    if (settings !== undefined) out.settings = settings;
+    if (schema !== undefined) out.schema = schema;
+    return out;
   }
 
   private preparedInQueue(path: string, change: IndexChange): NewSchema {
@@ -343,11 +380,33 @@ export class IndexRegistry {
    * they are there and returns the new list, or undefined to leave them.
    */
   updateNamedScripts(update: (current: readonly NamedScript[]) => NamedScript[] | undefined): Promise<void> {
+    return this.updateState((state) => {
+      const next = update(state.scripts ?? []);
+      return next === undefined ? undefined : { ...state, scripts: next };
+    });
+  }
+
+  /** The cluster state as it is now (never changed in place: every update replaces it). */
+  snapshot(): Readonly<ClusterState> {
+    return this.store.get();
+  }
+
+  /** The aliases by index path (API.md §16.2): one snapshot, replaced (never changed) by every update. */
+  aliases(): Readonly<Record<string, IndexAlias>> | undefined {
+    return this.store.get().aliases;
+  }
+
+  /**
+   * Change the cluster state in the registry's queue (templates, aliases, named scripts): `update` sees
+   * the state as it is there (throws to refuse) and returns the new state,
+   * or undefined to leave it. Resolves once the new state is durable.
+   */
+  updateState(update: (state: ClusterState) => ClusterState | undefined): Promise<void> {
     return this.serialised(async () => {
       const state = this.store.get();
-      const next = update(state.scripts ?? []);
+      const next = update(state);
       if (next === undefined) return;
-      const ok = await this.store.compareAndSet(state, { ...state, scripts: next });
+      const ok = await this.store.compareAndSet(state, next);
       if (!ok) throw new Error('cluster state changed outside the registry queue');
     });
   }

@@ -34,12 +34,12 @@ export function parsePath(rawPath: string, options: { allowWildcards?: boolean }
     // segment beginning with '.' is a selector on the index or the root.
     const dot = last.startsWith('.') ? 0 : last.indexOf('.', 1);
     if (dot >= 0) {
-      selector = decode(last.slice(dot + 1));
+      selector = decodePiece(last.slice(dot + 1));
       last = last.slice(0, dot);
       if (selector.length === 0) throw apiErrors.badPath('Empty selector');
     }
   }
-  const id = last.length > 0 ? decode(last) : undefined;
+  const id = last.length > 0 ? decodePiece(last) : undefined;
   if (id !== undefined) {
     if (Buffer.byteLength(id) > DOCUMENT_ID_BYTES_MAX) {
       throw apiErrors.badId(`Document ID longer than ${DOCUMENT_ID_BYTES_MAX} bytes`);
@@ -72,7 +72,7 @@ function indexList(indexPart: string, allowWildcards: boolean): readonly string[
 /** Validate one raw list item (`a/b`) and return `/a/b/`. */
 function canonicalIndex(rawItem: string, allowWildcard: boolean): string {
   if (rawItem.length === 0) throw apiErrors.badIndexName(rawItem, 'empty name');
-  const segments = rawItem.split('/').map(decode);
+  const segments = rawItem.split('/').map(decodePiece);
   segments.forEach((segment, i) => {
     const isLast = i === segments.length - 1;
     const name = allowWildcard && isLast && segment.endsWith('*') ? segment.slice(0, -1) : segment;
@@ -89,7 +89,7 @@ function canonicalIndex(rawItem: string, allowWildcard: boolean): string {
 }
 
 /** Percent-decode one piece; `+` is a space, as Xapiand's path decoder reads it (a literal plus is `%2B`). */
-function decode(piece: string): string {
+export function decodePiece(piece: string): string {
   if (piece.indexOf('%') < 0 && piece.indexOf('+') < 0) return piece;
   try {
     return decodeURIComponent(piece.replaceAll('+', ' '));
