@@ -4,9 +4,9 @@
  * Either way the lines go through a LogDestination (log-destination.ts):
  * a standard output that fails or stalls loses lines, counted, and never
  * blocks the process.
- * pino-pretty is not a dependency (JSON is what log shippers want, and the
- * server should not carry a formatter it does not use): it is loaded only
- * when asked for, and its absence is a clear start-up error.
+ * pino-pretty is a dependency of this package but loaded only when asked
+ * for (JSON is what log shippers want); should an install lack it, that is
+ * a clear start-up error.
  */
 import { createRequire } from 'node:module';
 import { isatty } from 'node:tty';
