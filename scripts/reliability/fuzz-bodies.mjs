@@ -21,7 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { encode as encodeMsgpack } from '@msgpack/msgpack';
 import { stringify as stringifyYaml } from 'yaml';
-import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 import { random } from '../bench/bench-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -143,6 +143,7 @@ function makeCase(codec) {
 const dataDir = mkdtempSync(join(tmpdir(), 'tessera-fuzz-'));
 const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args['node-arg'], CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', dataDir, '--log-level', 'info'], {
   stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, ...SERVER_ENV },
 });
 let crashed = null;
 let stopping = false;
