@@ -17,7 +17,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 
 const { values } = parseArgs({ options: {
   count: { type: 'string', default: '200' }, size: { type: 'string', default: String(1 << 20) }, rounds: { type: 'string', default: '3' },
@@ -39,7 +39,7 @@ const blobs = Array.from({ length: COUNT }, (_, n) => {
   return b;
 });
 
-const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data, '--shards', '1'], { stdio: ['ignore', 'pipe', 'inherit'] });
+const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data, '--shards', '1'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...SERVER_ENV } });
 const port = await new Promise((res, rej) => {
   let buffered = '';
   child.stdout.on('data', (d) => {

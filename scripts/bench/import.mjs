@@ -12,7 +12,7 @@ import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { request } from 'undici';
-import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 
 const root = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const cli = join(root, 'packages/cli/dist/main.js');
@@ -23,7 +23,7 @@ const importArgs = process.argv.slice(2);
 /** Start `tessera serve` on a free port; resolves once it listens, with the ms it took. */
 async function startServer() {
   const started = process.hrtime.bigint();
-  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data], { stdio: ['ignore', 'pipe', 'inherit'] });
+  const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...SERVER_ENV } });
   const port = await new Promise((res, rej) => {
     let buffered = '';
     child.stdout.on('data', (d) => {

@@ -11,7 +11,7 @@
 // peak, and PASS/FAIL against the targets (growth < 50 MB, peak < 400 MB).
 // Talks only to 127.0.0.1; seeded; bounded in cases and time; stops itself.
 //
-//   node scripts/reliability/fuzz-bodies.mjs [--cases 20000] [--seed 18] [--time-limit-s 3600] [--codecs json,msgpack,yaml]
+//   node scripts/reliability/fuzz-bodies.mjs [--cases 20000] [--seed 18] [--time-limit-s 3600] [--codecs json,msgpack,yaml] [--node-arg=--trace-gc]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
@@ -21,6 +21,7 @@ import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { encode as encodeMsgpack } from '@msgpack/msgpack';
 import { stringify as stringifyYaml } from 'yaml';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 import { random } from '../bench/bench-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
@@ -38,6 +39,8 @@ const { values: args } = parseArgs({
     'time-limit-s': { type: 'string', default: '3600' },
     'sample-ms': { type: 'string', default: '200' },
     codecs: { type: 'string', default: 'json,msgpack,yaml' },
+    // Extra node flags for the server, after SERVER_NODE_FLAGS (e.g. --node-arg=--trace-gc).
+    'node-arg': { type: 'string', multiple: true, default: [] },
   },
 });
 const CASES = Number(args.cases);
@@ -138,8 +141,9 @@ function makeCase(codec) {
 // ---- server ---------------------------------------------------------------
 
 const dataDir = mkdtempSync(join(tmpdir(), 'tessera-fuzz-'));
-const server = spawn(process.execPath, ['--max-semi-space-size=64', CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', dataDir, '--log-level', 'info'], {
+const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args['node-arg'], CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', dataDir, '--log-level', 'info'], {
   stdio: ['ignore', 'pipe', 'pipe'],
+  env: { ...process.env, ...SERVER_ENV },
 });
 let crashed = null;
 let stopping = false;

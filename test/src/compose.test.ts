@@ -6,7 +6,7 @@
  */
 import { existsSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { buildProgram, type CommandName, type ResolvedConfig, SERVER_NODE_FLAGS } from '@tessera/cli';
+import { buildProgram, type CommandName, type ResolvedConfig, SERVER_ENV, SERVER_NODE_FLAGS } from '@tessera/cli';
 import { parse as parseYaml } from 'yaml';
 import { REPO_ROOT } from './harness.js';
 
@@ -31,6 +31,8 @@ async function parsed(name: string): Promise<{ command: CommandName; resolved: R
   const argv = services[name]!.command!;
   // The server processes run with the flags every launcher passes (packages/cli/src/node-flags.ts).
   expect(argv.slice(0, 2 + SERVER_NODE_FLAGS.length)).toEqual(['node', ...SERVER_NODE_FLAGS, CLI_SCRIPT]);
+  // …and the malloc settings of the same file.
+  expect(services[name]!.environment).toMatchObject(SERVER_ENV);
   let seen: { command: CommandName; resolved: ResolvedConfig<CommandName> } | undefined;
   const capture = (command: CommandName) => async (resolved: ResolvedConfig<CommandName>) => { seen = { command, resolved }; };
   const program = buildProgram({

@@ -8,4 +8,4 @@ export {
   type CommandConfigs, type CommandName, type ConfigKey, type CoordinatorConfig, type NodeConfig, type ResolvedConfig, type ServeConfig, type Setting,
 } from './config.js';
 export { buildProgram, CliExit, type CommandRun, type ProgramOptions } from './program.js';
-export { SERVER_NODE_FLAGS } from './node-flags.js';
+export { SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.js';

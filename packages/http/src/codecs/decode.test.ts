@@ -185,7 +185,7 @@ describe('YAML bodies', () => {
     expect(e.message).toMatch(/^Malformed YAML body: .+ at line \d+, column \d+$/);
   });
   it('refuses duplicate keys, .nan and .inf', () => {
-    expect(error('a: 1\na: 2\n', 'application/yaml').message).toContain('Map keys must be unique');
+    expect(error('a: 1\na: 2\n', 'application/yaml').message).toContain('Map keys must be unique at line 2, column 1');
     expect(error('a: .nan\n', 'application/yaml').message).toContain('NaN and Infinity');
     expect(error('a: [-.inf]\n', 'application/yaml').message).toContain('NaN and Infinity');
   });

@@ -12,6 +12,8 @@ export const CODEC_ERROR_STATUS = {
   body_too_deep: 400,
   /** More object keys than `fieldsMax` in one value (API.md §13: 10,000). */
   too_many_fields: 400,
+  /** One YAML scalar's source is longer than `yamlScalarCharsMax` (the document limit of a string value has the same code). */
+  value_too_large: 400,
   /** A key no codec may create (`__proto__`) or a dotted name with an empty segment. */
   invalid_field_name: 400,
   /** An opaque body where an object is required (API.md §2.2). */
@@ -38,6 +40,11 @@ export function bodyTooDeep(depthMax: number): TesseraError {
 /** A body naming more values than `valuesMax` (or YAML aliases expanding past what the body's size allows). */
 export function tooManyValues(what: string, valuesMax: number): TesseraError {
   return bodyMalformed(what, `value expands to more than ${valuesMax} values`);
+}
+
+/** One scalar of a text body (its source: quotes, escapes and line breaks included) is longer than `charsMax`. */
+export function scalarTooLong(what: string, charsMax: number): TesseraError {
+  return codecError('value_too_large', `${what} scalar longer than ${charsMax} characters`);
 }
 
 export function tooManyFields(fieldsMax: number): TesseraError {

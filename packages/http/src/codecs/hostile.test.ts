@@ -165,6 +165,35 @@ describe('YAML aliases', () => {
   });
 });
 
+describe('YAML costs yaml itself would make quadratic', () => {
+  // yaml's own duplicate-key check compares each key with all earlier ones: 10,050 keys took 3-6 s.
+  const keys = Array.from({ length: 10_050 }, (_, i) => `f${i}: ${i}`);
+  it('a mapping of 10,050 keys is refused for its fields within the time limit', () => {
+    expect400(`${keys.join('\n')}\n`, 'application/yaml', 'too_many_fields');
+  });
+  it('a duplicate key after 9,999 others is still found', () => {
+    const e = expect400(`${keys.slice(0, 9_999).join('\n')}\nf17: again\n`, 'application/yaml', 'body_malformed');
+    expect(e.message).toContain('Map keys must be unique at line 10000');
+    expect400('a: 1\nb: {x: 1, x: 2}\n', 'application/yaml', 'body_malformed');
+    expect400('- [1, {? [a] : 1, "k": 2, k: 3}]\n', 'application/yaml', 'body_malformed');
+  });
+  it('keys equal as text but not as values are distinct, as in yaml', () => {
+    expect(decodeBody(Buffer.from('1: a\n"1": b\nx: {null: 1}\n'), 'application/yaml', LIMITS)).toMatchObject({ kind: 'value' });
+  });
+  // yaml resolves a double-quoted scalar a character at a time: 8 MB took 4-6 s and hundreds of MB.
+  const chars = LIMITS.yamlScalarCharsMax as number;
+  it.each([
+    ['double-quoted', (n: number) => `text: "${'lorem ipsum '.repeat(n / 12 + 1)}"\n`],
+    ['single-quoted', (n: number) => `text: '${'lorem ipsum '.repeat(n / 12 + 1)}'\n`],
+    ['plain', (n: number) => `text: ${'lorem ipsum '.repeat(n / 12 + 1).trim()}\n`],
+    ['block', (n: number) => `text: |\n${'  lorem ipsum\n'.repeat(n / 14 + 1)}`],
+  ])('a %s scalar longer than yamlScalarCharsMax is refused before yaml resolves it', (_name, scalar) => {
+    const e = expect400(scalar(4 * chars), 'application/yaml', 'value_too_large');
+    expect(e.message).toContain(`longer than ${chars} characters`);
+    expect(decodeBody(Buffer.from(scalar(chars / 4)), 'application/yaml', LIMITS)).toMatchObject({ kind: 'value' });
+  });
+});
+
 describe('bad UTF-8', () => {
   const bad = [[0xff], [0xc0, 0xaf], [0xed, 0xa0, 0x80], [0xf4, 0x90, 0x80, 0x80], [0xe2, 0x82]];
   it.each(bad.map((b) => [Buffer.from(b).toString('hex'), b] as const))('%s in JSON, NDJSON, YAML and msgpack strings and keys', (_hex, b) => {

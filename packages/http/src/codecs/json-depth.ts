@@ -49,7 +49,7 @@ export function scanJsonDepth(text: string, depthMax: number): void {
 }
 
 /** Index of the quote that closes the string opened at `open`, or -1 if unterminated. */
-function closingQuote(text: string, open: number, quote: string): number {
+export function closingQuote(text: string, open: number, quote: string): number {
   let j = open;
   for (;;) {
     j = text.indexOf(quote, j + 1);

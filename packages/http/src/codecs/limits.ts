@@ -9,9 +9,17 @@ export const DEFAULT_DECODE_LIMITS: Readonly<DecodeLimits> = Object.freeze({
   // The values a document may hold (@tessera/schema DOCUMENT_LIMITS_DEFAULTS.documentValuesMax); bodies of other kinds
   // (searches, schemas) are far smaller. The lexer stops past 2 tokens per value (yaml.ts).
   yamlValuesMax: 100_000,
+  // Twice a document's longest string (@tessera/schema DOCUMENT_LIMITS_DEFAULTS.stringBytesMax, 1 MiB): room for
+  // quotes, escapes and folded line breaks. yaml resolves a double-quoted scalar a character at a time (1 MiB: ~0.3 s).
+  yamlScalarCharsMax: 2 * 1024 * 1024,
 });
 
 /** A YAML body's values bound: the limit's, else the default. */
 export function yamlValuesMaxOf(limits: DecodeLimits): number {
   return limits.yamlValuesMax ?? (DEFAULT_DECODE_LIMITS.yamlValuesMax as number);
+}
+
+/** A YAML body's longest scalar source, characters: the limit's, else the default. */
+export function yamlScalarCharsMaxOf(limits: DecodeLimits): number {
+  return limits.yamlScalarCharsMax ?? (DEFAULT_DECODE_LIMITS.yamlScalarCharsMax as number);
 }

@@ -15,6 +15,14 @@ export interface DecodeLimits {
    * the document limits (@tessera/schema) bound what it may cost after that.
    */
   yamlValuesMax?: number;
+  /**
+   * UTF-16 units of one YAML scalar's source (quotes, escapes and line breaks
+   * included); beyond → 400 `value_too_large` (DEFAULT_DECODE_LIMITS.yamlScalarCharsMax,
+   * 2 Mi, when absent). yaml resolves a double-quoted scalar a character at a
+   * time: an 8 MB one took 4-6 s and hundreds of MB before the document limit
+   * on strings (1 MiB) could refuse it.
+   */
+  yamlScalarCharsMax?: number;
 }
 
 /** A decoded request body: a structured value, or opaque bytes (stored content, §6). */

@@ -6,12 +6,21 @@
  * the limit allows — a 100,000-deep `[[[[…` or `- - - …` is refused after a
  * few hundred tokens. Aliases are bounded by yaml's maxAliasCount, and the
  * value walk bounds what they expand to (shared subtrees, cycles).
+ *
+ * Two costs of yaml's composer are quadratic or nearly: its duplicate-key
+ * check compares each key with every earlier key of its mapping (10,050 keys:
+ * 3-6 s), so it is off and `checkUniqueKeys` does it with a Set; and a
+ * double-quoted scalar is resolved a character at a time into a chain of
+ * string pieces (an 8 MB one: 4-6 s and hundreds of MB of garbage), so a
+ * scalar longer than yamlScalarCharsMax source characters stops the lexer.
  */
-import { Composer, Lexer, LineCounter, Parser, type CST, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions } from 'yaml';
+import {
+  Composer, isMap, isScalar, isSeq, Lexer, LineCounter, Parser, type CST, type Document, type DocumentOptions, type ParseOptions, type SchemaOptions,
+} from 'yaml';
 import { TesseraError } from '@tessera/errors';
-import { bodyMalformed, bodyTooDeep, tooManyValues } from './errors.js';
+import { bodyMalformed, bodyTooDeep, scalarTooLong, tooManyValues } from './errors.js';
 import type { DecodeLimits } from './types.js';
-import { yamlValuesMaxOf } from './limits.js';
+import { yamlScalarCharsMaxOf, yamlValuesMaxOf } from './limits.js';
 import { checkDecodedValue } from './value-check.js';
 
 const WHAT = 'YAML';
@@ -36,7 +45,8 @@ const COMPOSE_OPTIONS: ParseOptions & DocumentOptions & SchemaOptions = {
   version: '1.2',
   schema: 'core',
   merge: false,
-  uniqueKeys: true,
+  // Checked by checkUniqueKeys in linear time: yaml's check is O(keys²) per mapping.
+  uniqueKeys: false,
   strict: true,
   intAsBigInt: false,
   // `!!set`, `!!omap`, `!!timestamp`, `!!binary` would build Set, Map, Date
@@ -61,14 +71,19 @@ export function parseYamlText(text: string, limits: DecodeLimits): unknown {
 
 function parseYaml(text: string, limits: DecodeLimits): unknown {
   const lineCounter = new LineCounter();
+  // The parser reports the start of each line after a newline; without the first, lines were counted from 0.
+  lineCounter.addNewLine(0);
   const parser = new Parser(lineCounter.addNewLine);
   const stackMax = limits.depthMax + PARSER_STACK_SLACK;
   const tokens: CST.Token[] = [];
   const valuesMax = yamlValuesMaxOf(limits);
   const lexemesMax = valuesMax * TOKENS_PER_VALUE_MAX + VALUES_MIN;
+  const scalarCharsMax = yamlScalarCharsMaxOf(limits);
   let lexemes = 0;
   for (const lexeme of new Lexer().lex(text)) {
     if (++lexemes > lexemesMax) throw tooManyValues(WHAT, valuesMax);
+    // A scalar, quoted or plain or block, is one lexeme: its whole source.
+    if (lexeme.length > scalarCharsMax) throw scalarTooLong(WHAT, scalarCharsMax);
     for (const token of parser.next(lexeme)) tokens.push(token);
     if (parser.stack.length > stackMax) throw bodyTooDeep(limits.depthMax);
   }
@@ -89,7 +104,36 @@ function parseYaml(text: string, limits: DecodeLimits): unknown {
     const { line, col } = lineCounter.linePos(error.pos[0]);
     throw bodyMalformed(WHAT, `${error.message} at line ${line}, column ${col}`, error);
   }
+  checkUniqueKeys(doc, lineCounter);
   const value: unknown = doc.toJS({ maxAliasCount: limits.yamlAliasesMax, mapAsMap: false });
   checkDecodedValue(value, limits, Math.min(valuesMax, text.length * VALUES_PER_BODY_BYTE_MAX + VALUES_MIN), WHAT);
   return value;
+}
+
+/**
+ * yaml's `uniqueKeys: true` rule (scalar keys equal by value, other keys by
+ * identity) with one Set per mapping. Iterative over the node tree, which
+ * the parser-stack check has bounded in depth; aliases are not followed
+ * (their target is checked where it is defined).
+ */
+function checkUniqueKeys(doc: Document.Parsed, lineCounter: LineCounter): void {
+  const pending: unknown[] = [doc.contents];
+  while (pending.length > 0) {
+    const node = pending.pop();
+    if (isMap(node)) {
+      const seen = new Set<unknown>();
+      for (const pair of node.items) {
+        const key = isScalar(pair.key) ? pair.key.value : pair.key;
+        if (seen.has(key)) {
+          const at = (isScalar(pair.key) ? pair.key.range?.[0] : undefined) ?? 0;
+          const { line, col } = lineCounter.linePos(at);
+          throw bodyMalformed(WHAT, `Map keys must be unique at line ${line}, column ${col}`);
+        }
+        seen.add(key);
+        pending.push(pair.key, pair.value);
+      }
+    } else if (isSeq(node)) {
+      for (const item of node.items) pending.push(item);
+    }
+  }
 }
