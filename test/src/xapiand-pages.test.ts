@@ -259,3 +259,20 @@ describe('tests/namespace/namespace', () => {
     expect(keys(i.values)).toEqual(sorted(['0', '1', '3171062315']));
   });
 });
+
+describe('reference-guide/search/query-dsl/compound-queries/geospatial-searches', () => {
+  it('a _point matches the accounts checked in at that point (API.md §9.3)', async () => {
+    // The page expects the first 10 accounts by _id (1..10, checked in all
+    // over the country): Xapiand matches a point by its coarse HTM trixels.
+    // API.md §9.3 has a shape without `_in` match geo values equal to it:
+    // the three accounts checked in at that point.
+    const accounts = readFileSync(join(REPO_ROOT, '../shared/data/accounts.ndjson'), 'utf8').trim().split('\n')
+      .map((line) => JSON.parse(line) as { _id: number; checkin?: { _point?: { _latitude: number; _longitude: number } } });
+    const at = accounts.filter((a) => a.checkin?._point?._latitude === 41.50343 && a.checkin._point._longitude === -74.01042).map((a) => a._id);
+    expect(at).toEqual([156, 768, 891]);
+    for (const shape of [{ _point: { _latitude: 41.50343, _longitude: -74.01042 } }, { _ewkt: 'POINT(-74.01042 41.50343)' }]) {
+      const r = await search('/bank/?sort=_id', { _query: { checkin: shape } });
+      expect(r.hits.map((h) => h._id)).toEqual(at);
+    }
+  });
+});
