@@ -243,6 +243,12 @@ class Folder {
     }
     if (node === undefined && !parent.dynamic) return plainStored(raw, this.keeps(inh));
     if (opts._namespace === true) return this.namespaceField(segs, path, node, body, value, inline, opts, inh, parent);
+    if (body !== undefined && body.keys.length === 0 && typeof opts._type === 'string' && parseType(opts._type, path).base !== 'object') {
+      // Options without a value (`{"_type": "keyword", "_index": "field_all"}`): the field is
+      // defined, nothing is stored or indexed (Xapiand's tests/schema/empty-value).
+      this.valueField(segs, path, undefined, inline, opts, inh, isNew, parent);
+      return DROP;
+    }
     if (body !== undefined) return this.objectField(segs, path, body, inline, opts, inh, isNew, parent);
     return this.valueField(segs, path, value, inline, opts, inh, isNew, parent, known);
   }

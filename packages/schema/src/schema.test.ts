@@ -145,7 +145,7 @@ describe('describeSchema (API.md §7.2)', () => {
         x: {
           _type: 'date', _prefix: 'o.x.', _slot: expect.any(Number) as unknown,
           _accuracy: ['hour', 'day', 'month', 'year', 'decade', 'century'],
-          _accuracy_prefix: ['<e10>.', '<15180>.', '<282072>.', '<1e18558>.', '<12cf3570>.', '<bc181660>.'], _meta: 1,
+          _accuracy_prefix: ['<e10>.', '<15180>.', '<278d00>.', '<1e13380>.', '<12cc0300>.', '<bbf81e00>.'], _meta: 1,
         },
       },
     });

@@ -317,7 +317,8 @@ function describeNode(node: SchemaNode, path: string, parent: Inherited): Record
     const t = parseType(node._type, path);
     if (t.base !== 'object') {
       const spec = resolveSpec(path, t.base, t.array, options, inh);
-      out._prefix = spec.prefix;
+      // The shared UUID entry shows its own prefix, as Xapiand does; its terms keep the full path (§8.7).
+      out._prefix = name === UUID_FIELD_NAME ? `${UUID_FIELD_NAME}.` : spec.prefix;
       out._slot = spec.slot;
       if (isNumericType(t.base) || isDateType(t.base) || isTimeType(t.base) || t.base === 'geo') {
         out._accuracy = [...(effectiveImmutable(options, '_accuracy', t, path, spec.prefix) as ReadonlyArray<number | DateUnit>)];

@@ -29,7 +29,7 @@ const TYPE_ALIASES: ReadonlyMap<string, BaseType> = new Map<string, BaseType>([
   ['text', 'text'], ['string', 'text'], ['keyword', 'keyword'], ['term', 'keyword'], ['integer', 'integer'],
   ['positive', 'positive'], ['float', 'floating'], ['floating', 'floating'], ['boolean', 'boolean'],
   ['date', 'date'], ['datetime', 'datetime'], ['object', 'object'],
-  ['time', 'time'], ['timedelta', 'timedelta'], ['uuid', 'uuid'], ['script', 'script'], ['geo', 'geo'],
+  ['time', 'time'], ['timedelta', 'timedelta'], ['uuid', 'uuid'], ['script', 'script'], ['geo', 'geo'], ['geospatial', 'geo'],
 ]);
 
 /** Types of API.md §8.1 that later tasks add; naming one is a 400 "not supported yet", not "invalid". */
@@ -125,13 +125,15 @@ export const DATE_UNITS = ['second', 'minute', 'hour', 'day', 'month', 'year', '
 export type DateUnit = (typeof DATE_UNITS)[number];
 
 /**
- * Nominal length of each date unit in seconds (Xapiand's `UnitTime`: Gregorian
- * average month and year). Used only to name accuracy prefixes (`<e10>.` =
- * hour); buckets themselves start at calendar boundaries (dates.ts).
+ * Nominal length of each date unit in seconds (Xapiand's `UnitTime`: a month
+ * of 30 days, a year of 365, so a month prefix is `<278d00>.` as Xapiand's
+ * documentation shows). Used only to name accuracy prefixes (`<e10>.` = hour)
+ * and to compare steps; buckets themselves start at calendar boundaries
+ * (dates.ts).
  */
 export const DATE_UNIT_SECONDS: Readonly<Record<DateUnit, number>> = {
-  second: 1, minute: 60, hour: 3600, day: 86400, month: 2629746, year: 31556952,
-  decade: 315569520, century: 3155695200, millennium: 31556952000,
+  second: 1, minute: 60, hour: 3600, day: 86400, month: 2592000, year: 31536000,
+  decade: 315360000, century: 3153600000, millennium: 31536000000,
 };
 
 export function isDateUnit(v: unknown): v is DateUnit {

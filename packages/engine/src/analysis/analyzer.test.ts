@@ -102,7 +102,9 @@ describe('query terms', () => {
     expect(analyzeQueryTerm('Running', options)).toEqual([{ term: 'running', z: false }]);
     expect(analyzeQueryTerm('running', options, { positional: true })).toEqual([{ term: 'running', z: false }]);
     expect(analyzeQueryTerm('3ds', options)).toEqual([{ term: '3ds', z: false }]);
-    expect(analyzeQueryTerm('t-shirts', options)).toEqual([{ term: 't', z: true }, { term: 'shirt', z: true }]);
+    expect(analyzeQueryTerm('dog-walkers', options)).toEqual([{ term: 'dog', z: true }, { term: 'walker', z: true }]);
+    // Every single letter is an English (SMART) stop word: `t` is not searched.
+    expect(analyzeQueryTerm('t-shirts', options)).toEqual([{ term: 'shirt', z: true }]);
   });
 
   it('meets what indexing produced, for every strategy', () => {
@@ -140,8 +142,13 @@ describe('languages', () => {
     expect(snowballLanguages()).toContain('spanish');
   });
 
-  it('has stop lists for the languages stopword covers, none for tamil', () => {
+  it('has stop lists: SMART for English, stopword\'s for the others, none for tamil', () => {
     expect(stopWordsFor('english').has('the')).toBe(true);
+    // English is the SMART list Xapiand uses (570 words, `few`, `far` and `between` among them).
+    expect(stopWordsFor('english').size).toBe(570);
+    for (const w of ['few', 'far', 'between', "he's", 'uucp']) expect(stopWordsFor('english').has(w)).toBe(true);
+    expect(stopWordsFor('porter')).toBe(stopWordsFor('porter'));
+    expect(stopWordsFor('porter').has('far')).toBe(true);
     expect(stopWordsFor('spanish').has('los')).toBe(true);
     expect(stopWordsFor('tamil').size).toBe(0);
     expect(stopWordsFor('english')).toBe(stopWordsFor('english'));

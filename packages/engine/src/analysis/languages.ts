@@ -4,6 +4,11 @@
  * code (what `_language: "en"` names) and the ISO 639-3 code of their stop
  * word list in `stopword` (absent when `stopword` has none, e.g. `tamil`).
  *
+ * English stops the words of the SMART list (570 words, `stopwords-json`'s
+ * `en`), the list Xapiand uses: `stopword`'s shorter English list keeps
+ * `few`, `far` and `between`, so "these days are few and far between" would
+ * match other documents than Xapiand's documentation shows.
+ *
  * Stemmers and stop sets are built once per language and cached for the life
  * of the process: there are at most 24 languages, so the caches are bounded.
  *
@@ -17,6 +22,8 @@ import { createRequire } from 'node:module';
 import type { Stemmer } from 'snowball-stemmers';
 
 type StopwordLists = typeof import('stopword');
+/** The stop word lists with their own package: English's SMART list. */
+const OWN_LISTS: Readonly<Partial<Record<string, string>>> = { eng: 'stopwords-json/dist/en.json' };
 
 const require = createRequire(import.meta.url);
 let snowball: typeof import('snowball-stemmers') | undefined;
@@ -100,15 +107,17 @@ export function stemmerFor(language: string): Stemmer {
 
 /**
  * The cached stop word set of `language`, lower-cased with apostrophes
- * normalised to `'` the way tokens are. Empty when `stopword` has no list.
+ * normalised to `'` the way tokens are. Empty when there is no list.
  */
 export function stopWordsFor(language: string): ReadonlySet<string> {
   let set = stopSets.get(language);
   if (set === undefined) {
     const iso3 = LANGUAGES[language]?.iso3 ?? null;
-    stopwordLists ??= require('stopword') as StopwordLists;
-    const list = iso3 === null ? undefined : stopwordLists[iso3];
-    set = Array.isArray(list) ? new Set(list.map((w) => w.toLowerCase().replaceAll('\u2019', "'"))) : EMPTY_SET;
+    const own = iso3 === null ? undefined : OWN_LISTS[iso3];
+    let list: unknown;
+    if (own !== undefined) list = require(own);
+    else if (iso3 !== null) list = (stopwordLists ??= require('stopword') as StopwordLists)[iso3];
+    set = Array.isArray(list) ? new Set((list as string[]).map((w) => w.toLowerCase().replaceAll('\u2019', "'"))) : EMPTY_SET;
     stopSets.set(language, set);
   }
   return set;
