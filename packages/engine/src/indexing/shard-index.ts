@@ -40,7 +40,7 @@ import type { SegmentReader } from '../segments/segment-reader.js';
 import { SegmentStore, type SegmentDatabase } from '../segments/segment-store.js';
 import { WriteBuffer, type IndexableDocument } from '../segments/write-buffer.js';
 import { documentTerms } from './document-terms.js';
-import { BufferView, IndexSnapshot, SegmentView, type IndexView } from './index-view.js';
+import type { SearchReader } from '../search/index.js';
 
 export interface ShardIndexOptions {
   /** Estimated heap bytes of the current write buffer before it is flushed. Default 32 MiB. */
@@ -253,13 +253,14 @@ export class ShardIndex {
     }
   }
 
-  /** The parts a search reads now: adopted segments, frozen buffers (oldest first), then the current buffer. */
-  snapshot(): IndexSnapshot {
-    const views: IndexView[] = [];
-    for (const r of this.segments) views.push(new SegmentView(r));
-    for (const b of this.frozen) views.push(new BufferView(b));
-    views.push(new BufferView(this.current));
-    return new IndexSnapshot(views);
+  /**
+   * The readers a search uses now: adopted segments, frozen buffers (oldest
+   * first), then the current buffer, each with its deletions applied. The
+   * current buffer keeps growing while held: use the list synchronously (a
+   * frozen buffer or a segment only loses documents to deletes).
+   */
+  readers(): SearchReader[] {
+    return [...this.segments, ...this.frozen, this.current];
   }
 
   /**
@@ -269,14 +270,14 @@ export class ShardIndex {
    */
   documentLengths(): DocumentLengths {
     const lengths: DocumentLengths = { documents: 0, sum: 0, lower: 0, upper: 0 };
-    for (const view of this.snapshot().views) {
+    for (const part of [...this.segments, ...this.frozen, this.current]) {
       const norms: Uint16Array[] = [];
-      for (const field of view.fieldNames()) {
-        const n = view.fieldNorms(field);
+      for (const field of part.fieldNames()) {
+        const n = part.fieldNorms(field);
         if (n !== null) norms.push(n);
       }
-      for (let ordinal = 0; ordinal < view.docCount; ordinal++) {
-        if (!view.isLiveOrdinal(ordinal)) continue;
+      for (let ordinal = 0; ordinal < part.docCount; ordinal++) {
+        if (!part.isLiveOrdinal(ordinal)) continue;
         let length = 0;
         for (const n of norms) if (ordinal < n.length) length += n[ordinal]!;
         lengths.lower = lengths.documents === 0 ? length : Math.min(lengths.lower, length);
