@@ -87,9 +87,13 @@ export class Shard {
         replication === undefined ? INITIAL_REPLICATION_STATE : decodeReplicationState(replication), commitBatch);
       // Bulk writes analyse text on the analysis thread: started now, so it is ready when they come.
       if (resolved.analysisThread) void startTextWorker();
+      const startedMs = performance.now();
       await openIndex(state, options.index ?? {});
       state.content = await ContentVolumes.open(join(path, 'content'), options.content);
       state.scripts = options.scripts;
+      const { segments, replayedEntries } = state.index.metrics();
+      state.log.info({ documents: counters.documents, seq: counters.seq, segments, replayedEntries, ms: Math.round(performance.now() - startedMs) },
+        'shard copy opened');
       return new Shard(state);
     } catch (err) {
       await db.close().catch(noop);
@@ -234,6 +238,8 @@ export class Shard {
       oplogFirstSeq: s.oplog.firstSeq,
       oplogTrims: s.oplog.trims,
       commitSeconds: { buffered: s.commitSeconds.buffered.snapshot(), synced: s.commitSeconds.synced.snapshot() },
+      index: s.index.metrics(),
+      flushFailure: s.index.flushFailure(),
     };
   }
 

@@ -4,6 +4,6 @@ export {
 } from './document-terms.js';
 export { type DocumentInfo, documentInfo, type TermInfo } from './document-info.js';
 export {
-  FLUSH_RETRY_MS_MAX, type IndexChange, type PreparedChange, SHARD_INDEX_DEFAULTS, ShardIndex, type ShardIndexMetrics,
+  FLUSH_RETRY_MS_MAX, type FlushFailure, type IndexChange, type PreparedChange, SHARD_INDEX_DEFAULTS, ShardIndex, type ShardIndexMetrics,
   type ShardIndexOptions,
 } from './shard-index.js';

@@ -112,6 +112,16 @@ export interface ShardIndexMetrics {
   replayFailures: number;
 }
 
+/** A flush that keeps failing (ShardIndex.flushFailure): the write buffers it holds stay in memory and the op log untrimmed. */
+export interface FlushFailure {
+  /** The last failure's message. */
+  message: string;
+  /** Failures in a row. */
+  failures: number;
+  /** When the first of them happened, ms since the epoch. */
+  sinceMs: number;
+}
+
 export class ShardIndex {
   private current = new WriteBuffer();
   /** Changes taken by the current buffer (deletes of segment docs included). */
@@ -137,6 +147,8 @@ export class ShardIndex {
   private readonly counters = { flushes: 0, flushFailures: 0, merges: 0, mergeFailures: 0, replayedEntries: 0, replayFailures: 0 };
   /** The last background failure, for `/:metrics` and health checks; cleared by the next success. */
   lastError: unknown = null;
+  /** The flushes failing in a row since the last one that succeeded: the buffers they hold cannot become segments. */
+  private failingFlush: FlushFailure | null = null;
 
   private constructor(private readonly store: SegmentStore, options: ShardIndexOptions) {
     this.settings = {
@@ -308,6 +320,11 @@ export class ShardIndex {
     while (this.flushing !== null || this.merging !== null) await Promise.all([this.flushing, this.merging]);
   }
 
+  /** The flush failing now (each retry failed too since), or null when the last flush succeeded or none failed. */
+  flushFailure(): FlushFailure | null {
+    return this.failingFlush === null ? null : { ...this.failingFlush };
+  }
+
   metrics(): ShardIndexMetrics {
     let segmentBytes = 0;
     for (const r of this.segments) segmentBytes += r.byteLength;
@@ -365,12 +382,15 @@ export class ShardIndex {
         if (reader !== null) this.segments = [...this.segments, reader];
         this.counters.flushes++;
         this.lastError = null;
+        this.failingFlush = null;
         retryMs = this.settings.retryMs;
         this.onPersisted();
         this.scheduleMerge();
       } catch (err) {
         this.counters.flushFailures++;
         this.lastError = err;
+        const message = err instanceof Error ? err.message : String(err);
+        this.failingFlush = { message, failures: (this.failingFlush?.failures ?? 0) + 1, sinceMs: this.failingFlush?.sinceMs ?? Date.now() };
         this.onBackgroundError(err, 'flush');
         if (this.closing) return;
         await this.sleep(retryMs);

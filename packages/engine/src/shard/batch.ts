@@ -32,6 +32,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
       await recover(state);
     } catch (err) {
       state.counts.batchesFailed++;
+      state.log.error({ err }, 'could not reopen the database after a failed batch; the next write tries again');
       throw engineErrors.storageUnavailable(err);
     }
   }
@@ -116,6 +117,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
       state.cache.delete(change.key);
     }
     if (err instanceof assert.AssertionError && !writing) throw err;
+    state.log.error({ err, changes: changes.length, sync }, 'LevelDB batch failed; the database is reopened before the next batch');
     state.requestRecovery();
     throw engineErrors.storageUnavailable(err);
   }

@@ -49,6 +49,10 @@ export async function openIndex(state: ShardState, options: ShardIndexOptions): 
       options.onPersisted?.();
       state.trimOplog();
     },
+    onBackgroundError: (err, task) => {
+      options.onBackgroundError?.(err, task);
+      logBackgroundError(state, err, task);
+    },
   });
   for (let after = state.index.appliedSeq; after < state.counters.seq;) {
     const entries = await state.oplog.read(after, OPLOG_READ_ENTRIES_MAX);
@@ -56,6 +60,21 @@ export async function openIndex(state: ShardState, options: ShardIndexOptions): 
     state.index.replay(entries, state.schema);
     after = (entries[entries.length - 1] as { seq: number }).seq;
   }
+}
+
+/**
+ * A flush or merge failed (ShardIndex counts it and retries): an error in the
+ * copy's log. A failing flush also shows in the node's stats, whence the
+ * coordinator's `/readyz` and `/:metrics` take it.
+ */
+function logBackgroundError(state: ShardState, err: unknown, task: 'flush' | 'merge'): void {
+  if (task === 'merge') {
+    state.log.error({ err, task }, 'segment merge failed; retried after the next flush');
+    return;
+  }
+  const failure = state.index.flushFailure();
+  state.log.error({ err, task, failures: failure?.failures ?? 1, persistedSeq: state.index.persistedSeq, appliedSeq: state.index.appliedSeq },
+    'segment flush failed; the write buffer stays in memory and the flush is retried');
 }
 
 /**
@@ -79,7 +98,8 @@ async function reopen(state: ShardState): Promise<void> {
   await state.db.open();
   const counters = await loadCounters(state.db, state.path);
   const before = state.counters;
-  if (counters.seq !== before.seq || counters.lastDocid !== before.lastDocid || counters.documents !== before.documents) {
+  const landed = counters.seq !== before.seq || counters.lastDocid !== before.lastDocid || counters.documents !== before.documents;
+  if (landed) {
     state.stateEpoch++;
     state.cache.clear();
     for (const flight of state.reads.values()) flight.stale = true;
@@ -88,4 +108,5 @@ async function reopen(state: ShardState): Promise<void> {
   state.oplog.reset(await Oplog.bounds(state.db, state.counters.seq), state.counters.seq);
   state.recoveryNeeded = false;
   state.counts.recoveries++;
+  state.log.warn({ seq: state.counters.seq, failedBatchLanded: landed }, 'database reopened after a failed batch');
 }
