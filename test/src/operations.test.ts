@@ -298,6 +298,31 @@ describe('/:metrics', () => {
     expect(valueOf(after, 'process_resident_memory_bytes')).toBeGreaterThan(0);
   });
 
+  it("the shard copies' search index: flushes and merges (and their failures) per node, segments and write buffers per index", async () => {
+    expect((await call(server, 'PUT', '/indexed/1', { a: 1 })).status).toBe(200);
+    const families = await scrape();
+    expect(Object.fromEntries(['tessera_index_flushes_total', 'tessera_index_flush_failures_total', 'tessera_index_merges_total',
+      'tessera_index_merge_failures_total', 'tessera_index_flush_failing_copies', 'tessera_index_segments', 'tessera_index_write_buffer_bytes']
+      .map((n) => [n, families.get(n)?.type]))).toEqual({
+      tessera_index_flushes_total: 'counter',
+      tessera_index_flush_failures_total: 'counter',
+      tessera_index_merges_total: 'counter',
+      tessera_index_merge_failures_total: 'counter',
+      tessera_index_flush_failing_copies: 'gauge',
+      tessera_index_segments: 'gauge',
+      tessera_index_write_buffer_bytes: 'gauge',
+    });
+    const node = { node: 'node1' };
+    expect(valueOf(families, 'tessera_index_flushes_total', node)).toBeGreaterThanOrEqual(0);
+    expect(valueOf(families, 'tessera_index_flush_failures_total', node)).toBe(0);
+    expect(valueOf(families, 'tessera_index_merge_failures_total', node)).toBe(0);
+    expect(valueOf(families, 'tessera_index_flush_failing_copies', node)).toBe(0);
+    // The document is in a write buffer or, once the buffer idled, in a segment.
+    const indexed = { index: '/indexed/' };
+    expect(valueOf(families, 'tessera_index_write_buffer_bytes', indexed) + valueOf(families, 'tessera_index_segments', indexed)).toBeGreaterThan(0);
+    expect((await call(server, 'GET', '/readyz')).status).toBe(200);
+  });
+
   it('health endpoints answer GET and HEAD (other methods: 405); a started server with its copies open is ready', async () => {
     expect((await call(server, 'GET', '/healthz')).json).toEqual({ status: 'ok' });
     await waitReady(server);

@@ -78,6 +78,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
     index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
     scripts: options.scripts,
     primaryWriteGate: (where) => lease.check(where),
+    log: log.child({ component: 'node', node: options.name }),
   });
   node.warm();
   const announcement: NodeAnnouncement = { dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION };

@@ -117,6 +117,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     content: { volumeBytesMax: options.contentVolumeBytesMax },
     index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
     scripts: options.scripts,
+    log: log.child({ component: 'node', node: options.nodeName }),
   });
   node.warm();
   const nodes = new NodeDirectory();

@@ -117,6 +117,7 @@ export class Coordinator {
       copiesOn: (node) => registry.list().flatMap((meta) =>
         meta.allocation.flatMap((copies, i) => (copies.includes(node) ? [{ index: meta.path, shard: i + 1 }] : []))),
       open: (node, copy) => registry.client(copy.index, node, copy.shard).call('shard.open', copy),
+      flushFailure: async () => flushFailureOf(await askNodeStats(options.nodes)),
     }, options.log);
     await loadTemplates(registry, options.templates);
     followMembership(options.nodes, registry, options.log);
@@ -235,7 +236,7 @@ export class Coordinator {
       case '/healthz':
         return { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{"status":"ok"}' };
       case '/readyz': {
-        const state = this.readiness.state();
+        const state = await this.readiness.check();
         const body = JSON.stringify(state.ready ? { status: 'ready' } : { status: 'not ready', reason: state.reason });
         return { status: state.ready ? 200 : 503, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body };
       }
@@ -264,11 +265,8 @@ export class Coordinator {
   }
 
   /** Every active node's figures of its open shard copies, for the metrics scrape (nodes that do not answer in time are left out). */
-  async nodeStats(): Promise<NodeStatsReply[]> {
-    const nodes = this.options.nodes;
-    const replies = await Promise.all(nodes.activeNames().map((name) =>
-      nodes.get(name)?.client.call<NodeStatsReply>('node.stats', {}, { timeoutMs: NODE_STATS_TIMEOUT_MS }).catch(() => undefined)));
-    return replies.filter((r) => r !== undefined);
+  nodeStats(): Promise<NodeStatsReply[]> {
+    return askNodeStats(this.options.nodes);
   }
 
   /** Live documents per index, for the metrics scrape. */
@@ -430,4 +428,24 @@ function prettyOf(query: string): boolean | undefined {
   } catch {
     return undefined;
   }
+}
+
+/** Every active node's figures (`node.stats`); a node that fails or is slow to answer is left out. */
+async function askNodeStats(nodes: NodeDirectory): Promise<NodeStatsReply[]> {
+  const replies = await Promise.all(nodes.activeNames().map((name) =>
+    nodes.get(name)?.client.call<NodeStatsReply>('node.stats', {}, { timeoutMs: NODE_STATS_TIMEOUT_MS }).catch(() => undefined)));
+  return replies.filter((r) => r !== undefined);
+}
+
+/** The first shard copy whose segment flush keeps failing, as a readiness reason. */
+function flushFailureOf(nodes: readonly NodeStatsReply[]): string | undefined {
+  for (const node of nodes) {
+    for (const copy of node.shards) {
+      const failure = copy.flushFailure;
+      if (failure === undefined) continue;
+      return `shard copy ${copy.index} #${copy.shard} on node ${node.name} cannot flush its write buffer into a segment `
+        + `(${failure.failures} failures since ${new Date(failure.sinceMs).toISOString()}): ${failure.message}`;
+    }
+  }
+  return undefined;
 }

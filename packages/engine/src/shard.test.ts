@@ -26,7 +26,7 @@ async function openShard(options: Partial<ShardOptions> = {}): Promise<Shard> {
 
 /** The shard's LevelDB handle, to break it from under the store. */
 function databaseOf(shard: Shard): ShardDatabase {
-  return (shard as unknown as { db: ShardDatabase }).db;
+  return (shard as unknown as { state: { db: ShardDatabase } }).state.db;
 }
 
 async function expectError(promise: Promise<unknown>, code: string, status: number): Promise<TesseraError> {

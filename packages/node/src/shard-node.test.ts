@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { EngineLogger } from '@tessera/engine';
 import { DEFERRED } from '@tessera/rpc';
 import { shardDirectory } from './shard-paths.js';
 import { ShardNode } from './shard-node.js';
@@ -85,5 +86,35 @@ describe('ShardNode', () => {
   it('refuses calls once closing', async () => {
     await node.close();
     await expect(node.handle('node.info', {})).rejects.toMatchObject({ code: 'node_closing', status: 503 });
+  });
+
+  it('logs through a child per shard copy and reports a copy whose flush keeps failing in node.stats', async () => {
+    await node.close();
+    const lines: Array<{ level: string; bindings: Record<string, unknown>; message: string }> = [];
+    const logger = (bindings: Record<string, unknown>): EngineLogger => ({
+      info: (_f, message) => lines.push({ level: 'info', bindings, message }),
+      warn: (_f, message) => lines.push({ level: 'warn', bindings, message }),
+      error: (_f, message) => lines.push({ level: 'error', bindings, message }),
+      child: (more) => logger({ ...bindings, ...more }),
+    });
+    node = new ShardNode({ name: 'n1', dataDir, log: logger({ node: 'n1' }), index: { idleFlushMs: 100, retryMs: 5 } });
+    const where = { index: '/a/', shard: 1 };
+    const db = ((await node.open(where)) as unknown as { state: { db: { batch: unknown } } }).state.db;
+    expect(lines).toContainEqual({ level: 'info', bindings: { node: 'n1', index: '/a/', shard: 1 }, message: 'shard copy opened' });
+    let stats = await node.stats();
+    expect(stats.shards[0]).toMatchObject({ index: '/a/', shard: 1, search: { flushes: 0, flushFailures: 0 } });
+    expect(stats.shards[0]!.flushFailure).toBeUndefined();
+    await node.handle('doc.write', { ...where, op: 'index', id: 1, body: { v: 1 } });
+    // Before the idle flush starts: every batch the segment store begins throws.
+    db.batch = () => {
+      throw new Error('disk full');
+    };
+    const deadline = Date.now() + 5000;
+    while ((stats = await node.stats()).shards[0]!.flushFailure === undefined && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+    expect(stats.shards[0]!.flushFailure).toMatchObject({ message: 'disk full' });
+    expect(stats.shards[0]!.search!.flushFailures).toBeGreaterThanOrEqual(1);
+    expect(lines).toContainEqual(expect.objectContaining({ level: 'error', bindings: { node: 'n1', index: '/a/', shard: 1 } }));
+    await node.close();
+    node = new ShardNode({ name: 'n1', dataDir });
   });
 });

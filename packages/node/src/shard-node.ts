@@ -4,7 +4,8 @@
  * through the in-process transport; as `tessera node` over WebSocket.
  */
 import {
-  documentInfo, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, type ScriptRunnerOptions, type ShardOptions, type StoredDocument, type WriteResult,
+  documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SILENT_LOGGER, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
+  type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
 import { DEFERRED } from '@tessera/rpc';
@@ -34,6 +35,8 @@ export interface ShardNodeOptions {
   scripts?: ScriptRunnerOptions;
   /** Runs before a write as primary (`doc.write`, `doc.writeMany`); throws to refuse it (primary-lease.ts). */
   primaryWriteGate?: (where: ShardRef) => void;
+  /** The node's logger (a child of the process's); each shard copy logs through a child bound to its index and shard. Default: silent. */
+  log?: EngineLogger;
 }
 
 export class ShardNode {
@@ -47,7 +50,11 @@ export class ShardNode {
   /** The process's one script runner, started by `warm` or with the first shard copy. */
   private scripts: Promise<ScriptRunner | undefined> | undefined;
 
-  constructor(private readonly options: ShardNodeOptions) {}
+  private readonly log: EngineLogger;
+
+  constructor(private readonly options: ShardNodeOptions) {
+    this.log = options.log ?? SILENT_LOGGER;
+  }
 
   get name(): string {
     return this.options.name;
@@ -213,13 +220,17 @@ export class ShardNode {
       oplogEntriesMax: this.options.oplogEntriesMax,
     };
     const dropping = this.drops.get(key);
-    const start = (): Promise<Shard> => this.scriptRunner().then((scripts) => Shard.open({ ...options, scripts }));
+    const log = this.log.child({ index: where.index, shard: where.shard });
+    const start = (): Promise<Shard> => this.scriptRunner().then((scripts) => Shard.open({ ...options, scripts, log }));
     const opening = dropping === undefined ? start() : dropping.then(start);
     this.shards.set(key, opening);
     opening.then((shard) => {
       // Unless dropped or closed meanwhile.
       if (this.shards.get(key) === opening) this.opened.set(key, shard);
-    }, () => this.shards.delete(key));
+    }, (err: unknown) => {
+      this.shards.delete(key);
+      log.error({ err }, 'could not open the shard copy');
+    });
     return opening;
   }
 
@@ -228,9 +239,10 @@ export class ShardNode {
     const opening = this.shards.get(key) ?? this.open(where);
     this.shards.delete(key);
     this.opened.delete(key);
-    const dropping = opening.then((shard) => {
+    const dropping = opening.then(async (shard) => {
       this.sizes.forget(shard.path);
-      return shard.destroy();
+      await shard.destroy();
+      this.log.info({ index: where.index, shard: where.shard }, 'shard copy dropped');
     });
     const settled = dropping.catch(() => undefined);
     this.drops.set(key, settled);
@@ -252,14 +264,22 @@ export class ShardNode {
     return { name: this.options.name, shards };
   }
 
-  /** Figures of every open shard copy for `/:metrics`: documents, bytes on disk, LevelDB batch write times. */
+  /**
+   * Figures of every open shard copy for `/:metrics` and `/readyz`: documents, bytes on disk, LevelDB batch write
+   * times, the search index's segments, flushes and merges, and a flush that keeps failing.
+   */
   async stats(): Promise<NodeStatsReply> {
     const open = await Promise.all([...this.shards].map(async ([key, opening]) => {
       const shard = await opening.catch(() => undefined);
       if (shard === undefined) return undefined;
       const [index, number] = splitKey(key);
       const { documents, seq } = shard.stats();
-      return { index, shard: number, documents, seq, bytes: await this.sizes.bytes(shard.path), commitSeconds: shard.metrics().commitSeconds };
+      const metrics = shard.metrics();
+      const copy: NodeStatsReply['shards'][number] = {
+        index, shard: number, documents, seq, bytes: await this.sizes.bytes(shard.path), commitSeconds: metrics.commitSeconds, search: searchIndexStats(metrics.index),
+      };
+      if (metrics.flushFailure !== null) copy.flushFailure = metrics.flushFailure;
+      return copy;
     }));
     const reply: NodeStatsReply = { name: this.options.name, shards: open.filter((s) => s !== undefined) };
     const runner = await this.scripts;
@@ -289,6 +309,14 @@ export class ShardNode {
     return this.scripts;
   }
 
+}
+
+/** The search index's figures a scrape sums per node and index. */
+function searchIndexStats(m: ShardIndexMetrics): NodeStatsReply['shards'][number]['search'] {
+  return {
+    segments: m.segments, segmentBytes: m.segmentBytes, writeBufferBytes: m.writeBufferBytes, flushes: m.flushes, flushFailures: m.flushFailures,
+    merges: m.merges, mergeFailures: m.mergeFailures,
+  };
 }
 
 function shardKey(where: ShardRef): string {

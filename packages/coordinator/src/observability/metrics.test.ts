@@ -150,6 +150,44 @@ describe('Metrics', () => {
     expect(calls).toBe(2);
   });
 
+  it('segment flushes and merges per node, flush-failing copies per node, segments and write buffer bytes per index', async () => {
+    const metrics = new Metrics();
+    const search = (flushes: number, flushFailures: number, merges: number, mergeFailures: number, segments: number, writeBufferBytes: number) => ({
+      segments, segmentBytes: 0, writeBufferBytes, flushes, flushFailures, merges, mergeFailures,
+    });
+    const copy = (index: string, shard: number) => ({
+      index, shard, documents: 0, seq: 0, bytes: 0, commitSeconds: { buffered: histogram([0, 0, 0], 0), synced: histogram([0, 0, 0], 0) },
+    });
+    const nodes: NodeStatsReply[] = [
+      {
+        name: 'n1',
+        shards: [
+          { ...copy('/a/', 1), search: search(5, 2, 1, 0, 3, 1000), flushFailure: { message: 'disk full', failures: 2, sinceMs: 0 } },
+          { ...copy('/b/', 1), search: search(1, 0, 0, 1, 1, 200) },
+        ],
+      },
+      // A node that sends no index figures counts as none.
+      { name: 'n2', shards: [{ ...copy('/a/', 1), search: search(4, 0, 2, 0, 2, 50) }, copy('/a/', 2)] },
+    ];
+    metrics.attach({ documentsByIndex: async () => new Map(), connections: () => 0, nodeStats: async () => nodes });
+    const { body } = await metrics.text();
+    expect(samples(body, 'tessera_index_flushes_total')).toEqual(['tessera_index_flushes_total{node="n1"} 6', 'tessera_index_flushes_total{node="n2"} 4']);
+    expect(samples(body, 'tessera_index_flush_failures_total')).toEqual([
+      'tessera_index_flush_failures_total{node="n1"} 2', 'tessera_index_flush_failures_total{node="n2"} 0',
+    ]);
+    expect(samples(body, 'tessera_index_merges_total')).toEqual(['tessera_index_merges_total{node="n1"} 1', 'tessera_index_merges_total{node="n2"} 2']);
+    expect(samples(body, 'tessera_index_merge_failures_total')).toEqual([
+      'tessera_index_merge_failures_total{node="n1"} 1', 'tessera_index_merge_failures_total{node="n2"} 0',
+    ]);
+    expect(samples(body, 'tessera_index_flush_failing_copies')).toEqual([
+      'tessera_index_flush_failing_copies{node="n1"} 1', 'tessera_index_flush_failing_copies{node="n2"} 0',
+    ]);
+    expect(samples(body, 'tessera_index_segments')).toEqual(['tessera_index_segments{index="/a/"} 5', 'tessera_index_segments{index="/b/"} 1']);
+    expect(samples(body, 'tessera_index_write_buffer_bytes')).toEqual([
+      'tessera_index_write_buffer_bytes{index="/a/"} 1050', 'tessera_index_write_buffer_bytes{index="/b/"} 200',
+    ]);
+  });
+
   it('a node source that fails leaves its metrics empty, not the scrape failed', async () => {
     const metrics = new Metrics();
     metrics.attach({ documentsByIndex: async () => new Map(), connections: () => 0, nodeStats: () => Promise.reject(new Error('down')) });

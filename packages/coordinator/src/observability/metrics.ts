@@ -2,7 +2,8 @@
  * Prometheus metrics (API.md §12.3) from prom-client, one registry per
  * server: request and operation latencies as summaries, latency histograms
  * of HTTP requests, RPC calls and storage commits, uptime, documents and
- * bytes on disk per index (gathered from the shards at scrape time), open
+ * bytes on disk per index (gathered from the shards at scrape time), the
+ * shard copies' segment flushes and merges (and their failures), open
  * connections, and prom-client's default process metrics (event-loop lag,
  * heap, GC). docs/operations.md lists them all (a test keeps it in step).
  */
@@ -25,6 +26,9 @@ export interface MetricsSources {
   /** Log lines the process could not write (its standard output failed or fell behind); the process's logger counts them. */
   logLinesDropped?(): number;
 }
+
+/** One shard copy's figures in a node's stats. */
+type CopyStats = NodeStatsReply['shards'][number];
 
 /** The series a request observes: its summary (by status) and its histogram (by status class). */
 interface RequestSeries {
@@ -94,20 +98,6 @@ export class Metrics {
         if (byIndex) for (const [index, n] of byIndex) this.set({ index }, n);
       },
     });
-    new Gauge({
-      name: 'tessera_index_bytes',
-      help: 'Bytes on disk of every shard copy of an index (directories measured at most every few seconds)',
-      labelNames: ['index'],
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        const bytes = new Map<string, number>();
-        for (const node of await metrics.nodeStats()) {
-          for (const copy of node.shards) bytes.set(copy.index, (bytes.get(copy.index) ?? 0) + copy.bytes);
-        }
-        for (const [index, n] of bytes) this.set({ index }, n);
-      },
-    });
     for (const [name, help, field] of [
       ['tessera_script_cache_hits_total', 'Script runs whose compiled chunk was in the cache, on every node', 'cacheHits'],
       ['tessera_script_cache_misses_total', 'Script runs that compiled their body (not cached, evicted or expired), on every node', 'cacheMisses'],
@@ -121,6 +111,56 @@ export class Metrics {
           let total = 0;
           for (const node of await metrics.nodeStats()) total += node.scripts?.[field] ?? 0;
           this.inc(total);
+        },
+      });
+    }
+    // The search index of every shard copy (ENGINE.md "Write path"): flushes and merges per node, a flush failing, sizes per index.
+    for (const [name, help, field] of [
+      ['tessera_index_flushes_total', 'Write buffers the shard copies on a node flushed into segments, since each copy was opened', 'flushes'],
+      ['tessera_index_flush_failures_total', 'Segment flushes that failed on a node (each is logged and retried; while one keeps failing /readyz is 503)', 'flushFailures'],
+      ['tessera_index_merges_total', 'Segment merges the shard copies on a node completed, since each copy was opened', 'merges'],
+      ['tessera_index_merge_failures_total', 'Segment merges that failed on a node (each is logged and retried after the next flush)', 'mergeFailures'],
+    ] as const) {
+      new Counter({
+        name,
+        help,
+        labelNames: ['node'],
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          for (const node of await metrics.nodeStats()) this.inc({ node: node.name }, sumOverCopies(node, (copy) => copy.search?.[field] ?? 0));
+        },
+      });
+    }
+    new Gauge({
+      name: 'tessera_index_flush_failing_copies',
+      help: 'Shard copies on a node whose segment flush keeps failing: their write buffers stay in memory and their operation logs untrimmed',
+      labelNames: ['node'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const node of await metrics.nodeStats()) this.set({ node: node.name }, sumOverCopies(node, (copy) => (copy.flushFailure === undefined ? 0 : 1)));
+      },
+    });
+    // Figures of every shard copy of an index, summed per index.
+    for (const [name, help, figure] of [
+      ['tessera_index_bytes', 'Bytes on disk of every shard copy of an index (directories measured at most every few seconds)', (copy: CopyStats) => copy.bytes],
+      ['tessera_index_segments', 'Search segments of every shard copy of an index', (copy: CopyStats) => copy.search?.segments ?? 0],
+      ['tessera_index_write_buffer_bytes', 'Estimated heap bytes of the write buffers (current and waiting for their flush) of every shard copy of an index',
+        (copy: CopyStats) => copy.search?.writeBufferBytes ?? 0],
+    ] as const) {
+      new Gauge({
+        name,
+        help,
+        labelNames: ['index'],
+        registers: [this.registry],
+        async collect() {
+          this.reset();
+          const byIndex = new Map<string, number>();
+          for (const node of await metrics.nodeStats()) {
+            for (const copy of node.shards) byIndex.set(copy.index, (byIndex.get(copy.index) ?? 0) + figure(copy));
+          }
+          for (const [index, n] of byIndex) this.set({ index }, n);
         },
       });
     }
@@ -211,6 +251,13 @@ export class Metrics {
       this.scrapeNodeStats = undefined;
     }
   }
+}
+
+/** A figure summed over a node's shard copies. */
+function sumOverCopies(node: NodeStatsReply, figure: (copy: CopyStats) => number): number {
+  let total = 0;
+  for (const copy of node.shards) total += figure(copy);
+  return total;
 }
 
 /** Commit-time series per node and kind (buffered, synced): the node's shard copies summed. */

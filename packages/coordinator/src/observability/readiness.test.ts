@@ -103,3 +103,32 @@ it('a failed copy no longer allocated to the node (its index was deleted) is for
   allocated = [{ index: '/a/', shard: 1 }];
   expect(readiness.state()).toEqual({ ready: true });
 });
+
+it('check: a shard copy whose flush keeps failing makes a ready coordinator not ready, with the failure as the reason', async () => {
+  const nodes = new NodeDirectory();
+  addNode(nodes, 'n1');
+  const opens = controlledOpens();
+  let failure: string | undefined;
+  let asked = 0;
+  const readiness = new Readiness(nodes, {
+    copiesOn: (node) => copies[node] ?? [],
+    open: opens.open,
+    flushFailure: async () => {
+      asked++;
+      return failure;
+    },
+  }, log);
+  readiness.start();
+  // Not ready for another reason: the nodes are not asked.
+  expect(await readiness.check()).toEqual({ ready: false, reason: 'opening shard copies (replaying their operation logs): 0 of 2 open' });
+  expect(asked).toBe(0);
+  await opens.settle('n1 1/a/');
+  await opens.settle('n1 1/b/');
+  expect(await readiness.check()).toEqual({ ready: true });
+  failure = 'shard copy /a/ #1 on node n1 cannot flush its write buffer into a segment (3 failures since 2026-11-27T10:00:00.000Z): disk full';
+  expect(await readiness.check()).toEqual({ ready: false, reason: failure });
+  expect(readiness.state()).toEqual({ ready: true });
+  failure = undefined;
+  expect(await readiness.check()).toEqual({ ready: true });
+  expect(asked).toBe(3);
+});

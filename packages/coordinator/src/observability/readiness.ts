@@ -10,6 +10,10 @@
  * node joins, a few at a time per node. A copy that fails to open keeps the
  * coordinator not ready, with the error as the reason; it is tried again
  * when readiness is asked, at most every RETRY_MS.
+ *
+ * Once ready by those measures, `check` also asks the nodes whether a shard
+ * copy's segment flush keeps failing (a full or broken disk under the index):
+ * such a copy makes the coordinator not ready, with the failure as the reason.
  */
 import type { ShardRef } from '@tessera/rpc';
 import type { Logger } from 'pino';
@@ -20,6 +24,11 @@ export interface ReadinessSources {
   copiesOn(node: string): ShardRef[];
   /** Open one copy on its node (shard.open). */
   open(node: string, copy: ShardRef): Promise<unknown>;
+  /**
+   * The first shard copy, on any active node, whose segment flush keeps failing, as a reason; undefined when none
+   * (asked of the nodes by `check`, each time: a flush that recovers makes the coordinator ready again at once).
+   */
+  flushFailure?(): Promise<string | undefined>;
 }
 
 export type ReadinessState = { ready: true } | { ready: false; reason: string };
@@ -89,6 +98,17 @@ export class Readiness {
     if (done < total) return { ready: false, reason: `opening shard copies (replaying their operation logs): ${done} of ${total} open` };
     if (failure !== undefined) return { ready: false, reason: failure };
     return { ready: true };
+  }
+
+  /**
+   * `state`, and once that is ready, whether every shard copy can still flush its write buffer into segments: one
+   * that cannot holds its changes in memory only and keeps its whole operation log, so it is not fit for traffic.
+   */
+  async check(): Promise<ReadinessState> {
+    const state = this.state();
+    if (!state.ready || this.sources.flushFailure === undefined) return state;
+    const reason = await this.sources.flushFailure().catch(() => undefined);
+    return reason === undefined ? state : { ready: false, reason };
   }
 
   private openNode(name: string): void {

@@ -1,5 +1,6 @@
 /** Public shapes of a shard's document store. */
 import type { BlobLocation } from '../content/volumes.js';
+import type { FlushFailure, ShardIndexMetrics } from '../indexing/shard-index.js';
 import type { LatencyHistogramSnapshot } from '../store/latency-histogram.js';
 
 /** A document ID in its index's `_id` type (integer IDs are numbers). */
@@ -179,4 +180,8 @@ export interface ShardMetrics {
   recoveries: number;
   /** Time of each successful LevelDB batch write, seconds: buffered, and synced (`commit`). */
   commitSeconds: { buffered: LatencyHistogramSnapshot; synced: LatencyHistogramSnapshot };
+  /** The search index: segments, write buffers, flushes, merges and their failures (indexing/shard-index.ts). */
+  index: ShardIndexMetrics;
+  /** The flush failing now, or null: the copy cannot turn its write buffers into segments (`/readyz` says so). */
+  flushFailure: FlushFailure | null;
 }

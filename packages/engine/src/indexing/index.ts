@@ -3,8 +3,7 @@ export {
   documentTerms, type DocumentTermsOptions, GLOBAL_VALUE_SLOTS, globalValueSlot, ID_SLOT, idTerm, POSITION_GAP, VERSION_SLOT,
 } from './document-terms.js';
 export { type DocumentInfo, documentInfo, type TermInfo } from './document-info.js';
-export { BufferView, IndexSnapshot, type IndexView, SegmentView, type TermCursor } from './index-view.js';
 export {
-  FLUSH_RETRY_MS_MAX, type IndexChange, type PreparedChange, SHARD_INDEX_DEFAULTS, ShardIndex, type ShardIndexMetrics,
+  FLUSH_RETRY_MS_MAX, type FlushFailure, type IndexChange, type PreparedChange, SHARD_INDEX_DEFAULTS, ShardIndex, type ShardIndexMetrics,
   type ShardIndexOptions,
 } from './shard-index.js';

@@ -40,7 +40,7 @@ import type { SegmentReader } from '../segments/segment-reader.js';
 import { SegmentStore, type SegmentDatabase } from '../segments/segment-store.js';
 import { WriteBuffer, type IndexableDocument } from '../segments/write-buffer.js';
 import { documentTerms } from './document-terms.js';
-import { BufferView, IndexSnapshot, SegmentView, type IndexView } from './index-view.js';
+import type { SearchReader } from '../search/index.js';
 
 export interface ShardIndexOptions {
   /** Estimated heap bytes of the current write buffer before it is flushed. Default 32 MiB. */
@@ -112,6 +112,16 @@ export interface ShardIndexMetrics {
   replayFailures: number;
 }
 
+/** A flush that keeps failing (ShardIndex.flushFailure): the write buffers it holds stay in memory and the op log untrimmed. */
+export interface FlushFailure {
+  /** The last failure's message. */
+  message: string;
+  /** Failures in a row. */
+  failures: number;
+  /** When the first of them happened, ms since the epoch. */
+  sinceMs: number;
+}
+
 export class ShardIndex {
   private current = new WriteBuffer();
   /** Changes taken by the current buffer (deletes of segment docs included). */
@@ -137,6 +147,8 @@ export class ShardIndex {
   private readonly counters = { flushes: 0, flushFailures: 0, merges: 0, mergeFailures: 0, replayedEntries: 0, replayFailures: 0 };
   /** The last background failure, for `/:metrics` and health checks; cleared by the next success. */
   lastError: unknown = null;
+  /** The flushes failing in a row since the last one that succeeded: the buffers they hold cannot become segments. */
+  private failingFlush: FlushFailure | null = null;
 
   private constructor(private readonly store: SegmentStore, options: ShardIndexOptions) {
     this.settings = {
@@ -253,13 +265,14 @@ export class ShardIndex {
     }
   }
 
-  /** The parts a search reads now: adopted segments, frozen buffers (oldest first), then the current buffer. */
-  snapshot(): IndexSnapshot {
-    const views: IndexView[] = [];
-    for (const r of this.segments) views.push(new SegmentView(r));
-    for (const b of this.frozen) views.push(new BufferView(b));
-    views.push(new BufferView(this.current));
-    return new IndexSnapshot(views);
+  /**
+   * The readers a search uses now: adopted segments, frozen buffers (oldest
+   * first), then the current buffer, each with its deletions applied. The
+   * current buffer keeps growing while held: use the list synchronously (a
+   * frozen buffer or a segment only loses documents to deletes).
+   */
+  readers(): SearchReader[] {
+    return [...this.segments, ...this.frozen, this.current];
   }
 
   /**
@@ -269,14 +282,14 @@ export class ShardIndex {
    */
   documentLengths(): DocumentLengths {
     const lengths: DocumentLengths = { documents: 0, sum: 0, lower: 0, upper: 0 };
-    for (const view of this.snapshot().views) {
+    for (const part of [...this.segments, ...this.frozen, this.current]) {
       const norms: Uint16Array[] = [];
-      for (const field of view.fieldNames()) {
-        const n = view.fieldNorms(field);
+      for (const field of part.fieldNames()) {
+        const n = part.fieldNorms(field);
         if (n !== null) norms.push(n);
       }
-      for (let ordinal = 0; ordinal < view.docCount; ordinal++) {
-        if (!view.isLiveOrdinal(ordinal)) continue;
+      for (let ordinal = 0; ordinal < part.docCount; ordinal++) {
+        if (!part.isLiveOrdinal(ordinal)) continue;
         let length = 0;
         for (const n of norms) if (ordinal < n.length) length += n[ordinal]!;
         lengths.lower = lengths.documents === 0 ? length : Math.min(lengths.lower, length);
@@ -305,6 +318,11 @@ export class ShardIndex {
     this.stopIdleTimer();
     this.wake?.();
     while (this.flushing !== null || this.merging !== null) await Promise.all([this.flushing, this.merging]);
+  }
+
+  /** The flush failing now (each retry failed too since), or null when the last flush succeeded or none failed. */
+  flushFailure(): FlushFailure | null {
+    return this.failingFlush === null ? null : { ...this.failingFlush };
   }
 
   metrics(): ShardIndexMetrics {
@@ -364,12 +382,15 @@ export class ShardIndex {
         if (reader !== null) this.segments = [...this.segments, reader];
         this.counters.flushes++;
         this.lastError = null;
+        this.failingFlush = null;
         retryMs = this.settings.retryMs;
         this.onPersisted();
         this.scheduleMerge();
       } catch (err) {
         this.counters.flushFailures++;
         this.lastError = err;
+        const message = err instanceof Error ? err.message : String(err);
+        this.failingFlush = { message, failures: (this.failingFlush?.failures ?? 0) + 1, sinceMs: this.failingFlush?.sinceMs ?? Date.now() };
         this.onBackgroundError(err, 'flush');
         if (this.closing) return;
         await this.sleep(retryMs);

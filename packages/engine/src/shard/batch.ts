@@ -1,0 +1,154 @@
+/**
+ * The batch writer behind the shard's group commit (store/group-commit.ts):
+ * every change of a batch goes into one LevelDB batch together with its
+ * #docid map entry, its oplog entry, the counters and the replication
+ * position, so a batch is all-or-nothing and the counters are exact after
+ * any crash; concurrent `commit` writes share one fsync. The document cache
+ * and the search index change only once LevelDB has the batch, so a GET or
+ * a search never shows an unacknowledged write.
+ */
+import assert from 'node:assert/strict';
+import { estimateDocumentBytes } from '../documents/document-cache.js';
+import type { StoredDocument, WriteResult } from '../documents/types.js';
+import { engineErrors } from '../errors.js';
+import type { BatchOutcome } from '../store/group-commit.js';
+import { docidKey, DOCID_MAX, encodeIdTag, META_COUNTERS, META_REPLICATION, META_SCHEMA, oplogKey } from '../store/keys.js';
+import type { ShardDatabase } from '../store/oplog.js';
+import { encodeCounters, encodeDocumentRecord, encodeOplogEntry, encodeReplicationState } from '../store/records.js';
+import { type Change, withExtras, withOrigin } from './change.js';
+import { recover } from './recovery.js';
+import { noop, type ShardState } from './state.js';
+
+/**
+ * Writes one batch: every change with its document record, #docid map entry
+ * and oplog entry, then the counters. Counters, cache and metrics change only
+ * once LevelDB has the batch; if it fails, nothing in memory changes and the
+ * next batch first reopens the database (`recover`).
+ */
+export async function commitBatch(state: ShardState, changes: Change[], sync: boolean): Promise<BatchOutcome<WriteResult | null>[]> {
+  if (state.recoveryNeeded) {
+    state.recoveryRequested = false;
+    try {
+      await recover(state);
+    } catch (err) {
+      state.counts.batchesFailed++;
+      state.log.error({ err }, 'could not reopen the database after a failed batch; the next write tries again');
+      throw engineErrors.storageUnavailable(err);
+    }
+  }
+  const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
+  const applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[] = [];
+  let newSchemaJson: string | undefined;
+  const counters = { ...state.counters };
+  const seen = new Set<string>();
+  let batch: ReturnType<ShardDatabase['batch']> | undefined;
+  let writing = false;
+  let positionWritten = false;
+  try {
+    batch = state.db.batch();
+    for (let i = 0; i < changes.length; i++) {
+      const change = changes[i];
+      if (change.kind === 'barrier') {
+        outcomes[i] = { ok: true, value: null };
+        continue;
+      }
+      if (change.epoch !== state.stateEpoch) {
+        outcomes[i] = { ok: false, error: engineErrors.storageUnavailable('a failed batch reached the disk after this write read the document; retry') };
+        continue;
+      }
+      assert.ok(!seen.has(change.key), 'one change per document per batch (per-document lock)');
+      seen.add(change.key);
+      const { id, version } = change;
+      if (change.kind === 'put') {
+        let docid = change.docid;
+        if (docid === 0) {
+          if (counters.lastDocid >= DOCID_MAX) {
+            outcomes[i] = { ok: false, error: engineErrors.docidsExhausted() };
+            continue;
+          }
+          docid = ++counters.lastDocid;
+          counters.documents++;
+          batch.put(docidKey(docid), encodeIdTag(id));
+        }
+        const seq = ++counters.seq;
+        const bodyBytes = change.bodyBytes;
+        const body = change.body;
+        assert.ok(bodyBytes !== undefined && body !== undefined);
+        const doc: StoredDocument = withExtras(withOrigin({ id, docid, version, seq, body }, change), change);
+        const record = encodeDocumentRecord(doc, bodyBytes);
+        batch.put(change.documentKey, record);
+        batch.put(oplogKey(seq), encodeOplogEntry(withExtras(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), change), bodyBytes));
+        applied.push({ change, doc, bytes: estimateDocumentBytes(record.length), seq, docid });
+        outcomes[i] = { ok: true, value: withExtras({ id, docid, version, seq, body, deleted: false }, change) };
+      } else {
+        const seq = ++counters.seq;
+        const docid = change.docid;
+        batch.del(change.documentKey);
+        batch.del(docidKey(docid));
+        counters.documents--;
+        assert.ok(counters.documents >= 0, 'document count must not go negative');
+        batch.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'delete' as const }, change), undefined));
+        applied.push({ change, doc: undefined, bytes: 0, seq, docid });
+        outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
+      }
+      if (typeof id === 'number' && id > counters.maxNumericId) counters.maxNumericId = id;
+      if (change.schemaJson !== undefined) newSchemaJson = change.schemaJson;
+    }
+    if (newSchemaJson !== undefined) batch.put(META_SCHEMA, Buffer.from(newSchemaJson, 'utf8'));
+    batch.put(META_COUNTERS, encodeCounters(counters));
+    // The position as of changes already durable: it never claims one this batch may lose.
+    if (state.position.dirty) {
+      batch.put(META_REPLICATION, encodeReplicationState(state.position.snapshot()));
+      state.position.dirty = false;
+      positionWritten = true;
+    }
+    writing = true;
+    const writeStartedMs = performance.now();
+    await batch.write({ sync });
+    (sync ? state.commitSeconds.synced : state.commitSeconds.buffered).observe((performance.now() - writeStartedMs) / 1000);
+  } catch (err) {
+    if (batch !== undefined) await batch.close().catch(noop);
+    if (positionWritten) state.position.dirty = true;
+    state.counts.batchesFailed++;
+    // The outcome on disk is unknown until the reopen: make readers go to LevelDB for these documents.
+    for (const change of changes) {
+      if (change.kind === 'barrier') continue;
+      state.markStale(change.key);
+      state.cache.delete(change.key);
+    }
+    if (err instanceof assert.AssertionError && !writing) throw err;
+    state.log.error({ err, changes: changes.length, sync }, 'LevelDB batch failed; the database is reopened before the next batch');
+    state.requestRecovery();
+    throw engineErrors.storageUnavailable(err);
+  }
+  state.counters = counters;
+  if (newSchemaJson !== undefined) {
+    state.schemaJson = newSchemaJson;
+    state.schema = JSON.parse(newSchemaJson) as Record<string, unknown>;
+  }
+  await textAnalysed(applied);
+  // Searchable as soon as acknowledged: index in seq order before the writers are answered.
+  for (const { change, seq, docid } of applied) {
+    state.index.applyPrepared({ seq, docid, document: change.kind === 'put' ? (change.terms ?? null) : null });
+  }
+  state.counts.batchesWritten++;
+  if (sync) state.counts.batchesSynced++;
+  state.counts.changesWritten += applied.length;
+  for (const { change, doc, bytes } of applied) {
+    state.markStale(change.key);
+    if (doc === undefined || change.uncached === true) state.cache.delete(change.key);
+    else state.cache.set(change.key, doc, bytes);
+  }
+  state.trimOplog();
+  return outcomes;
+}
+
+/** Wait until the text of every put is analysed (one batch of the analysis thread, or a few). */
+async function textAnalysed(applied: readonly { change: Change }[]): Promise<void> {
+  let waits: Set<Promise<void>> | undefined;
+  for (const { change } of applied) {
+    const text = change.kind === 'put' ? change.terms?.text : undefined;
+    if (text !== undefined && !text.resolved) (waits ??= new Set()).add(text.ready);
+  }
+  if (waits !== undefined) await Promise.all(waits);
+}

@@ -1,0 +1,112 @@
+/**
+ * Bringing a shard copy back to a consistent state: at open, the counters
+ * (written with every batch, so exact after any crash) and the search index
+ * caught up with the document store by replaying the op-log entries its
+ * segments and buffers do not cover (ENGINE.md "Write path" step 5); after
+ * a failed batch, the database reopened (LevelDB refuses every write after a
+ * log write error until then) and the counters taken from disk again.
+ */
+import assert from 'node:assert/strict';
+import { ShardIndex, type ShardIndexOptions } from '../indexing/index.js';
+import { META_COUNTERS, META_FORMAT, META_SCHEMA } from '../store/keys.js';
+import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from '../store/oplog.js';
+import { decodeCounters, decodeFormat, encodeCounters, encodeFormat, SHARD_FORMAT, type ShardCounters } from '../store/records.js';
+import { engineErrors } from '../errors.js';
+import type { ShardState } from './state.js';
+
+/** The counters of an existing shard, or those of a new one (written, with the format, before first use). */
+export async function loadCounters(db: ShardDatabase, path: string): Promise<ShardCounters> {
+  const [format, counters] = await db.getMany([META_FORMAT, META_COUNTERS]);
+  if (format === undefined) {
+    assert.equal(counters, undefined, 'shard counters without a format marker');
+    const fresh: ShardCounters = { lastDocid: 0, seq: 0, documents: 0, maxNumericId: 0 };
+    await db.batch([
+      { type: 'put', key: META_FORMAT, value: encodeFormat() },
+      { type: 'put', key: META_COUNTERS, value: encodeCounters(fresh) },
+    ], { sync: true });
+    return fresh;
+  }
+  const version = decodeFormat(format);
+  if (version !== SHARD_FORMAT) throw engineErrors.formatUnsupported(path, version);
+  assert.ok(counters !== undefined, 'shard format marker without counters');
+  return decodeCounters(counters);
+}
+
+/**
+ * Open the search index and bring it up to the document store: replay the
+ * op-log entries its segments and buffer do not cover yet (crash recovery),
+ * with the schema stored beside them.
+ */
+export async function openIndex(state: ShardState, options: ShardIndexOptions): Promise<void> {
+  const stored = await state.readKey(META_SCHEMA);
+  if (stored !== undefined) {
+    state.schemaJson = stored.toString('utf8');
+    state.schema = JSON.parse(state.schemaJson) as Record<string, unknown>;
+  }
+  state.index = await ShardIndex.open(state.db, {
+    ...options,
+    onPersisted: () => {
+      options.onPersisted?.();
+      state.trimOplog();
+    },
+    onBackgroundError: (err, task) => {
+      options.onBackgroundError?.(err, task);
+      logBackgroundError(state, err, task);
+    },
+  });
+  for (let after = state.index.appliedSeq; after < state.counters.seq;) {
+    const entries = await state.oplog.read(after, OPLOG_READ_ENTRIES_MAX);
+    if (entries.length === 0) break;
+    state.index.replay(entries, state.schema);
+    after = (entries[entries.length - 1] as { seq: number }).seq;
+  }
+}
+
+/**
+ * A flush or merge failed (ShardIndex counts it and retries): an error in the
+ * copy's log. A failing flush also shows in the node's stats, whence the
+ * coordinator's `/readyz` and `/:metrics` take it.
+ */
+function logBackgroundError(state: ShardState, err: unknown, task: 'flush' | 'merge'): void {
+  if (task === 'merge') {
+    state.log.error({ err, task }, 'segment merge failed; retried after the next flush');
+    return;
+  }
+  const failure = state.index.flushFailure();
+  state.log.error({ err, task, failures: failure?.failures ?? 1, persistedSeq: state.index.persistedSeq, appliedSeq: state.index.appliedSeq },
+    'segment flush failed; the write buffer stays in memory and the flush is retried');
+}
+
+/**
+ * After a failed batch: reopen the database and take the counters from disk.
+ * If they moved, the failed batch did reach the log after all ("may or may
+ * not show up when reopened", LevelDB's log writer): clear the cache and void
+ * every write decided before, since it may have read an older document.
+ */
+export async function recover(state: ShardState): Promise<void> {
+  state.recovering = reopen(state);
+  try {
+    await state.recovering;
+  } finally {
+    state.recovering = undefined;
+  }
+}
+
+async function reopen(state: ShardState): Promise<void> {
+  await state.oplog.settled();
+  if (state.db.status !== 'closed') await state.db.close();
+  await state.db.open();
+  const counters = await loadCounters(state.db, state.path);
+  const before = state.counters;
+  const landed = counters.seq !== before.seq || counters.lastDocid !== before.lastDocid || counters.documents !== before.documents;
+  if (landed) {
+    state.stateEpoch++;
+    state.cache.clear();
+    for (const flight of state.reads.values()) flight.stale = true;
+    state.counters = counters;
+  }
+  state.oplog.reset(await Oplog.bounds(state.db, state.counters.seq), state.counters.seq);
+  state.recoveryNeeded = false;
+  state.counts.recoveries++;
+  state.log.warn({ seq: state.counters.seq, failedBatchLanded: landed }, 'database reopened after a failed batch');
+}

@@ -1,0 +1,66 @@
+/**
+ * The search entry of a shard copy (API.md §9): parse the request, run it
+ * over the readers of the index as they are now (search/), and fetch the
+ * stored documents of the best hits.
+ */
+import type { DocumentBody, DocumentId } from '../documents/types.js';
+import { type AggregationsPartial, planAggregations } from '../aggregations/index.js';
+import { parseQuery, parseQueryStrings, parseSort, parseSortStrings, type Query, type SortKey } from '../query/index.js';
+import { search } from '../search/index.js';
+import type { ShardState } from './state.js';
+
+export interface ShardSearchRequest {
+  /** A `_query` value (API.md §9.3); else `queryStrings` (§9.4, ANDed); else everything. */
+  query?: unknown;
+  queryStrings?: string[] | undefined;
+  /** A `_sort` value (§9.5), or `sort` query-string parameters. */
+  sort?: unknown;
+  sortStrings?: string[] | undefined;
+  /** Best hits wanted (offset + limit); 0 counts only. */
+  k: number;
+  countOnly?: boolean | undefined;
+  schema?: Record<string, unknown> | undefined;
+  /** An `_aggs` value (API.md §10): aggregated over every match. */
+  aggs?: unknown;
+}
+
+export interface ShardSearchResult {
+  total: number;
+  hits: Array<{ id: DocumentId; docid: number; version: number; body: DocumentBody; score: number; sortValues?: Array<number | string | null> }>;
+  sortOrders: Array<'asc' | 'desc'>;
+  /** This shard's partial of `aggs`, for the coordinator to merge. */
+  aggregations?: AggregationsPartial;
+}
+
+/**
+ * SEARCH on this shard (API.md §9): parse the query and the sort, run them
+ * over a snapshot of the index, and fetch the best `k` documents. Totals
+ * are exact. Every acknowledged write is visible (no refresh interval).
+ */
+export async function searchShard(state: ShardState, request: ShardSearchRequest): Promise<ShardSearchResult> {
+  state.checkOpen();
+  const query: Query = request.query !== undefined
+    ? parseQuery(request.query)
+    : request.queryStrings !== undefined && request.queryStrings.length > 0 ? parseQueryStrings(request.queryStrings) : { kind: 'all' };
+  const sort: SortKey[] = request.sort !== undefined
+    ? parseSort(request.sort)
+    : request.sortStrings !== undefined ? parseSortStrings(request.sortStrings) : [];
+  // The coordinator's schema is the newest; the shard's own covers what it has indexed.
+  const schema = request.schema ?? state.schema;
+  // Bound before the search starts, so a bad `_aggs` is a 400 even on a shard without documents.
+  const aggregations = request.aggs === undefined ? undefined : planAggregations(request.aggs, schema);
+  const result = search(state.index.readers(), { query, sort, k: request.k, countOnly: request.countOnly, ...(aggregations === undefined ? {} : { aggregations }) }, schema);
+  const docs = await Promise.all(result.hits.map((h) => state.getByDocid(h.docid)));
+  const hits: ShardSearchResult['hits'] = [];
+  result.hits.forEach((h, i) => {
+    const doc = docs[i];
+    // A document deleted since the snapshot is left out of the page (the total was exact at the snapshot).
+    if (doc === undefined) return;
+    const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body, score: h.score };
+    if (h.sortValues !== undefined) hit.sortValues = h.sortValues;
+    hits.push(hit);
+  });
+  const reply: ShardSearchResult = { total: result.total, hits, sortOrders: sort.map((k) => k.order) };
+  if (result.aggregations !== undefined) reply.aggregations = result.aggregations;
+  return reply;
+}
