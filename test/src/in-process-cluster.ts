@@ -82,11 +82,15 @@ export class InProcessCluster {
   startNode(name: string): ShardNode {
     if (this.members.get(name)?.client.closed === false) throw new Error(`${name} is running`);
     const node = new ShardNode({ name, dataDir: join(this.dir, name), ...this.nodeOptions });
-    const member: Member = { node, client: undefined as unknown as InProcessClient, paused: undefined, resume: () => undefined };
-    member.client = new InProcessClient(async (method, params) => {
-      while (member.paused !== undefined) await member.paused;
-      return node.handle(method, params);
-    }, { callTimeoutMs: 10_000 });
+    const member: Member = {
+      node,
+      client: new InProcessClient(async (method, params) => {
+        while (member.paused !== undefined) await member.paused;
+        return node.handle(method, params);
+      }, { callTimeoutMs: 10_000 }),
+      paused: undefined,
+      resume: () => undefined,
+    };
     this.members.set(name, member);
     const outcome = this.nodes.join({ name, client: member.client, host: '127.0.0.1', role: 'shard', local: false, instance: `${name}-${Date.now()}` });
     if (!outcome.joined) throw new Error(outcome.reason);
@@ -157,7 +161,7 @@ export class InProcessCluster {
     const client = this.direct(node);
     let after: string | number | undefined;
     for (;;) {
-      const page = await client.call<{ documents: Array<{ id: string | number; version: number }>; done: boolean }>('shard.scan',
+      const page = await client.call('shard.scan',
         { index, shard, limit: 1000, ...(after === undefined ? {} : { after }) });
       for (const d of page.documents) out.push([d.id, d.version]);
       if (page.done || page.documents.length === 0) return out;
@@ -166,7 +170,7 @@ export class InProcessCluster {
   }
 
   stats(node: string, index: string, shard = 1): Promise<ShardStatsReply> {
-    return this.direct(node).call<ShardStatsReply>('shard.stats', { index, shard });
+    return this.direct(node).call('shard.stats', { index, shard });
   }
 
   /** Until `check` holds (polled), or fail after `timeoutMs`. */

@@ -267,7 +267,7 @@ export class Coordinator {
   async nodeStats(): Promise<NodeStatsReply[]> {
     const nodes = this.options.nodes;
     const replies = await Promise.all(nodes.activeNames().map((name) =>
-      nodes.get(name)?.client.call<NodeStatsReply>('node.stats', {}, { timeoutMs: NODE_STATS_TIMEOUT_MS }).catch(() => undefined)));
+      nodes.get(name)?.client.call('node.stats', {}, { timeoutMs: NODE_STATS_TIMEOUT_MS }).catch(() => undefined)));
     return replies.filter((r) => r !== undefined);
   }
 

@@ -4,7 +4,6 @@
  * facts), the shard copies allocated to each, and unassigned copies.
  */
 import { cpus } from 'node:os';
-import type { NodeInfoReply } from '@tessera/rpc';
 import type { IndexRegistry } from '../indexes/registry.js';
 import type { NodeDirectory, NodeStatus } from './nodes.js';
 
@@ -142,7 +141,7 @@ export class ClusterInfo {
   private async refreshReport(status: NodeStatus): Promise<void> {
     const client = status.entry?.client;
     if (client === undefined) return;
-    const info = await client.call<NodeInfoReply>('node.info', {}, { timeoutMs: NODE_INFO_TIMEOUT_MS }).catch(() => undefined);
+    const info = await client.call('node.info', {}, { timeoutMs: NODE_INFO_TIMEOUT_MS }).catch(() => undefined);
     if (info === undefined) return;
     this.reports.set(status.name, new Map(info.shards.map((s) => [copyKey(s.index, s.shard), { seq: s.seq, documents: s.documents }])));
   }

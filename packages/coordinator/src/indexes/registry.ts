@@ -419,7 +419,7 @@ export class IndexRegistry {
   /** Stats of every shard (primary copies). */
   async shardStats(meta: IndexMeta, options: { lengths?: boolean } = {}): Promise<ShardStatsReply[]> {
     return Promise.all(meta.allocation.map((copies, i) =>
-      this.client(meta.path, copies[0], i + 1).call<ShardStatsReply>('shard.stats', { index: meta.path, shard: i + 1, lengths: options.lengths === true })));
+      this.client(meta.path, copies[0], i + 1).call('shard.stats', { index: meta.path, shard: i + 1, lengths: options.lengths === true })));
   }
 
   /** The RPC client of the node holding a shard copy: 503 when no node holds it or its node is not active. */

@@ -22,7 +22,7 @@
  */
 import assert from 'node:assert/strict';
 import {
-  DEFERRED, type ReplicatedChangeMessage, type ReplicatedContentMessage, type ReplicateReply, type RpcClient, type ShardStatsReply, type WriteCall,
+  DEFERRED, type ReplicatedChange, type ReplicatedContent, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
   type WriteManyCall, type WriteManyReply, type WriteReply,
 } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
@@ -153,12 +153,12 @@ export class Replicator implements RecoveryContext {
 
   /** A document write on the shard's primary, relayed to its replicas; resolves once every in-sync copy has it. */
   write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply> {
-    return this.throughPrimary<WriteReply>(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term, call.content)]);
+    return this.throughPrimary(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term, call.content)]);
   }
 
   /** Many writes to one shard (RESTORE): one call to the primary, one relay per replica. */
   writeMany(meta: IndexMeta, shard: number, call: WriteManyCall): Promise<WriteManyReply> {
-    return this.throughPrimary<WriteManyReply>(meta, shard, 'doc.writeMany', call, (replies, term) =>
+    return this.throughPrimary(meta, shard, 'doc.writeMany', call, (replies, term) =>
       replies.flatMap((reply) => ('error' in reply ? [] : [changeOf(reply, term)])));
   }
 
@@ -167,13 +167,13 @@ export class Replicator implements RecoveryContext {
    * lost and being replaced, the read waits for the new one; a read cut off
    * by the loss of its node is asked again there (reads change nothing).
    */
-  read<T>(meta: IndexMeta, shard: number, method: string, params: unknown): Promise<T> {
+  read<M extends ShardCallName>(meta: IndexMeta, shard: number, method: M, params: ShardCalls[M][0]): Promise<ShardCalls[M][1]> {
     const primary = meta.allocation[shard - 1]?.[0];
     // The common case without a wait: the primary is active (during a switch it is not).
     if (primary === undefined || !this.nodes.isActive(primary)) return this.readWaiting(meta, shard, method, params);
-    return this.host.client(meta.path, primary, shard).call<T>(method, params).catch((err: unknown) => {
+    return this.host.client(meta.path, primary, shard).call(method, params).catch((err: unknown) => {
       if (!CONNECTION_LOSS.has(toTesseraError(err).code)) throw err;
-      return this.readWaiting<T>(meta, shard, method, params);
+      return this.readWaiting(meta, shard, method, params);
     });
   }
 
@@ -183,26 +183,26 @@ export class Replicator implements RecoveryContext {
    * server); DEFERRED otherwise — and after a connection loss, which `read`
    * then handles as it does.
    */
-  readNow<T>(meta: IndexMeta, shard: number, method: string, params: unknown): T | typeof DEFERRED {
+  readNow<M extends ShardCallName>(meta: IndexMeta, shard: number, method: M, params: ShardCalls[M][0]): ShardCalls[M][1] | typeof DEFERRED {
     const primary = meta.allocation[shard - 1]?.[0];
     if (primary === undefined || !this.nodes.isActive(primary)) return DEFERRED;
     const client = this.host.client(meta.path, primary, shard);
     if (client.callNow === undefined) return DEFERRED;
     try {
-      return client.callNow<T>(method, params);
+      return client.callNow(method, params);
     } catch (err) {
       if (CONNECTION_LOSS.has(toTesseraError(err).code)) return DEFERRED;
       throw err;
     }
   }
 
-  private async readWaiting<T>(meta: IndexMeta, shard: number, method: string, params: unknown): Promise<T> {
+  private async readWaiting<M extends ShardCallName>(meta: IndexMeta, shard: number, method: M, params: ShardCalls[M][0]): Promise<ShardCalls[M][1]> {
     const group = this.group(meta, shard);
     const deadline = Date.now() + this.options.failoverWaitMs;
     for (;;) {
       const placement = await this.activePrimary(group, deadline);
       try {
-        return await this.host.client(meta.path, placement.primary, shard).call<T>(method, params);
+        return await this.host.client(meta.path, placement.primary, shard).call(method, params);
       } catch (err) {
         if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
             await this.waitFor(group, deadline, (now) => now.term !== placement.term || this.nodes.isActive(placement.primary))) continue;
@@ -251,7 +251,7 @@ export class Replicator implements RecoveryContext {
       const { primary } = placement;
       if (primary === undefined || !this.nodes.isActive(primary)) return;
       const stats = (node: string) => this.host.client(meta.path, node, i + 1)
-        .call<ShardStatsReply>('shard.stats', { index: meta.path, shard: i + 1 }, { timeoutMs: this.options.controlTimeoutMs })
+        .call('shard.stats', { index: meta.path, shard: i + 1 }, { timeoutMs: this.options.controlTimeoutMs })
         .catch(() => undefined);
       const replicas = placement.copies.slice(1).filter((node) => this.nodes.isActive(node));
       const [primaryStats, ...replicaStats] = await Promise.all([stats(primary), ...replicas.map(stats)]);
@@ -387,16 +387,16 @@ export class Replicator implements RecoveryContext {
     return group;
   }
 
-  private async throughPrimary<R>(meta: IndexMeta, shard: number, method: 'doc.write' | 'doc.writeMany',
-    params: WriteCall | WriteManyCall, changesOf: (reply: R, term: number) => ReplicatedChangeMessage[]): Promise<R> {
+  private async throughPrimary<M extends 'doc.write' | 'doc.writeMany'>(meta: IndexMeta, shard: number, method: M,
+    params: ShardCalls[M][0], changesOf: (reply: ShardCalls[M][1], term: number) => ReplicatedChange[]): Promise<ShardCalls[M][1]> {
     const group = this.group(meta, shard);
     const deadline = Date.now() + this.options.failoverWaitMs;
     for (;;) {
       const placement = await this.activePrimary(group, deadline);
       const { primary, term } = placement;
-      let reply: R;
+      let reply: ShardCalls[M][1];
       try {
-        reply = await this.host.client(meta.path, primary, shard).call<R>(method, { ...params, term });
+        reply = await this.host.client(meta.path, primary, shard).call(method, { ...params, term });
       } catch (err) {
         // The write may have run on a primary now lost: retried only under a new primary, whose history never had it.
         if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
@@ -442,7 +442,7 @@ export class Replicator implements RecoveryContext {
    * finishing a recovery, in the background for copies still copying. An
    * in-sync copy that fails leaves the in-sync set before this resolves.
    */
-  private relay(group: ShardGroup, placement: Placement, changes: ReplicatedChangeMessage[], commit: boolean,
+  private relay(group: ShardGroup, placement: Placement, changes: ReplicatedChange[], commit: boolean,
     schema: Record<string, unknown>): Promise<void> {
     const awaited: string[] = [];
     for (const node of placement.inSync) if (node !== placement.primary) awaited.push(node);
@@ -483,7 +483,7 @@ export class Replicator implements RecoveryContext {
     return phase;
   }
 
-  private relayTo(group: ShardGroup, node: string, term: number, changes: ReplicatedChangeMessage[], commit: boolean,
+  private relayTo(group: ShardGroup, node: string, term: number, changes: ReplicatedChange[], commit: boolean,
     schema: Record<string, unknown>): Promise<ReplicateReply> {
     let relay = group.relays.get(node);
     if (relay === undefined) {
@@ -528,7 +528,7 @@ export class Replicator implements RecoveryContext {
       const candidates = placement.inSync.filter((node) => node !== lost && this.nodes.isActive(node));
       const answers = await Promise.all(candidates.map(async (node) => {
         try {
-          const stats = await this.client(group, node).call<ShardStatsReply>('shard.stats', ref, { timeoutMs: this.options.controlTimeoutMs });
+          const stats = await this.client(group, node).call('shard.stats', ref, { timeoutMs: this.options.controlTimeoutMs });
           return stats.replication === undefined ? undefined : { node, position: stats.replication };
         } catch {
           return undefined;
@@ -592,8 +592,8 @@ export class Replicator implements RecoveryContext {
  * travels with its bytes (in-sync replicas hold the others already; one that
  * does not refuses the change and catches up from the primary's log).
  */
-function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']): ReplicatedChangeMessage {
-  const change: ReplicatedChangeMessage = {
+function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']): ReplicatedChange {
+  const change: ReplicatedChange = {
     seq: reply.seq, id: reply.id, version: reply.version, deleted: reply.deleted, originTerm: term, originSeq: reply.seq,
   };
   if (reply.body !== undefined) change.body = reply.body;
@@ -601,7 +601,7 @@ function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']
   if (reply.content !== undefined) {
     const storedType = stored !== undefined && stored.bytes.length > 0 ? mediaTypeOf(stored.type) : undefined;
     change.content = reply.content.map((entry) => {
-      const message: ReplicatedContentMessage = { type: entry.type, size: entry.size, crc: entry.crc };
+      const message: ReplicatedContent = { type: entry.type, size: entry.size, crc: entry.crc };
       if (storedType !== undefined && mediaTypeOf(entry.type) === storedType && entry.size === stored!.bytes.length) message.bytes = stored!.bytes;
       return message;
     });

@@ -98,7 +98,7 @@ export class SearchHandlers {
     let lastError: unknown;
     for (const node of candidates) {
       try {
-        return await this.registry.client(meta.path, node, shard).call<SearchReply>('shard.search', call);
+        return await this.registry.client(meta.path, node, shard).call('shard.search', call);
       } catch (err) {
         if (!COPY_GONE.has(toTesseraError(err).code)) throw err;
         lastError = err;
