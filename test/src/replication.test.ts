@@ -109,7 +109,7 @@ describe('catch-up', () => {
     const meta = cluster.meta(INDEX);
     for (let batch = 0; batch < 3; batch++) {
       const writes = Array.from({ length: 500 }, (_, i) => ({ op: 'index' as const, id: `bulk${batch * 500 + i}`, body: { i } }));
-      await cluster.registry.replication.writeMany(meta, 1, { index: INDEX, shard: 1, schema: meta.schema, writes });
+      await cluster.replication.writeMany(meta, 1, { index: INDEX, shard: 1, schema: meta.schema, writes });
     }
     await cluster.until('the primary’s log trimmed', async () => ((await cluster.stats('n1', INDEX)).replication?.oplogFirstSeq ?? 0) > 12);
     cluster.startNode('n2');

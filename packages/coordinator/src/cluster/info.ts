@@ -5,6 +5,7 @@
  */
 import { cpus } from 'node:os';
 import type { IndexRegistry } from '../indexes/registry.js';
+import type { Replicator } from '../replication/replicator.js';
 import type { NodeDirectory, NodeStatus } from './nodes.js';
 
 export interface ClusterIdentity {
@@ -42,6 +43,7 @@ export class ClusterInfo {
     private readonly identity: ClusterIdentity,
     private readonly nodes: NodeDirectory,
     private readonly registry: IndexRegistry,
+    private readonly replication: Replicator,
     private readonly defaults: { number_of_shards: number; number_of_replicas: number },
   ) {}
 
@@ -122,7 +124,7 @@ export class ClusterInfo {
         const position = copies.indexOf(node);
         if (position < 0) return;
         const shard = i + 1;
-        const state = this.registry.copyState(meta.path, shard, node);
+        const state = this.replication.copyState(meta.path, shard, node);
         const report = reported?.get(copyKey(meta.path, shard));
         const copy: Record<string, unknown> = {
           index: meta.path,

@@ -25,8 +25,8 @@ import type {
   ReplicateCall, ReplicatedChange, ReplicationPositionReply, RpcClient, ScanReply, ShardStatsReply,
 } from '@tessera/rpc';
 import type { Placement } from './placement.js';
-import type { ReplicationLog, ReplicationOptions } from './replicator.js';
-import type { ShardGroup } from './shard-group.js';
+import type { ReplicationLog, ReplicationOptions } from './options.js';
+import type { CopyRecovery, ShardGroup } from './shard-group.js';
 
 /** Rounds of the tracking step before the attempt is abandoned (each replays what arrived meanwhile). */
 const TRACKING_ROUNDS_MAX = 20;
@@ -47,7 +47,7 @@ export interface RecoveryContext {
 
 class RecoveryAborted extends Error {}
 
-export class Recovery {
+export class Recovery implements CopyRecovery {
   /** Relays wait for the copy (step 2). */
   tracking = false;
   /** A relay the copy failed while tracking: the attempt is void. */

@@ -11,7 +11,9 @@
 import { toTesseraError } from '@tessera/errors';
 import type { SearchCall, SearchReply } from '@tessera/rpc';
 import { apiErrors } from '../errors.js';
-import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
+import type { IndexRegistry } from '../indexes/registry.js';
+import type { Replicator } from '../replication/replicator.js';
+import type { IndexMeta } from '../state/cluster-state.js';
 import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
@@ -44,7 +46,7 @@ interface SearchRequest {
 }
 
 export class SearchHandlers {
-  constructor(private readonly registry: IndexRegistry) {}
+  constructor(private readonly registry: IndexRegistry, private readonly replication: Replicator) {}
 
   async search(ctx: RequestContext, count: boolean): Promise<Reply> {
     const started = process.hrtime.bigint();
@@ -91,7 +93,7 @@ export class SearchHandlers {
   private async searchShard(meta: IndexMeta, shard: number, call: SearchCall): Promise<SearchReply> {
     const placement = this.registry.placement(meta, shard);
     const candidates = [placement.primary, ...placement.inSync.filter((node) => node !== placement.primary)]
-      .filter((node): node is string => node !== undefined && this.registry.replication.isActive(node));
+      .filter((node): node is string => node !== undefined && this.replication.isActive(node));
     if (candidates.length === 0) {
       throw placement.primary === undefined ? apiErrors.noShardNode(meta.path, shard) : apiErrors.nodeUnavailable(meta.path, shard, placement.primary);
     }
