@@ -25,11 +25,11 @@ import {
   DEFERRED, type ReplicatedChange, type ReplicatedContent, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
   type WriteManyCall, type WriteManyReply, type WriteReply,
 } from '@tessera/rpc';
-import { toTesseraError } from '@tessera/errors';
 import { mediaTypeOf } from '@tessera/http';
 import type { NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IndexMeta } from '../state/cluster-state.js';
+import { isPrimaryLost } from './connection-loss.js';
 import { CopyRelay } from './copy-relay.js';
 import { replicationErrors } from './errors.js';
 import { placementOf, type Placement, type PlacementChange } from './placement.js';
@@ -69,9 +69,6 @@ export interface ReplicationLag {
   /** Changes the copy is behind its primary (the primary's seq when the copy's position is not known). */
   operations: number;
 }
-
-/** Errors that mean the node (or its connection) went away during the call: the write may or may not have run there. */
-const CONNECTION_LOSS = new Set(['rpc_closed', 'rpc_unavailable', 'rpc_timeout', 'node_closing', 'node_unavailable', 'shard_closed', 'stale_primary_term']);
 
 export class Replicator implements RecoveryContext {
   readonly options: ReplicationOptions;
@@ -123,7 +120,7 @@ export class Replicator implements RecoveryContext {
     // The common case without a wait: the primary is active (during a switch it is not).
     if (primary === undefined || !this.nodes.isActive(primary)) return this.readWaiting(meta, shard, method, params);
     return this.host.client(meta.path, primary, shard).call(method, params).catch((err: unknown) => {
-      if (!CONNECTION_LOSS.has(toTesseraError(err).code)) throw err;
+      if (!isPrimaryLost(err)) throw err;
       return this.readWaiting(meta, shard, method, params);
     });
   }
@@ -142,7 +139,7 @@ export class Replicator implements RecoveryContext {
     try {
       return client.callNow(method, params);
     } catch (err) {
-      if (CONNECTION_LOSS.has(toTesseraError(err).code)) return DEFERRED;
+      if (isPrimaryLost(err)) return DEFERRED;
       throw err;
     }
   }
@@ -155,7 +152,7 @@ export class Replicator implements RecoveryContext {
       try {
         return await this.host.client(meta.path, placement.primary, shard).call(method, params);
       } catch (err) {
-        if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
+        if (isPrimaryLost(err) && this.canFailOver(placement) &&
             await this.waitFor(group, deadline, (now) => now.term !== placement.term || this.nodes.isActive(placement.primary))) continue;
         throw err;
       }
@@ -350,7 +347,7 @@ export class Replicator implements RecoveryContext {
         reply = await this.host.client(meta.path, primary, shard).call(method, { ...params, term });
       } catch (err) {
         // The write may have run on a primary now lost: retried only under a new primary, whose history never had it.
-        if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
+        if (isPrimaryLost(err) && this.canFailOver(placement) &&
             await this.waitFor(group, deadline, (now) => now.term !== term)) continue;
         throw err;
       }

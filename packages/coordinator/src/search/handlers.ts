@@ -8,10 +8,10 @@
  * being replaced is still searched, and only a shard with no in-sync copy
  * on an active node answers 503.
  */
-import { toTesseraError } from '@tessera/errors';
 import type { SearchCall, SearchReply } from '@tessera/rpc';
 import { apiErrors } from '../errors.js';
 import type { IndexRegistry } from '../indexes/registry.js';
+import { isCopyGone } from '../replication/connection-loss.js';
 import type { Replicator } from '../replication/replicator.js';
 import type { IndexMeta } from '../state/cluster-state.js';
 import type { RequestContext } from '../request/context.js';
@@ -23,13 +23,6 @@ import { mergePage, type ShardHit } from './merge.js';
 
 /** API.md §13: `_offset + _limit` at most. */
 export const RESULT_WINDOW_MAX = 100_000;
-
-/**
- * Errors that mean the copy's node went away during the call: the next
- * in-sync copy is asked (a search changes nothing). Not a timeout: a query
- * too slow for one copy would only load the next one the same way.
- */
-const COPY_GONE = new Set(['rpc_closed', 'rpc_unavailable', 'node_closing', 'node_unavailable', 'shard_closed']);
 
 const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_selector', '_aggs', '_aggregations']);
 
@@ -102,7 +95,7 @@ export class SearchHandlers {
       try {
         return await this.registry.client(meta.path, node, shard).call('shard.search', call);
       } catch (err) {
-        if (!COPY_GONE.has(toTesseraError(err).code)) throw err;
+        if (!isCopyGone(err)) throw err;
         lastError = err;
       }
     }
