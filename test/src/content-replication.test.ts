@@ -5,7 +5,7 @@
  * missed changes gets the blobs with the primary's log entries or with the
  * documents of a full copy; unchanged entries are relinked, not re-sent.
  */
-import type { DocumentReply, RpcClient } from '@tessera/rpc';
+import type { RpcClient } from '@tessera/rpc';
 import { InProcessCluster } from './in-process-cluster.js';
 
 let cluster: InProcessCluster;
@@ -18,10 +18,10 @@ const blob = (seed: number, size: number): Buffer => Buffer.from(Uint8Array.from
 
 /** The blob a copy links under `type`, read and checked from that copy's own volumes. */
 async function blobOn(client: RpcClient, id: string, type: string): Promise<Buffer | undefined> {
-  const doc = await client.call<DocumentReply | null>('doc.get', { index: INDEX, shard: 1, id });
+  const doc = await client.call('doc.get', { index: INDEX, shard: 1, id });
   const entry = doc?.content?.find((e) => e.type === type);
   if (entry === undefined) return undefined;
-  const bytes = await client.call<Uint8Array>('doc.content', { index: INDEX, shard: 1, ...entry, from: 0, length: entry.size, verify: true });
+  const bytes = await client.call('doc.content', { index: INDEX, shard: 1, ...entry, from: 0, length: entry.size, verify: true });
   return Buffer.from(bytes);
 }
 
@@ -81,7 +81,7 @@ describe('stored content replication', () => {
     const meta = cluster.meta(INDEX);
     for (let batch = 0; batch < 3; batch++) {
       const writes = Array.from({ length: 500 }, (_, i) => ({ op: 'index' as const, id: `bulk${batch * 500 + i}`, body: { i } }));
-      await cluster.registry.replication.writeMany(meta, 1, { index: INDEX, shard: 1, schema: meta.schema, writes });
+      await cluster.replication.writeMany(meta, 1, { index: INDEX, shard: 1, schema: meta.schema, writes });
     }
     await cluster.until('the primary’s log trimmed', async () => ((await cluster.stats('n1', INDEX)).replication?.oplogFirstSeq ?? 0) > 21);
     cluster.startNode('n2');

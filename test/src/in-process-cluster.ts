@@ -12,7 +12,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import {
-  EMPTY_CLUSTER_STATE, IndexRegistry, LocalStateStore, NodeDirectory, type ClusterState, type IndexMeta, type Placement, type ReplicationOptions,
+  EMPTY_CLUSTER_STATE, IndexRegistry, LocalStateStore, NodeDirectory, Replicator, type ClusterState, type IndexMeta, type Placement, type ReplicationOptions,
 } from '@tessera/coordinator';
 import { ShardNode, type ShardNodeOptions } from '@tessera/node';
 import { InProcessClient, type RpcClient, type ShardStatsReply, type WriteCall, type WriteReply } from '@tessera/rpc';
@@ -36,11 +36,13 @@ export class InProcessCluster {
   nodes = new NodeDirectory();
   readonly logs: LoggedLine[] = [];
   registry: IndexRegistry;
+  /** The coordinator's replicator over `registry` (replaced with it). */
+  replication: Replicator;
   private readonly members = new Map<string, Member>();
 
   private constructor(readonly dir: string, store: LocalStateStore<ClusterState>, private readonly nodeOptions: Partial<ShardNodeOptions>,
-    private readonly replication: Partial<ReplicationOptions>) {
-    this.registry = this.coordinate(store, replication);
+    private readonly replicationOptions: Partial<ReplicationOptions>) {
+    ({ registry: this.registry, replication: this.replication } = this.coordinate(store, replicationOptions));
   }
 
   static async start(names: string[], options: { node?: Partial<ShardNodeOptions>; replication?: Partial<ReplicationOptions> } = {}): Promise<InProcessCluster> {
@@ -62,7 +64,7 @@ export class InProcessCluster {
    */
   async restartCoordinator(options: { absent?: string[]; replication?: Partial<ReplicationOptions> } = {}): Promise<void> {
     await this.registry.settled();
-    this.registry.replication.close();
+    this.replication.close();
     for (const name of options.absent ?? []) {
       const member = this.member(name);
       await member.client.close();
@@ -70,7 +72,7 @@ export class InProcessCluster {
     }
     const store = await LocalStateStore.open<ClusterState>(this.stateFile, EMPTY_CLUSTER_STATE);
     this.nodes = new NodeDirectory();
-    this.registry = this.coordinate(store, { ...this.replication, ...options.replication });
+    ({ registry: this.registry, replication: this.replication } = this.coordinate(store, { ...this.replicationOptions, ...options.replication }));
     for (const [name, member] of this.members) {
       if (member.client.closed) continue;
       const outcome = this.nodes.join({ name, client: member.client, host: '127.0.0.1', role: 'shard', local: false, instance: `${name}-rejoined` });
@@ -82,11 +84,15 @@ export class InProcessCluster {
   startNode(name: string): ShardNode {
     if (this.members.get(name)?.client.closed === false) throw new Error(`${name} is running`);
     const node = new ShardNode({ name, dataDir: join(this.dir, name), ...this.nodeOptions });
-    const member: Member = { node, client: undefined as unknown as InProcessClient, paused: undefined, resume: () => undefined };
-    member.client = new InProcessClient(async (method, params) => {
-      while (member.paused !== undefined) await member.paused;
-      return node.handle(method, params);
-    }, { callTimeoutMs: 10_000 });
+    const member: Member = {
+      node,
+      client: new InProcessClient(async (method, params) => {
+        while (member.paused !== undefined) await member.paused;
+        return node.handle(method, params);
+      }, { callTimeoutMs: 10_000 }),
+      paused: undefined,
+      resume: () => undefined,
+    };
     this.members.set(name, member);
     const outcome = this.nodes.join({ name, client: member.client, host: '127.0.0.1', role: 'shard', local: false, instance: `${name}-${Date.now()}` });
     if (!outcome.joined) throw new Error(outcome.reason);
@@ -148,7 +154,7 @@ export class InProcessCluster {
 
   write(index: string, call: Omit<WriteCall, 'index' | 'shard'>, shard = 1): Promise<WriteReply> {
     const meta = this.meta(index);
-    return this.registry.replication.write(meta, shard, { index, shard, schema: meta.schema, ...call });
+    return this.replication.write(meta, shard, { index, shard, schema: meta.schema, ...call });
   }
 
   /** `(id, _version)` of every document of a copy, sorted by ID. */
@@ -157,7 +163,7 @@ export class InProcessCluster {
     const client = this.direct(node);
     let after: string | number | undefined;
     for (;;) {
-      const page = await client.call<{ documents: Array<{ id: string | number; version: number }>; done: boolean }>('shard.scan',
+      const page = await client.call('shard.scan',
         { index, shard, limit: 1000, ...(after === undefined ? {} : { after }) });
       for (const d of page.documents) out.push([d.id, d.version]);
       if (page.done || page.documents.length === 0) return out;
@@ -166,7 +172,7 @@ export class InProcessCluster {
   }
 
   stats(node: string, index: string, shard = 1): Promise<ShardStatsReply> {
-    return this.direct(node).call<ShardStatsReply>('shard.stats', { index, shard });
+    return this.direct(node).call('shard.stats', { index, shard });
   }
 
   /** Until `check` holds (polled), or fail after `timeoutMs`. */
@@ -179,7 +185,7 @@ export class InProcessCluster {
   }
 
   async stop(): Promise<void> {
-    this.registry.replication.close();
+    this.replication.close();
     for (const member of this.members.values()) {
       member.resume();
       await member.client.close();
@@ -188,18 +194,20 @@ export class InProcessCluster {
     await rm(this.dir, { recursive: true, force: true });
   }
 
-  /** The registry over `store` and `this.nodes`, following membership as the coordinator does (coordinator.ts). */
-  private coordinate(store: LocalStateStore<ClusterState>, replication: Partial<ReplicationOptions>): IndexRegistry {
+  /** The registry and its replicator over `store` and `this.nodes`, following membership as the coordinator does (coordinator.ts). */
+  private coordinate(store: LocalStateStore<ClusterState>, replication: Partial<ReplicationOptions>): { registry: IndexRegistry; replication: Replicator } {
     const logs = this.logs;
     const log = (level: LoggedLine['level']) => (bindings: Record<string, unknown>, msg: string) => { logs.push({ ...bindings, level, msg }); };
-    const registry = new IndexRegistry(store, this.nodes, { number_of_shards: 1, number_of_replicas: 1 }, undefined,
+    const registry = new IndexRegistry(store, this.nodes, { number_of_shards: 1, number_of_replicas: 1 });
+    const replicator = new Replicator(registry, this.nodes,
       { failoverWaitMs: 5_000, relayTimeoutMs: 2_000, recoveryRetryMs: 50, controlTimeoutMs: 2_000, ...replication,
         log: { info: log('info'), warn: log('warn'), error: log('error') } });
+    registry.onIndexDropped((uuid) => replicator.forgetIndex(uuid));
     // A joining node is recorded and gets the drops it missed (pending drops).
     this.nodes.on('nodeJoined', (entry) => {
       registry.nodeJoined(entry.name).catch((err: unknown) => logs.push({ level: 'error', msg: 'could not record the node', node: entry.name, err: String(err) }));
     });
-    return registry;
+    return { registry, replication: replicator };
   }
 
   private member(name: string): Member {

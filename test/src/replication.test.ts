@@ -109,7 +109,7 @@ describe('catch-up', () => {
     const meta = cluster.meta(INDEX);
     for (let batch = 0; batch < 3; batch++) {
       const writes = Array.from({ length: 500 }, (_, i) => ({ op: 'index' as const, id: `bulk${batch * 500 + i}`, body: { i } }));
-      await cluster.registry.replication.writeMany(meta, 1, { index: INDEX, shard: 1, schema: meta.schema, writes });
+      await cluster.replication.writeMany(meta, 1, { index: INDEX, shard: 1, schema: meta.schema, writes });
     }
     await cluster.until('the primary’s log trimmed', async () => ((await cluster.stats('n1', INDEX)).replication?.oplogFirstSeq ?? 0) > 12);
     cluster.startNode('n2');
@@ -231,11 +231,11 @@ describe('failover', () => {
         await new Promise((resolve) => setImmediate(resolve));
         const id = keys[(c * 3 + i) % keys.length] as string;
         const primary = cluster.placement(INDEX).primary as string;
-        const doc = await cluster.direct(primary).call<{ version: number; body: { count: number } } | null>('doc.get', { index: INDEX, shard: 1, id })
+        const doc = await cluster.direct(primary).call('doc.get', { index: INDEX, shard: 1, id })
           .catch(() => null);
         if (doc === null) continue;
         try {
-          await cluster.write(INDEX, { op: 'index', id, body: { count: doc.body.count + 1 }, expectedVersions: [doc.version] });
+          await cluster.write(INDEX, { op: 'index', id, body: { count: (doc.body.count as number) + 1 }, expectedVersions: [doc.version] });
           wins.set(id, (wins.get(id) ?? 0) + 1);
         } catch (err) {
           if ((err as { status?: number }).status === 409) conflicts++;
@@ -254,8 +254,8 @@ describe('failover', () => {
     expect(conflicts).toBeGreaterThan(0);
     const primary = cluster.placement(INDEX).primary as string;
     for (const id of keys) {
-      const doc = await cluster.direct(primary).call<{ body: { count: number } }>('doc.get', { index: INDEX, shard: 1, id });
-      expect(doc.body.count).toBe(wins.get(id));
+      const doc = await cluster.direct(primary).call('doc.get', { index: INDEX, shard: 1, id });
+      expect(doc!.body.count).toBe(wins.get(id));
     }
   });
 });

@@ -14,7 +14,9 @@ import type { NodeDirectory } from './cluster/nodes.js';
 import { DocumentHandlers } from './documents/handlers.js';
 import { apiErrors } from './errors.js';
 import { IndexHandlers } from './indexes/handlers.js';
-import { EMPTY_CLUSTER_STATE, IndexRegistry, type ClusterState } from './indexes/registry.js';
+import { IndexRegistry } from './indexes/registry.js';
+import { Replicator } from './replication/replicator.js';
+import { EMPTY_CLUSTER_STATE, type ClusterState } from './state/cluster-state.js';
 import type { IndexSettings } from './indexes/settings.js';
 import { foreignDocuments } from './indexes/foreign-documents.js';
 import { SchemaPolicy } from './indexes/schema-policy.js';
@@ -110,9 +112,12 @@ export class Coordinator {
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
     const store = await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
     const metrics = new Metrics();
-    const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client),
+    const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client));
+    // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
+    const replication = new Replicator(registry, options.nodes,
       { log: options.log, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }) });
-    metrics.attachReplication(() => registry.replication.lag());
+    registry.onIndexDropped((uuid) => replication.forgetIndex(uuid));
+    metrics.attachReplication(() => replication.lag());
     const readiness = new Readiness(options.nodes, {
       copiesOn: (node) => registry.list().flatMap((meta) =>
         meta.allocation.flatMap((copies, i) => (copies.includes(node) ? [{ index: meta.path, shard: i + 1 }] : []))),
@@ -122,7 +127,7 @@ export class Coordinator {
     await loadTemplates(registry, options.templates);
     followMembership(options.nodes, registry, options.log);
     const router = await ShardRouter.create();
-    const documents = new DocumentHandlers(registry, router, options.documentLimits ?? DOCUMENT_LIMITS_DEFAULTS);
+    const documents = new DocumentHandlers(registry, replication, router, options.documentLimits ?? DOCUMENT_LIMITS_DEFAULTS);
     registry.useSchemaPolicy(new SchemaPolicy({
       strict: options.strict ?? false, documents: foreignDocuments(registry, documents, router), log: options.log,
     }));
@@ -134,13 +139,13 @@ export class Coordinator {
       registry,
       documents,
       new IndexHandlers(registry),
-      new ClusterInfo(options.identity, options.nodes, registry, options.indexDefaults),
+      new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults),
       new RestoreHandler(documents, {
         batchItems: options.restoreBatchItems,
         itemBytesMax: options.restoreItemBytesMax,
         decodeLimits: options.decodeLimits,
       }),
-      new SearchHandlers(registry),
+      new SearchHandlers(registry, replication),
       new DumpHandler(registry, router),
       new AdminHandlers(registry),
     );
@@ -433,8 +438,8 @@ function prettyOf(query: string): boolean | undefined {
 /** Every active node's figures (`node.stats`); a node that fails or is slow to answer is left out. */
 async function askNodeStats(nodes: NodeDirectory): Promise<NodeStatsReply[]> {
   const replies = await Promise.all(nodes.activeNames().map((name) =>
-    nodes.get(name)?.client.call<NodeStatsReply>('node.stats', {}, { timeoutMs: NODE_STATS_TIMEOUT_MS }).catch(() => undefined)));
-  return replies.filter((r) => r !== undefined);
+    nodes.get(name)?.client.call('node.stats', {}, { timeoutMs: NODE_STATS_TIMEOUT_MS }).catch(() => undefined)));
+  return replies.filter((r): r is NodeStatsReply => r !== undefined);
 }
 
 /** The first shard copy whose segment flush keeps failing, as a readiness reason. */

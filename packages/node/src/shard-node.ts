@@ -10,8 +10,8 @@ import {
 import { toTesseraError } from '@tessera/errors';
 import { DEFERRED } from '@tessera/rpc';
 import type {
-  ChangesCall, ContentReadCall, DocumentInfoReply, DocumentReply, FollowCall, NodeInfoReply, NodeStatsReply, ReplicateCall, ScanCall, ScanReply, SearchCall, SearchReply, ShardRef,
-  ShardStatsReply, WriteCall, WriteManyCall, WriteManyReply, WriteReply,
+  DocumentInfoReply, DocumentReply, NodeInfoReply, NodeStatsReply, ScanReply, SearchReply, ShardCallHandlers, ShardCallName, ShardCalls, ShardRef,
+  ShardStatsReply, WriteReply,
 } from '@tessera/rpc';
 import { DirectorySizes } from './directory-bytes.js';
 import { nodeErrors } from './errors.js';
@@ -69,127 +69,128 @@ export class ShardNode {
     void this.scriptRunner();
   }
 
-  /** The RPC handler: validates the call's shape, then dispatches. */
+  /**
+   * The RPC handler: the method names one of ShardCalls' handlers, which
+   * checks what it relies on of the params (the shard, IDs, limits) and
+   * answers. Params arrive as the other side sent them: from a coordinator,
+   * which calls through the same map.
+   */
   readonly handle = async (method: string, params: unknown): Promise<unknown> => {
     if (this.closing) throw nodeErrors.closing();
-    const p = params as Record<string, unknown>;
-    switch (method) {
-      case 'doc.get': {
-        const shard = await this.open(ref(method, p));
-        const doc = await shard.get(docId(method, p.id));
-        return doc === undefined ? null : documentReply(doc);
-      }
-      case 'doc.write': {
-        const call = p as unknown as WriteCall;
-        this.options.primaryWriteGate?.(ref(method, p));
-        const shard = await this.open(ref(method, p));
-        const result = await shard.write({
-          op: call.op,
-          id: docId(method, call.id),
-          body: call.body,
-          indexed: call.indexed,
-          patch: call.patch,
-          expectedVersions: call.expectedVersions,
-          upsert: call.upsert,
-          commit: call.commit,
-          schema: call.schema,
-          term: call.term,
-          script: call.script,
-          content: call.content === undefined ? undefined : contentWrite(method, call.content),
-        });
-        return writeReplyOf(result);
-      }
-      case 'doc.info': {
-        const shard = await this.open(ref(method, p));
-        const doc = await shard.get(docId(method, p.id));
-        if (doc === undefined) return null;
-        const schema = p.schema !== null && typeof p.schema === 'object' ? p.schema as Record<string, unknown> : shard.indexSchema;
-        const { terms, values } = documentInfo(schema, doc.indexed ?? doc.body, doc.id, doc.version);
-        const reply: DocumentInfoReply = { id: doc.id, docid: doc.docid, version: doc.version, terms, values };
-        if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
-        return reply;
-      }
-      case 'doc.content': {
-        const call = p as unknown as ContentReadCall;
-        const shard = await this.open(ref(method, p));
-        return shard.readContent(call, call.from, call.length, call.verify === true);
-      }
-      case 'doc.writeMany': {
-        const call = p as unknown as WriteManyCall;
-        if (!Array.isArray(call.writes)) throw nodeErrors.badCall(method, 'writes must be an array');
-        this.options.primaryWriteGate?.(ref(method, p));
-        const shard = await this.open(ref(method, p));
-        // All at once: the shard's group commit turns them into one LevelDB batch.
-        const outcomes = await shard.writeMany(call.writes.map((w) => ({
-          op: w.op, id: docId(method, w.id), body: w.body, indexed: w.indexed, patch: w.patch, expectedVersions: w.expectedVersions, upsert: w.upsert,
-        })), { commit: call.commit, schema: call.schema, term: call.term });
-        const replies: WriteManyReply = outcomes.map((outcome) => (outcome.ok ? writeReplyOf(outcome.value) : { error: toTesseraError(outcome.error).toJSON() }));
-        return replies;
-      }
-      case 'shard.search': {
-        const call = p as unknown as SearchCall;
-        const shard = await this.open(ref(method, p));
-        const reply: SearchReply = await shard.search({
-          query: call.query, queryStrings: call.queryStrings, sort: call.sort, sortStrings: call.sortStrings,
-          k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs,
-        });
-        for (const hit of reply.hits) {
-          const json = sourceJson(hit.body);
-          if (json !== undefined) hit.bodyJson = json;
-        }
-        return reply;
-      }
-      case 'shard.scan': {
-        const call = p as unknown as ScanCall;
-        if (!Number.isInteger(call.limit) || call.limit < 1 || call.limit > SCAN_DOCUMENTS_MAX) {
-          throw nodeErrors.badCall(method, `limit must be an integer from 1 to ${SCAN_DOCUMENTS_MAX}`);
-        }
-        const shard = await this.open(ref(method, p));
-        const page = await shard.scan(call.after === undefined || call.after === null ? undefined : docId(method, call.after), call.limit);
-        const reply: ScanReply = {
-          documents: await Promise.all(page.documents.map(async (d) => {
-            if (call.origins !== true) {
-              const document: ScanReply['documents'][number] = { id: d.id, version: d.version, body: d.body };
-              if (call.content === true && d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
-              return document;
-            }
-            // A full copy for a replica: the blobs go with their documents.
-            const document: ScanReply['documents'][number] = { id: d.id, version: d.version, body: d.body, originTerm: d.term ?? 1, originSeq: d.originSeq ?? d.seq };
-            if (d.indexed !== undefined) document.indexed = d.indexed;
-            if (d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
-            return document;
-          })),
-          done: page.done,
-        };
-        return reply;
-      }
-      case 'shard.open':
-      case 'shard.stats': {
-        const shard = await this.open(ref(method, p));
-        const reply: ShardStatsReply = { ...shard.stats(), replication: positionOf(shard) };
-        if ((p as { lengths?: unknown }).lengths === true) reply.lengths = shard.documentLengths();
-        return reply;
-      }
-      case 'doc.replicate':
-        return replicate(await this.open(ref(method, p)), p as unknown as ReplicateCall);
-      case 'shard.changes':
-        return changes(await this.open(ref(method, p)), p as unknown as ChangesCall);
-      case 'shard.follow':
-        return follow(await this.open(ref(method, p)), p as unknown as FollowCall);
-      case 'shard.commit':
-        await (await this.open(ref(method, p))).commit();
-        return null;
-      case 'shard.drop':
-        await this.drop(ref(method, p));
-        return null;
-      case 'node.info':
-        return this.info();
-      case 'node.stats':
-        return this.stats();
-      default:
-        throw nodeErrors.badCall(method, 'unknown method');
-    }
+    if (!this.isShardCall(method)) throw nodeErrors.badCall(method, 'unknown method');
+    return this.serve(method, params as ShardCalls[typeof method][0]);
   };
+
+  private isShardCall(method: string): method is ShardCallName {
+    return Object.hasOwn(this.handlers, method);
+  }
+
+  /** One call through its handler: params and result are the map's, for whichever method. */
+  private serve<M extends ShardCallName>(method: M, params: ShardCalls[M][0]): Promise<ShardCalls[M][1]> {
+    return this.handlers[method](params);
+  }
+
+  /** One handler per method of ShardCalls (rpc `protocol.ts`), checked by the compiler against it. */
+  private readonly handlers: ShardCallHandlers = {
+    'doc.get': async (p) => {
+      const shard = await this.open(ref('doc.get', p));
+      const doc = await shard.get(docId('doc.get', p.id));
+      return doc === undefined ? null : documentReply(doc);
+    },
+    'doc.write': async (call) => {
+      const where = ref('doc.write', call);
+      this.options.primaryWriteGate?.(where);
+      const shard = await this.open(where);
+      docId('doc.write', call.id);
+      if (call.content !== undefined) checkContent('doc.write', call.content);
+      return writeReplyOf(await shard.write(call));
+    },
+    'doc.info': async (p) => {
+      const shard = await this.open(ref('doc.info', p));
+      const doc = await shard.get(docId('doc.info', p.id));
+      if (doc === undefined) return null;
+      const schema = p.schema !== null && typeof p.schema === 'object' ? p.schema : shard.indexSchema;
+      const { terms, values } = documentInfo(schema, doc.indexed ?? doc.body, doc.id, doc.version);
+      const reply: DocumentInfoReply = { id: doc.id, docid: doc.docid, version: doc.version, terms, values };
+      if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
+      return reply;
+    },
+    'doc.content': async (call) => {
+      const shard = await this.open(ref('doc.content', call));
+      return shard.readContent(call, call.from, call.length, call.verify === true);
+    },
+    'doc.writeMany': async (call) => {
+      const method = 'doc.writeMany';
+      if (!Array.isArray(call.writes)) throw nodeErrors.badCall(method, 'writes must be an array');
+      const where = ref(method, call);
+      this.options.primaryWriteGate?.(where);
+      const shard = await this.open(where);
+      // All at once: the shard's group commit turns them into one LevelDB batch.
+      const outcomes = await shard.writeMany(call.writes.map((w) => ({
+        op: w.op, id: docId(method, w.id), body: w.body, indexed: w.indexed, patch: w.patch, expectedVersions: w.expectedVersions, upsert: w.upsert,
+      })), { commit: call.commit, schema: call.schema, term: call.term });
+      return outcomes.map((outcome) => (outcome.ok ? writeReplyOf(outcome.value) : { error: toTesseraError(outcome.error).toJSON() }));
+    },
+    'shard.search': async (call) => {
+      const shard = await this.open(ref('shard.search', call));
+      const reply: SearchReply = await shard.search({
+        query: call.query, queryStrings: call.queryStrings, sort: call.sort, sortStrings: call.sortStrings,
+        k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs,
+      });
+      for (const hit of reply.hits) {
+        const json = sourceJson(hit.body);
+        if (json !== undefined) hit.bodyJson = json;
+      }
+      return reply;
+    },
+    'shard.scan': async (call) => {
+      const method = 'shard.scan';
+      if (!Number.isInteger(call.limit) || call.limit < 1 || call.limit > SCAN_DOCUMENTS_MAX) {
+        throw nodeErrors.badCall(method, `limit must be an integer from 1 to ${SCAN_DOCUMENTS_MAX}`);
+      }
+      const shard = await this.open(ref(method, call));
+      const page = await shard.scan(call.after === undefined || call.after === null ? undefined : docId(method, call.after), call.limit);
+      const reply: ScanReply = {
+        documents: await Promise.all(page.documents.map(async (d) => {
+          if (call.origins !== true) {
+            const document: ScanReply['documents'][number] = { id: d.id, version: d.version, body: d.body };
+            if (call.content === true && d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
+            return document;
+          }
+          // A full copy for a replica: the blobs go with their documents.
+          const document: ScanReply['documents'][number] = { id: d.id, version: d.version, body: d.body, originTerm: d.term ?? 1, originSeq: d.originSeq ?? d.seq };
+          if (d.indexed !== undefined) document.indexed = d.indexed;
+          if (d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
+          return document;
+        })),
+        done: page.done,
+      };
+      return reply;
+    },
+    'shard.open': (p) => this.shardStats('shard.open', p),
+    'shard.stats': (p) => this.shardStats('shard.stats', p),
+    'doc.replicate': async (call) => replicate(await this.open(ref('doc.replicate', call)), call),
+    'shard.changes': async (call) => changes(await this.open(ref('shard.changes', call)), call),
+    'shard.follow': async (call) => follow(await this.open(ref('shard.follow', call)), call),
+    'shard.commit': async (p) => {
+      await (await this.open(ref('shard.commit', p))).commit();
+      return null;
+    },
+    'shard.drop': async (p) => {
+      await this.drop(ref('shard.drop', p));
+      return null;
+    },
+    'node.info': () => this.info(),
+    'node.stats': () => this.stats(),
+  };
+
+  /** `shard.open` and `shard.stats`: the copy's figures and replication position (and its lengths, when asked). */
+  private async shardStats(method: string, p: ShardRef & { lengths?: boolean }): Promise<ShardStatsReply> {
+    const shard = await this.open(ref(method, p));
+    const reply: ShardStatsReply = { ...shard.stats(), replication: positionOf(shard) };
+    if (p.lengths === true) reply.lengths = shard.documentLengths();
+    return reply;
+  }
 
   /**
    * The calls answered without waiting (the in-process transport's
@@ -199,7 +200,7 @@ export class ShardNode {
    */
   readonly handleNow = (method: string, params: unknown): unknown => {
     if (method !== 'doc.get' || this.closing) return DEFERRED;
-    const p = params as Record<string, unknown>;
+    const p = params as ShardCalls['doc.get'][0];
     const shard = this.opened.get(shardKey(ref(method, p)));
     if (shard === undefined) return DEFERRED;
     const doc = shard.cached(docId(method, p.id));
@@ -328,7 +329,8 @@ function splitKey(key: string): [string, number] {
   return [key.slice(slash), Number(key.slice(0, slash))];
 }
 
-function ref(method: string, p: Record<string, unknown> | null | undefined): ShardRef {
+/** The call's shard copy, checked: everything else of a call is about a copy. */
+function ref(method: string, p: { index?: unknown; shard?: unknown } | null | undefined): ShardRef {
   if (!p || typeof p.index !== 'string' || !p.index.startsWith('/') || !p.index.endsWith('/')) {
     throw nodeErrors.badCall(method, 'index must be an index path');
   }
@@ -340,20 +342,19 @@ function ref(method: string, p: Record<string, unknown> | null | undefined): Sha
 
 /** A write's result as its reply; the common case (no content) is passed as is — no copy on the hot path. */
 function writeReplyOf(result: WriteResult): WriteReply {
-  if (result.content === undefined) return result as WriteReply;
+  if (result.content === undefined) return result;
   const reply: WriteReply = { id: result.id, docid: result.docid, version: result.version, seq: result.seq, body: result.body, deleted: result.deleted,
     content: result.content.map((link) => ({ ...link })) };
   if (result.indexed !== undefined) reply.indexed = result.indexed;
   return reply;
 }
 
-function contentWrite(method: string, content: unknown): { type: string; bytes: Uint8Array } {
-  const c = content as { type?: unknown; bytes?: unknown } | null;
-  if (c === null || typeof c !== 'object' || typeof c.type !== 'string' || !(c.bytes instanceof Uint8Array)) {
+function checkContent(method: string, content: { type?: unknown; bytes?: unknown } | null): void {
+  if (content === null || typeof content !== 'object' || typeof content.type !== 'string' || !(content.bytes instanceof Uint8Array)) {
     throw nodeErrors.badCall(method, 'content must be { type: string, bytes: binary }');
   }
-  return { type: c.type, bytes: c.bytes };
 }
+
 
 function docId(method: string, id: unknown): string | number {
   if (typeof id === 'string' || (typeof id === 'number' && Number.isFinite(id))) return id;

@@ -11,8 +11,9 @@ import { toTesseraError } from '@tessera/errors';
 import { rpcErrors } from './errors.js';
 import { InFlightLimiter } from './limiter.js';
 import {
-  DEFERRED, RPC_CLIENT_DEFAULTS, type RpcCallOptions, type RpcClient, type RpcClientOptions, type RpcHandler, type RpcImmediateHandler,
+  DEFERRED, RPC_CLIENT_DEFAULTS, type CallMap, type RpcCallOptions, type RpcClient, type RpcClientOptions, type RpcHandler, type RpcImmediateHandler,
 } from './transport.js';
+import type { NodeCalls } from './protocol.js';
 
 /**
  * Deadlines are checked by one coarse ticker per client instead of a
@@ -31,7 +32,11 @@ interface PendingCall {
   reject: (err: unknown) => void;
 }
 
-export class InProcessClient implements RpcClient {
+/**
+ * The handlers answer with what the call map says (ShardNode's handler map
+ * is checked against it): results are passed on as the map's types.
+ */
+export class InProcessClient<C extends CallMap<C> = NodeCalls> implements RpcClient<C> {
   private readonly options: RpcClientOptions;
   private readonly limiter: InFlightLimiter;
   private isClosed = false;
@@ -54,13 +59,13 @@ export class InProcessClient implements RpcClient {
     return this.limiter.inFlight;
   }
 
-  async call<T = unknown>(method: string, params: unknown, options?: RpcCallOptions): Promise<T> {
+  async call<M extends keyof C & string>(method: M, params: C[M][0], options?: RpcCallOptions): Promise<C[M][1]> {
     if (this.isClosed) throw rpcErrors.closed();
     const waiting = this.limiter.acquire();
     if (waiting) await waiting;
     try {
       const timeoutMs = options?.timeoutMs ?? this.options.callTimeoutMs;
-      return (await this.withDeadline(this.handler(method, params), method, timeoutMs)) as T;
+      return (await this.withDeadline(this.handler(method, params), method, timeoutMs)) as C[M][1];
     } catch (err) {
       throw toTesseraError(err);
     } finally {
@@ -73,10 +78,10 @@ export class InProcessClient implements RpcClient {
    * in-flight slot (it ends before anything else runs), but defers while the
    * slots are all taken, so calls queued for one are not overtaken.
    */
-  callNow<T = unknown>(method: string, params: unknown): T | typeof DEFERRED {
+  callNow<M extends keyof C & string>(method: M, params: C[M][0]): C[M][1] | typeof DEFERRED {
     if (this.immediate === undefined || this.isClosed || this.limiter.saturated) return DEFERRED;
     try {
-      return this.immediate(method, params) as T | typeof DEFERRED;
+      return this.immediate(method, params) as C[M][1] | typeof DEFERRED;
     } catch (err) {
       throw toTesseraError(err);
     }

@@ -1,4 +1,4 @@
-export type { RpcCallOptions, RpcClient, RpcClientOptions, RpcHandler, RpcImmediateHandler } from './transport.js';
+export type { AnyCalls, CallMap, RpcCallOptions, RpcClient, RpcClientOptions, RpcHandler, RpcImmediateHandler } from './transport.js';
 export { DEFERRED, RPC_CLIENT_DEFAULTS } from './transport.js';
 export { InProcessClient } from './in-process.js';
 export { InFlightLimiter } from './limiter.js';

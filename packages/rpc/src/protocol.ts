@@ -4,8 +4,14 @@
  * WebSocket transport. A shard copy is named by its index path and 1-based
  * shard number.
  */
-export type DocumentId = string | number;
-export type DocumentBody = Record<string, unknown>;
+import type {
+  ContentLink, DocumentBody, DocumentId, DocumentLengths, ReplicatedChange, ReplicatedContent, ShardStats, WriteRequest, WriteResult,
+} from '@tessera/documents';
+
+export type {
+  ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, ReplicatedChange, ReplicatedContent, ShardStats, WriteOp, WriteRequest,
+  WriteResult, WriteScript,
+} from '@tessera/documents';
 
 export interface ShardRef {
   /** Index path, with leading and trailing slash: `/blog/`. */
@@ -14,109 +20,43 @@ export interface ShardRef {
   shard: number;
 }
 
-/** A stored content entry (API.md §6): the media type it was stored under and where its blob is. */
-export interface ContentEntry {
-  type: string;
-  volume: number;
-  offset: number;
-  size: number;
-  crc: number;
-}
-
 export interface DocumentReply {
   id: DocumentId;
   docid: number;
   version: number;
   body: DocumentBody;
   /** Stored content entries in order of last storing (the last is the default), when the document has any. */
-  content?: ContentEntry[];
+  content?: ContentLink[];
   /** `body` as compact JSON (the stored source, encoded once per cached version), when the node has it. */
   bodyJson?: string;
 }
 
-export interface WriteCall extends ShardRef {
-  op: 'index' | 'update' | 'patch' | 'delete';
-  id: DocumentId;
-  body?: DocumentBody;
-  /** `body` with its `_store: false` fields kept: what the shard indexes, when it differs from what it stores. */
-  indexed?: DocumentBody;
-  patch?: unknown[];
-  expectedVersions?: number[];
-  upsert?: boolean;
-  commit?: boolean;
-  /** The index schema (cluster state) the shard indexes the result with. */
-  schema?: Record<string, unknown>;
-  /** The shard's primary term (cluster state): a copy that has seen a newer one refuses the write (503 stale_primary_term). */
-  term?: number;
-  /** The script the primary runs after the merge, before indexing (API.md §11), resolved by the coordinator. */
-  script?: WriteScript;
-  /** Stored content (API.md §6) with op index or update; empty bytes on an update unlink the type. */
-  content?: { type: string; bytes: Uint8Array };
-}
+/** `doc.write`: a write on the shard's primary copy (a bulk load's writes go by `doc.writeMany`). */
+export interface WriteCall extends ShardRef, Omit<WriteRequest, 'bulk'> {}
 
-/** A resolved script: its source, parameters and name, and the request's method (`_method`). */
-export interface WriteScript {
-  body: string;
-  params?: Record<string, unknown>;
-  name?: string;
-  method: string;
-}
-
-export interface WriteReply {
-  id: DocumentId;
-  docid: number;
-  version: number;
-  seq: number;
-  body?: DocumentBody;
-  /** The form indexed, when `_store: false` fields make it differ from `body`. */
-  indexed?: DocumentBody;
-  /** The document's content entries after the write, when it has any. */
-  content?: ContentEntry[];
-  deleted: boolean;
-}
+/** A write's reply: the engine's result of it. */
+export type WriteReply = WriteResult;
 
 /** Many writes to one shard in one call (RESTORE): one LevelDB batch when they fit. */
 export interface WriteManyCall extends ShardRef {
-  writes: Array<Omit<WriteCall, 'index' | 'shard' | 'commit' | 'schema' | 'term'>>;
+  writes: BatchWrite[];
   commit?: boolean;
   schema?: Record<string, unknown>;
   term?: number;
 }
 
 /**
- * A change as a replica receives it (engine `ReplicatedChange`): the result
- * of a write on the primary, or one document of a full copy. `originTerm` and
- * `originSeq` place the version in the shard's history; a replica keeps the
- * newest. `seq` is the primary's seq, counted towards the replica's
- * checkpoint (absent for a full copy's documents).
+ * One write of a `doc.writeMany`: the fields a batch carries (no script; a
+ * RESTORE item's content is one more `doc.write` once its body is stored).
  */
-export interface ReplicatedChangeMessage {
-  seq?: number;
-  id: DocumentId;
-  version: number;
-  deleted: boolean;
-  body?: DocumentBody;
-  /** The form indexed, when `_store: false` fields make it differ from `body`. */
-  indexed?: DocumentBody;
-  originTerm: number;
-  originSeq: number;
-  /** The put's content entries; `bytes` is the blob, absent when the replica is expected to hold it already. */
-  content?: ReplicatedContentMessage[];
-}
-
-export interface ReplicatedContentMessage {
-  type: string;
-  size: number;
-  crc: number;
-  bytes?: Uint8Array;
-}
+export type BatchWrite = Pick<WriteRequest, 'op' | 'id' | 'body' | 'indexed' | 'patch' | 'expectedVersions' | 'upsert'>;
 
 /** `doc.info`: a document's INFO (API.md §5.8): its place and content entries, and the terms and values it is indexed with. */
 export interface DocumentInfoReply {
   id: DocumentId;
   docid: number;
   version: number;
-  content?: ContentEntry[];
+  content?: ContentLink[];
   /** Term names split on `.` into nested keys, leaves `{wdf, pos?}`. */
   terms: Record<string, unknown>;
   /** Value slot (decimal) → value. */
@@ -129,7 +69,7 @@ export interface DocumentInfoReply {
  * valid after the document changes). `verify` checks the whole blob's
  * checksum first: set on a streamed answer's first read.
  */
-export interface ContentReadCall extends ShardRef, ContentEntry {
+export interface ContentReadCall extends ShardRef, ContentLink {
   from: number;
   length: number;
   verify?: boolean;
@@ -138,7 +78,7 @@ export interface ContentReadCall extends ShardRef, ContentEntry {
 /** `doc.replicate`: changes for a replica copy, under the shard's primary term. */
 export interface ReplicateCall extends ShardRef {
   term: number;
-  changes: ReplicatedChangeMessage[];
+  changes: ReplicatedChange[];
   /** Durable (sync) before the reply, as `?commit` asks of every in-sync copy. */
   commit?: boolean;
   schema?: Record<string, unknown>;
@@ -171,7 +111,7 @@ export interface ChangesCall extends ShardRef {
 }
 
 export interface ChangesReply {
-  changes: ReplicatedChangeMessage[];
+  changes: ReplicatedChange[];
   /** The copy's last seq when the page was read. */
   seq: number;
 }
@@ -269,20 +209,16 @@ export interface ScanCall extends ShardRef {
 
 export interface ScanReply {
   documents: Array<{
-    id: DocumentId; version: number; body: DocumentBody; indexed?: DocumentBody; originTerm?: number; originSeq?: number; content?: ReplicatedContentMessage[];
+    id: DocumentId; version: number; body: DocumentBody; indexed?: DocumentBody; originTerm?: number; originSeq?: number; content?: ReplicatedContent[];
   }>;
   done: boolean;
 }
 
-export interface ShardStatsReply {
-  documents: number;
-  lastDocid: number;
-  seq: number;
-  maxNumericId: number;
+export interface ShardStatsReply extends ShardStats {
   /** The copy's replication position (nodes that replicate always give it). */
   replication?: ReplicationPositionReply;
   /** Terms per live document, when asked for (`lengths: true`: a walk of the norms). */
-  lengths?: { documents: number; sum: number; lower: number; upper: number };
+  lengths?: DocumentLengths;
 }
 
 /** Method name → [params, result]. */
@@ -344,3 +280,24 @@ export interface NodeStatsReply {
 }
 
 export type ShardCallName = keyof ShardCalls;
+
+/**
+ * The shard node's side of ShardCalls: one handler per method, its params
+ * and result checked by the compiler against the map the coordinator calls
+ * with (node `ShardNode`).
+ */
+export type ShardCallHandlers = { [M in ShardCallName]: (params: ShardCalls[M][0]) => Promise<ShardCalls[M][1]> };
+
+/**
+ * What a coordinator calls on a node process: its shard calls, and the
+ * refusal at admission (`node.refused`, answered by the process itself —
+ * cli `node.ts` — not by its ShardNode).
+ */
+export interface NodeCalls extends ShardCalls {
+  'node.refused': [NodeRefusal, null];
+}
+
+/** `node.refused`: the coordinator does not admit the node, and says why. */
+export interface NodeRefusal {
+  reason: string;
+}

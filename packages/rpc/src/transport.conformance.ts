@@ -4,9 +4,10 @@
  * `connect` builds a client whose server side runs `handler`.
  */
 import { TesseraError } from '@tessera/errors';
-import type { RpcClient, RpcClientOptions, RpcHandler } from './transport.js';
+import type { AnyCalls, RpcClient, RpcClientOptions, RpcHandler } from './transport.js';
 
-export type Connect = (handler: RpcHandler, options?: Partial<RpcClientOptions>) => Promise<RpcClient>;
+/** The suite calls made-up methods: its clients name no protocol. */
+export type Connect = (handler: RpcHandler, options?: Partial<RpcClientOptions>) => Promise<RpcClient<AnyCalls>>;
 
 export function describeTransport(name: string, connect: Connect): void {
   describe(`${name} transport`, () => {

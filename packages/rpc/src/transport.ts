@@ -4,6 +4,8 @@
  * (code and status intact). Every transport (in-process, WebSocket) offers the
  * same `RpcClient` and passes the same conformance suite.
  */
+import type { NodeCalls } from './protocol.js';
+
 export interface RpcCallOptions {
   /** Per-call deadline; defaults to the client's `callTimeoutMs`. */
   timeoutMs?: number;
@@ -12,8 +14,18 @@ export interface RpcCallOptions {
 /** What `callNow` returns when the call cannot be answered without waiting: make it with `call`. */
 export const DEFERRED: unique symbol = Symbol('tessera.rpc.deferred');
 
-export interface RpcClient {
-  call<T = unknown>(method: string, params: unknown, options?: RpcCallOptions): Promise<T>;
+/**
+ * Method name → [params, result]: the calls one side makes of the other
+ * (NodeCalls: a coordinator of a node). A client is typed by its map, so a
+ * call's params and result are checked from the caller to the handler.
+ */
+export type CallMap<C> = { [M in keyof C]: [unknown, unknown] };
+
+/** Any method, any params, an unknown result: for transport tests and tools that name no protocol. */
+export type AnyCalls = Record<string, [unknown, unknown]>;
+
+export interface RpcClient<C extends CallMap<C> = NodeCalls> {
+  call<M extends keyof C & string>(method: M, params: C[M][0], options?: RpcCallOptions): Promise<C[M][1]>;
   /**
    * The same call answered synchronously, when the transport and the serving
    * side can (the in-process transport reaching a cached document): the
@@ -22,14 +34,18 @@ export interface RpcClient {
    * here skips every promise between the HTTP parser and the socket write.
    * Optional: a transport without it (WebSocket) is always deferred.
    */
-  callNow?<T = unknown>(method: string, params: unknown): T | typeof DEFERRED;
+  callNow?<M extends keyof C & string>(method: M, params: C[M][0]): C[M][1] | typeof DEFERRED;
   close(): Promise<void>;
   readonly closed: boolean;
   /** Calls running now (for metrics and tests). */
   readonly inFlight: number;
 }
 
-/** Server side: answers one call. Throw a TesseraError to fail it. */
+/**
+ * Server side: answers one call. Params are what the other side sent
+ * (decoded, not yet checked): the handler checks what it relies on. Throw a
+ * TesseraError to fail it.
+ */
 export type RpcHandler = (method: string, params: unknown) => Promise<unknown>;
 
 /** Server side of `callNow`: the result of a call it can answer at once, DEFERRED otherwise. Throw a TesseraError to fail it. */

@@ -6,7 +6,8 @@
  * to every index created after its PUT answered.
  */
 import { apiErrors } from '../errors.js';
-import type { ClusterState, IndexRegistry } from '../indexes/registry.js';
+import type { IndexRegistry } from '../indexes/registry.js';
+import type { ClusterState } from '../state/cluster-state.js';
 import type { RequestContext } from '../request/context.js';
 import { decodePiece } from '../request/path.js';
 import type { Reply } from '../response/respond.js';

@@ -23,11 +23,12 @@ import { createDeflate, createGzip } from 'node:zlib';
 import { pipeline, Readable } from 'node:stream';
 import { errorBody, toTesseraError } from '@tessera/errors';
 import { msgpackSerializer, negotiateEncoding, negotiateSerializer, parseAccept, type ContentCoding, type MediaRange } from '@tessera/http';
-import type { DocumentReply, ScanCall, ScanReply } from '@tessera/rpc';
+import type { ScanCall, ScanReply } from '@tessera/rpc';
 import { convertId, type DocumentId } from '../documents/ids.js';
 import { apiErrors } from '../errors.js';
 import { describe } from '../indexes/handlers.js';
-import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
+import type { IndexRegistry } from '../indexes/registry.js';
+import type { IndexMeta } from '../state/cluster-state.js';
 import type { RequestContext } from '../request/context.js';
 import type { Reply } from '../response/respond.js';
 import type { ShardRouter } from '../routing.js';
@@ -102,11 +103,11 @@ export class DumpHandler {
     const id = convertId(idText, meta.idType);
     const shard = this.router.shardOf(id, meta.settings.number_of_shards);
     const client = this.registry.client(meta.path, meta.allocation[shard - 1]?.[0], shard);
-    const doc = await client.call<DocumentReply | null>('doc.get', { index: meta.path, shard, id });
+    const doc = await client.call('doc.get', { index: meta.path, shard, id });
     if (!doc) throw apiErrors.documentNotFound();
     const content = doc.content === undefined ? undefined : await Promise.all(doc.content.map(async (entry) => ({
       type: entry.type, size: entry.size, crc: entry.crc,
-      bytes: await client.call<Uint8Array>('doc.content', { index: meta.path, shard, ...entry, from: 0, length: entry.size, verify: true }),
+      bytes: await client.call('doc.content', { index: meta.path, shard, ...entry, from: 0, length: entry.size, verify: true }),
     })));
     const binary = negotiateSerializer(ctx.req.headers.accept, ctx.req.headers['content-type'])?.serializer.format === 'msgpack';
     return { status: 200, value: dumpItem({ id: doc.id, version: doc.version, body: doc.body, ...(content === undefined ? {} : { content }) }, undefined, binary) };
@@ -120,7 +121,7 @@ export class DumpHandler {
       for (;;) {
         const call: ScanCall = { index: meta.path, shard, limit: DUMP_PAGE_DOCUMENTS, content: true };
         if (after !== undefined) call.after = after;
-        const page = await client.call<ScanReply>('shard.scan', call);
+        const page = await client.call('shard.scan', call);
         if (page.documents.length > 0) yield page.documents;
         const last = page.documents[page.documents.length - 1];
         if (page.done || last === undefined) break;

@@ -12,7 +12,7 @@ import { decodeSequence, sequenceFormatOf, type DecodeLimits } from '@tessera/ht
 import { isPlainObject } from '@tessera/schema';
 import type { WriteManyCall, WriteManyReply } from '@tessera/rpc';
 import type { DocumentHandlers, Prepared, Target } from '../documents/handlers.js';
-import type { IndexMeta } from '../indexes/registry.js';
+import type { IndexMeta } from '../state/cluster-state.js';
 import type { Replicator } from '../replication/replicator.js';
 import { apiErrors } from '../errors.js';
 import type { RequestContext } from '../request/context.js';

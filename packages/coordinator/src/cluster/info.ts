@@ -4,8 +4,8 @@
  * facts), the shard copies allocated to each, and unassigned copies.
  */
 import { cpus } from 'node:os';
-import type { NodeInfoReply } from '@tessera/rpc';
 import type { IndexRegistry } from '../indexes/registry.js';
+import type { Replicator } from '../replication/replicator.js';
 import type { NodeDirectory, NodeStatus } from './nodes.js';
 
 export interface ClusterIdentity {
@@ -43,6 +43,7 @@ export class ClusterInfo {
     private readonly identity: ClusterIdentity,
     private readonly nodes: NodeDirectory,
     private readonly registry: IndexRegistry,
+    private readonly replication: Replicator,
     private readonly defaults: { number_of_shards: number; number_of_replicas: number },
   ) {}
 
@@ -123,7 +124,7 @@ export class ClusterInfo {
         const position = copies.indexOf(node);
         if (position < 0) return;
         const shard = i + 1;
-        const state = this.registry.copyState(meta.path, shard, node);
+        const state = this.replication.copyState(meta.path, shard, node);
         const report = reported?.get(copyKey(meta.path, shard));
         const copy: Record<string, unknown> = {
           index: meta.path,
@@ -142,7 +143,7 @@ export class ClusterInfo {
   private async refreshReport(status: NodeStatus): Promise<void> {
     const client = status.entry?.client;
     if (client === undefined) return;
-    const info = await client.call<NodeInfoReply>('node.info', {}, { timeoutMs: NODE_INFO_TIMEOUT_MS }).catch(() => undefined);
+    const info = await client.call('node.info', {}, { timeoutMs: NODE_INFO_TIMEOUT_MS }).catch(() => undefined);
     if (info === undefined) return;
     this.reports.set(status.name, new Map(info.shards.map((s) => [copyKey(s.index, s.shard), { seq: s.seq, documents: s.documents }])));
   }

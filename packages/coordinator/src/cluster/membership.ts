@@ -5,7 +5,7 @@
  * peer that cannot be admitted is told why with a `node.refused` call, then
  * closed; the node logs the reason and tries again later.
  */
-import type { PeerHello, RpcPeer } from '@tessera/rpc';
+import type { NodeCalls, PeerHello, RpcPeer } from '@tessera/rpc';
 import type { NodeDirectory, NodeEntry } from './nodes.js';
 
 /** The hello role of a `tessera node` process. */
@@ -13,7 +13,7 @@ export const SHARD_NODE_HELLO_ROLE = 'node';
 /** Its role in `/.nodes`: a shard node without HTTP. */
 export const SHARD_NODE_ROLE = 'shard';
 /** Coordinator → node: you are not admitted, and why (`{ reason }`). */
-export const NODE_REFUSED_METHOD = 'node.refused';
+export const NODE_REFUSED_METHOD = 'node.refused' satisfies keyof NodeCalls;
 
 /** What a shard node announces in its hello's `info` (all optional on the wire, checked here). */
 export interface NodeAnnouncement {

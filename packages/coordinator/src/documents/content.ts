@@ -8,7 +8,7 @@
  * matches every serializer type.
  */
 import { bodyFormatOf, isSerializerType, mediaTypeOf, parseAccept, qualityFor } from '@tessera/http';
-import type { ContentEntry } from '@tessera/rpc';
+import type { ContentLink } from '@tessera/rpc';
 import mime from 'mime-types';
 
 /** Bytes per shard read when a blob is streamed out: memory stays bounded whatever the blob's size. */
@@ -39,7 +39,7 @@ export function extensionType(extension: string): string | undefined {
 }
 
 /** What a GET of a document answers: its JSON body, one stored entry, or nothing acceptable (406). */
-export type ContentChoice = { kind: 'body' } | { kind: 'stored'; entry: ContentEntry } | { kind: 'none' };
+export type ContentChoice = { kind: 'body' } | { kind: 'stored'; entry: ContentLink } | { kind: 'none' };
 
 /**
  * The entry `accept` (an Accept header, or the extension's type) selects:
@@ -47,9 +47,9 @@ export type ContentChoice = { kind: 'body' } | { kind: 'stored'; entry: ContentE
  * its best over the serializer types); the highest q > 0 wins, ties go to
  * the later entry. Without a readable Accept, the default (last) entry.
  */
-export function chooseContent(accept: string | undefined, content: readonly ContentEntry[]): ContentChoice {
+export function chooseContent(accept: string | undefined, content: readonly ContentLink[]): ContentChoice {
   const ranges = accept === undefined ? [] : parseAccept(accept);
-  if (ranges.length === 0) return content.length > 0 ? { kind: 'stored', entry: content[content.length - 1] as ContentEntry } : { kind: 'body' };
+  if (ranges.length === 0) return content.length > 0 ? { kind: 'stored', entry: content[content.length - 1] as ContentLink } : { kind: 'body' };
   let best: ContentChoice = { kind: 'none' };
   let bestQ = 0;
   const bodyQ = Math.max(...SERIALIZER_TYPES.map((type) => qualityFor(ranges, type)));
@@ -77,7 +77,7 @@ const SERIALIZER_TYPES: readonly string[] = [
  * checksum on the shard in bounded steps: a corrupted blob is refused with
  * its error, never half-sent as good data.
  */
-export async function openBlob(entry: ContentEntry, read: (from: number, length: number, verify: boolean) => Promise<Uint8Array>):
+export async function openBlob(entry: ContentLink, read: (from: number, length: number, verify: boolean) => Promise<Uint8Array>):
   Promise<AsyncIterable<Uint8Array>> {
   const first = await read(0, Math.min(CONTENT_READ_BYTES, entry.size), true);
   return (async function* chunks(): AsyncGenerator<Uint8Array> {

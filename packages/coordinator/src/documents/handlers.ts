@@ -8,10 +8,11 @@
  * A write's script (`_script`, else the index default) is resolved here
  * (scripts/resolve.ts) and run by the primary after the merge.
  */
-import { DEFERRED, type ContentEntry, type ContentReadCall, type DocumentInfoReply, type DocumentReply, type RpcClient, type WriteCall, type WriteReply } from '@tessera/rpc';
+import { DEFERRED, type ContentLink, type ContentReadCall, type DocumentReply, type RpcClient, type WriteCall, type WriteReply } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
 import { apiErrors, encodeDocumentId } from '../errors.js';
-import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
+import type { IndexRegistry } from '../indexes/registry.js';
+import type { IndexMeta } from '../state/cluster-state.js';
 import type { Replicator } from '../replication/replicator.js';
 import { parseSettings } from '../indexes/settings.js';
 import type { RequestContext } from '../request/context.js';
@@ -58,24 +59,25 @@ export class DocumentHandlers {
   /** Single writes that grow an index's schema, one at a time per index (`prepareAndSend`). */
   private readonly growthTurns = new Turns();
 
-  constructor(private readonly registry: IndexRegistry, private readonly router: ShardRouter, private readonly limits: DocumentLimits) {
+  constructor(private readonly registry: IndexRegistry, private readonly replicator: Replicator, private readonly router: ShardRouter,
+    private readonly limits: DocumentLimits) {
     this.scripts = new ScriptResolver(new NamedScripts(registry), { read: (index, id) => this.storedBody(index, id) });
   }
 
   /** The write path to the shards (RESTORE batches use it too). */
   get replication(): Replicator {
-    return this.registry.replication;
+    return this.replicator;
   }
 
   /** GET and HEAD of a document; answered synchronously when the primary's transport can (a cached document in the embedded server). */
   get(ctx: RequestContext): Reply | Promise<Reply> {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
-    const replication = this.registry.replication;
+    const replication = this.replicator;
     const params = { index: target.meta.path, shard: target.shard, id: target.id };
-    const doc = replication.readNow<DocumentReply | null>(target.meta, target.shard, 'doc.get', params);
+    const doc = replication.readNow(target.meta, target.shard, 'doc.get', params);
     if (doc !== DEFERRED) return this.answerGet(ctx, target, doc);
-    return replication.read<DocumentReply | null>(target.meta, target.shard, 'doc.get', params).then((read) => this.answerGet(ctx, target, read));
+    return replication.read(target.meta, target.shard, 'doc.get', params).then((read) => this.answerGet(ctx, target, read));
   }
 
   private answerGet(ctx: RequestContext, target: Target, doc: DocumentReply | null): Reply | Promise<Reply> {
@@ -92,12 +94,12 @@ export class DocumentHandlers {
   }
 
   /** A stored blob as the response: its type, its exact length (HEAD too), its bytes read from the primary as the client takes them. */
-  private async blob(ctx: RequestContext, target: Target, entry: ContentEntry): Promise<Reply> {
+  private async blob(ctx: RequestContext, target: Target, entry: ContentLink): Promise<Reply> {
     const headers = { 'Content-Type': entry.type };
     if (ctx.method === 'HEAD') return { status: 200, headers, stream: (async function* () { /* HEAD: no body */ })(), length: entry.size };
     const ref = { index: target.meta.path, shard: target.shard };
     const stream = await openBlob(entry, (from, length, verify) =>
-      this.registry.replication.read<Uint8Array>(target.meta, target.shard, 'doc.content', { ...ref, ...entry, from, length, verify } satisfies ContentReadCall));
+      this.replicator.read(target.meta, target.shard, 'doc.content', { ...ref, ...entry, from, length, verify } satisfies ContentReadCall));
     return { status: 200, headers, stream, length: entry.size };
   }
 
@@ -111,7 +113,7 @@ export class DocumentHandlers {
   async info(ctx: RequestContext): Promise<Reply> {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
-    const doc = await this.registry.replication.read<DocumentInfoReply | null>(target.meta, target.shard, 'doc.info',
+    const doc = await this.replicator.read(target.meta, target.shard, 'doc.info',
       { index: target.meta.path, shard: target.shard, id: target.id, schema: target.meta.schema });
     if (!doc) throw apiErrors.documentNotFound();
     const value: Record<string, unknown> = { docid: doc.docid, version: doc.version };
@@ -258,7 +260,7 @@ export class DocumentHandlers {
     const meta = this.registry.get(index);
     if (!meta || !meta.idType) return undefined;
     const target = this.target(meta, convertId(idText, meta.idType));
-    const doc = await target.client.call<DocumentReply | null>('doc.get', { index: meta.path, shard: target.shard, id: target.id });
+    const doc = await target.client.call('doc.get', { index: meta.path, shard: target.shard, id: target.id });
     return doc?.body;
   }
 
@@ -368,7 +370,7 @@ export class DocumentHandlers {
       index: target.meta.path, shard: target.shard, id: target.id, commit: ctx.options.commit, schema: target.meta.schema,
     }, call);
     if (full.script === undefined) delete full.script;
-    return this.registry.replication.write(target.meta, target.shard, full);
+    return this.replicator.write(target.meta, target.shard, full);
   }
 }
 

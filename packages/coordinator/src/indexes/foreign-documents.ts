@@ -4,7 +4,7 @@
  * index (creating it), the ID and the shard; the write goes to the primary
  * and its in-sync replicas like any PUT.
  */
-import type { DocumentReply, WriteReply } from '@tessera/rpc';
+import type { WriteReply } from '@tessera/rpc';
 import { convertId } from '../documents/ids.js';
 import type { DocumentHandlers } from '../documents/handlers.js';
 import type { ShardRouter } from '../routing.js';
@@ -18,14 +18,14 @@ export function foreignDocuments(registry: IndexRegistry, documents: DocumentHan
       if (meta === undefined || meta.idType === undefined) return undefined;
       const id = convertId(idText, meta.idType);
       const shard = router.shardOf(id, meta.settings.number_of_shards);
-      const doc = await registry.replication.read<DocumentReply | null>(meta, shard, 'doc.get', { index: meta.path, shard, id });
+      const doc = await documents.replication.read(meta, shard, 'doc.get', { index: meta.path, shard, id });
       return doc?.body;
     },
     async write(index, idText, body) {
       // `_settings: {}`: the holder's index may be created here, and `--strict` asks every new index for settings.
       const write = await documents.prepare(index, { _settings: {}, ...body }, idText, undefined);
       const { meta, shard, id } = write.target;
-      await registry.replication.write(meta, shard, {
+      await documents.replication.write(meta, shard, {
         index: meta.path, shard, id, op: 'index', body: write.body, schema: meta.schema,
       }) as WriteReply;
     },

@@ -9,7 +9,8 @@ import type { RequestContext } from '../request/context.js';
 import { isInternalIndex } from '../request/path.js';
 import type { Reply } from '../response/respond.js';
 import { applySelector } from '../response/selector.js';
-import type { IndexMeta, IndexRegistry } from './registry.js';
+import type { IndexRegistry } from './registry.js';
+import type { IndexMeta } from '../state/cluster-state.js';
 import { parseSettings } from './settings.js';
 
 export class IndexHandlers {

@@ -10,80 +10,14 @@ import { allocateShards, type NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IdType } from '../documents/ids.js';
 import type { StateStore } from '../state/local-store.js';
+import type { ClusterState, IndexMeta, NamedScript, NodeRecord } from '../state/cluster-state.js';
 import { createSchema, mergeSchema, type Schema } from '@tessera/schema';
 import type { IndexSettings } from './settings.js';
 import { SchemaPolicy, schemaPolicyErrors, type NewSchema } from './schema-policy.js';
-import { placementOf, withPlacement, type Placement, type PlacementChange, type ShardReplicationState } from '../replication/placement.js';
-import { Replicator, type ReplicationOptions } from '../replication/replicator.js';
-import { matchingTemplates, withTemplates, type IndexTemplate } from '../admin/templates.js';
+import { placementOf, withPlacement, type Placement, type PlacementChange } from '../replication/placement.js';
+import { matchingTemplates, withTemplates } from '../admin/templates.js';
 import type { IndexAlias } from '../admin/aliases.js';
 import { isReservedIndex } from '../admin/reserved.js';
-
-export interface IndexMeta {
-  path: string;
-  uuid: string;
-  createdAt: string;
-  settings: IndexSettings;
-  schema: Schema;
-  idType?: IdType;
-  /** `<index><id>` of the document holding this index's foreign schema (API.md §8.9). */
-  foreign?: string;
-  /** Node names holding each shard (index i = shard i+1), primary first. */
-  allocation: string[][];
-  /**
-   * Per shard: its primary term and in-sync copies (replication/placement.ts).
-   * Absent in state written before replication: term 1, every copy in sync.
-   */
-  replication?: ShardReplicationState[];
-}
-
-/** A shard node the cluster has seen (persisted, so a restarted coordinator knows whom to wait for). */
-export interface NodeRecord {
-  /** ISO time of its first join. */
-  firstJoinedAt: string;
-  /**
-   * Shard copies of dropped indexes not yet deleted from the node (it was
-   * down, or the call failed): deleted when it rejoins, and before a new copy
-   * of the same shard is opened on it, so an old copy's documents never
-   * resurface in a new index of the same name.
-   */
-  pendingDrops?: ShardRef[];
-  /** ISO time it was lost, while it stays away: its copies are re-allocated a delay after (replication/reallocation.ts). */
-  lostAt?: string;
-}
-
-export interface ClusterState {
-  version: 1;
-  indexes: Record<string, IndexMeta>;
-  /** By node name; absent in state written before the cluster existed. */
-  nodes?: Record<string, NodeRecord>;
-  /** Named scripts (API.md §11.2), oldest definition first (scripts/named-scripts.ts). */
-  scripts?: NamedScript[];
-  /** Index templates by name (API.md §16.1, admin/templates.ts). */
-  templates?: Record<string, IndexTemplate>;
-  /** Aliases by their index path (API.md §16.2, admin/aliases.ts). */
-  aliases?: Record<string, IndexAlias>;
-}
-
-/** A script remembered under its `_name`. */
-export interface NamedScript {
-  name: string;
-  body: string;
-}
-
-/**
- * What the coordinator knows of one shard copy, for `/.nodes`. `seq` is the
- * copy's applied sequence number when the coordinator tracks it (else the
- * node's own report is shown).
- */
-export interface CopyState {
-  inSync: boolean;
-  seq?: number;
-  /** Catching up from the primary (replication/recovery.ts). */
-  recovering?: boolean;
-}
-
-export const EMPTY_CLUSTER_STATE: ClusterState = { version: 1, indexes: {} };
 
 /** The largest numeric document ID of an index (shared and raised in place). */
 interface LargestId {
@@ -103,23 +37,25 @@ export class IndexRegistry {
 
   /** Each node client as handed out by `client()`: wrapped once (metrics time every call). */
   private readonly wrappedClients = new WeakMap<RpcClient, RpcClient>();
-  /** Writes through primaries, relays to replicas, recoveries and failover. */
-  readonly replication: Replicator;
   /** `--strict` and foreign schemas (schema-policy.ts); set once by the coordinator. */
   private policy = new SchemaPolicy({ strict: false });
+  /** Told the uuid of each index dropped (the replicator forgets its shards); set once by the coordinator. */
+  private indexDropped: (uuid: string) => void = () => undefined;
 
   constructor(
     private readonly store: StateStore<ClusterState>,
     private readonly nodes: NodeDirectory,
     private readonly defaults: IndexSettings,
     private readonly wrapClient: (client: RpcClient) => RpcClient = (client) => client,
-    replication: Partial<ReplicationOptions> = {},
-  ) {
-    this.replication = new Replicator(this, nodes, replication);
-  }
+  ) {}
 
   useSchemaPolicy(policy: SchemaPolicy): void {
     this.policy = policy;
+  }
+
+  /** `listener` runs when an index is dropped, once it is out of the cluster state and before its copies are deleted. */
+  onIndexDropped(listener: (uuid: string) => void): void {
+    this.indexDropped = listener;
   }
 
   get(path: string): IndexMeta | undefined {
@@ -288,7 +224,7 @@ export class IndexRegistry {
       const forgotten: ClusterState = { ...state, indexes, nodes };
       await this.store.compareAndSet(state, forgotten);
       this.largestIds.delete(path);
-      this.replication.forgetIndex(meta.uuid);
+      this.indexDropped(meta.uuid);
       const settled = await this.settleDrops(nodes, (ref) => ref.index === path, false);
       await this.store.compareAndSet(forgotten, { ...forgotten, nodes: settled });
     });
@@ -317,11 +253,6 @@ export class IndexRegistry {
       const ok = await this.store.compareAndSet(state, { ...state, nodes });
       if (!ok) throw new Error('cluster state changed outside the registry queue');
     });
-  }
-
-  /** What the coordinator knows of a shard copy: in the in-sync set, recovering, and the seq it applied. */
-  copyState(index: string, shard: number, node: string): CopyState {
-    return this.replication.copyState(index, shard, node);
   }
 
   /** A shard's copies (primary first), primary term and in-sync set. */
@@ -419,7 +350,7 @@ export class IndexRegistry {
   /** Stats of every shard (primary copies). */
   async shardStats(meta: IndexMeta, options: { lengths?: boolean } = {}): Promise<ShardStatsReply[]> {
     return Promise.all(meta.allocation.map((copies, i) =>
-      this.client(meta.path, copies[0], i + 1).call<ShardStatsReply>('shard.stats', { index: meta.path, shard: i + 1, lengths: options.lengths === true })));
+      this.client(meta.path, copies[0], i + 1).call('shard.stats', { index: meta.path, shard: i + 1, lengths: options.lengths === true })));
   }
 
   /** The RPC client of the node holding a shard copy: 503 when no node holds it or its node is not active. */

@@ -48,6 +48,9 @@ describe('FixedHistogram', () => {
   });
 });
 
+/** A document's place, for calls whose params the fake clients ignore. */
+const DOC = { index: '/i/', shard: 1, id: 'x' };
+
 function fakeClient(answer: (method: string) => Promise<unknown>): RpcClient {
   return { closed: false, inFlight: 0, call: <T>(method: string) => answer(method) as Promise<T>, close: async () => undefined };
 }
@@ -80,9 +83,9 @@ describe('Metrics', () => {
       if (method === 'doc.write') throw failure;
       return { ok: method };
     }));
-    expect(await client.call('doc.get', {})).toEqual({ ok: 'doc.get' });
-    expect(await client.call('doc.get', {})).toEqual({ ok: 'doc.get' });
-    await expect(client.call('doc.write', {})).rejects.toBe(failure);
+    expect(await client.call('doc.get', DOC)).toEqual({ ok: 'doc.get' });
+    expect(await client.call('doc.get', DOC)).toEqual({ ok: 'doc.get' });
+    await expect(client.call('doc.write', { ...DOC, op: 'index' })).rejects.toBe(failure);
     const { body } = await metrics.text();
     expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.get"} 2');
     expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.write"} 1');
@@ -95,18 +98,18 @@ describe('Metrics', () => {
     const inner: RpcClient = {
       ...fakeClient(async (method) => ({ later: method })),
       callNow: <T>(method: string): T | typeof DEFERRED => {
-        if (method === 'doc.fail') throw failure;
+        if (method === 'shard.stats') throw failure;
         return (method === 'doc.get' ? { now: method } : DEFERRED) as T | typeof DEFERRED;
       },
     };
     const client = metrics.timeRpc(inner);
-    expect(client.callNow?.('doc.get', {})).toEqual({ now: 'doc.get' });
-    expect(client.callNow?.('doc.info', {})).toBe(DEFERRED);
-    expect(() => client.callNow?.('doc.fail', {})).toThrow(failure);
-    expect(metrics.timeRpc(fakeClient(async () => null)).callNow?.('doc.get', {})).toBe(DEFERRED);
+    expect(client.callNow?.('doc.get', DOC)).toEqual({ now: 'doc.get' });
+    expect(client.callNow?.('doc.info', DOC)).toBe(DEFERRED);
+    expect(() => client.callNow?.('shard.stats', { index: DOC.index, shard: DOC.shard })).toThrow(failure);
+    expect(metrics.timeRpc(fakeClient(async () => null)).callNow?.('doc.get', DOC)).toBe(DEFERRED);
     const { body } = await metrics.text();
     expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.get"} 1');
-    expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="doc.fail"} 1');
+    expect(body).toContain('tessera_rpc_call_duration_seconds_count{method="shard.stats"} 1');
     expect(body).not.toContain('method="doc.info"');
   });
 

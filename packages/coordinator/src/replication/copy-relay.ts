@@ -5,14 +5,14 @@
  * write load costs one call per copy per round trip, not one per write, and
  * a copy receives the changes in the order the coordinator relayed them.
  */
-import type { ReplicateCall, ReplicateReply, ReplicatedChangeMessage, RpcClient } from '@tessera/rpc';
+import type { ReplicateCall, ReplicateReply, ReplicatedChange, RpcClient } from '@tessera/rpc';
 
 /** Changes per `doc.replicate` call at most (the node refuses more than 10,000). */
 export const RELAY_CHANGES_MAX = 1_000;
 
 interface Pending {
   term: number;
-  changes: ReplicatedChangeMessage[];
+  changes: ReplicatedChange[];
   commit: boolean;
   schema: Record<string, unknown> | undefined;
   resolve: (reply: ReplicateReply) => void;
@@ -32,7 +32,7 @@ export class CopyRelay {
   ) {}
 
   /** Resolves once the copy applied `changes` (durably with `commit`). */
-  send(term: number, changes: ReplicatedChangeMessage[], commit: boolean, schema: Record<string, unknown> | undefined): Promise<ReplicateReply> {
+  send(term: number, changes: ReplicatedChange[], commit: boolean, schema: Record<string, unknown> | undefined): Promise<ReplicateReply> {
     return new Promise((resolve, reject) => {
       this.queue.push({ term, changes, commit, schema, resolve, reject });
       this.pump();
@@ -63,7 +63,7 @@ export class CopyRelay {
     this.sending = true;
     let request: Promise<ReplicateReply>;
     try {
-      request = this.client().call<ReplicateReply>('doc.replicate', call, { timeoutMs: this.timeoutMs });
+      request = this.client().call('doc.replicate', call, { timeoutMs: this.timeoutMs });
     } catch (err) {
       request = Promise.reject(err);
     }

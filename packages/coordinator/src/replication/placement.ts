@@ -2,19 +2,11 @@
  * Where a shard's copies are and which of them may serve and be promoted:
  * the allocation (primary first), the shard's primary term, and its in-sync
  * set — the copies that hold every acknowledged write. All three are cluster
- * state (indexes/registry.ts); an index written before replication existed
+ * state (state/cluster-state.ts); an index written before replication existed
  * has term 1 and every allocated copy in sync (they were created empty
  * together).
  */
-import type { IndexMeta } from '../indexes/registry.js';
-
-/** Per shard, persisted in the index's metadata. */
-export interface ShardReplicationState {
-  /** Primary term: 1 at creation, +1 at each promotion. Every write and relay carries it. */
-  term: number;
-  /** Copies holding every acknowledged write, the primary included. Only these are promoted or awaited. */
-  inSync: string[];
-}
+import type { IndexMeta, ShardReplicationState } from '../state/cluster-state.js';
 
 export const FIRST_TERM = 1;
 

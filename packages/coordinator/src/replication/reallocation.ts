@@ -20,9 +20,9 @@
  * drops, which the registry writes in one step.
  */
 import type { NodeDirectory } from '../cluster/nodes.js';
-import type { IndexMeta } from '../indexes/registry.js';
+import type { IndexMeta } from '../state/cluster-state.js';
 import type { Placement } from './placement.js';
-import type { ReplicationLog } from './replicator.js';
+import type { ReplicationLog } from './options.js';
 
 /** Copies that could not move (no eligible node, a failed call) are tried again this often, and whenever a node joins. */
 const RETRY_MS = 10_000;

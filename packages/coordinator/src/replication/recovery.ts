@@ -22,11 +22,11 @@
  */
 import { toTesseraError } from '@tessera/errors';
 import type {
-  ChangesReply, ReplicateCall, ReplicatedChangeMessage, ReplicationPositionReply, RpcClient, ScanReply, ShardStatsReply,
+  ReplicateCall, ReplicatedChange, ReplicationPositionReply, RpcClient, ScanReply, ShardStatsReply,
 } from '@tessera/rpc';
 import type { Placement } from './placement.js';
-import type { ReplicationLog, ReplicationOptions } from './replicator.js';
-import type { ShardGroup } from './shard-group.js';
+import type { ReplicationLog, ReplicationOptions } from './options.js';
+import type { CopyRecovery, ShardGroup } from './shard-group.js';
 
 /** Rounds of the tracking step before the attempt is abandoned (each replays what arrived meanwhile). */
 const TRACKING_ROUNDS_MAX = 20;
@@ -47,7 +47,7 @@ export interface RecoveryContext {
 
 class RecoveryAborted extends Error {}
 
-export class Recovery {
+export class Recovery implements CopyRecovery {
   /** Relays wait for the copy (step 2). */
   tracking = false;
   /** A relay the copy failed while tracking: the attempt is void. */
@@ -120,8 +120,8 @@ export class Recovery {
     this.failure = undefined;
     const started = Date.now();
     const ref = { index: this.group.index, shard: this.group.shard };
-    const replicaPosition = positionOf(await this.replica().call<ShardStatsReply>('shard.stats', ref));
-    const primaryStats = await this.source(primary).call<ShardStatsReply>('shard.stats', ref);
+    const replicaPosition = positionOf(await this.replica().call('shard.stats', ref));
+    const primaryStats = await this.source(primary).call('shard.stats', ref);
     const primaryPosition = positionOf(primaryStats);
     this.check(term);
     // The copy's checkpoint counts in this term's numbering, and the log still holds what follows it.
@@ -141,8 +141,8 @@ export class Recovery {
     this.tracking = true;
     for (let round = 0; round < TRACKING_ROUNDS_MAX; round++) {
       // The primary's seq first: every change after it is relayed to this copy and awaited.
-      const target = (await this.source(primary).call<ShardStatsReply>('shard.stats', ref)).seq;
-      const position = positionOf(await this.replica().call<ShardStatsReply>('shard.stats', ref));
+      const target = (await this.source(primary).call('shard.stats', ref)).seq;
+      const position = positionOf(await this.replica().call('shard.stats', ref));
       this.check(term);
       this.group.positions.set(this.node, position);
       if (position.checkpointTerm !== term) throw new Error(`the copy's checkpoint is in term ${position.checkpointTerm}, not ${term}`);
@@ -164,7 +164,7 @@ export class Recovery {
     let cursor = afterSeq;
     let count = 0;
     while (cursor < untilSeq) {
-      const page = await this.source(primary).call<ChangesReply>('shard.changes',
+      const page = await this.source(primary).call('shard.changes',
         { index: this.group.index, shard: this.group.shard, afterSeq: cursor, limit: this.ctx.options.catchUpPageChanges });
       this.check(term);
       const last = page.changes[page.changes.length - 1];
@@ -182,17 +182,17 @@ export class Recovery {
     await this.replica().call('shard.drop', ref);
     await this.replica().call('shard.open', ref);
     // Read after the copy was emptied: every change after it reaches the copy live.
-    const base = (await this.source(primary).call<ShardStatsReply>('shard.stats', ref)).seq;
+    const base = (await this.source(primary).call('shard.stats', ref)).seq;
     this.check(term);
     let after: ScanReply['documents'][number]['id'] | undefined;
     let count = 0;
     for (;;) {
-      const page = await this.source(primary).call<ScanReply>('shard.scan',
+      const page = await this.source(primary).call('shard.scan',
         { ...ref, limit: this.ctx.options.copyPageDocuments, origins: true, ...(after === undefined ? {} : { after }) });
       this.check(term);
       if (page.documents.length > 0) {
         await this.apply(term, page.documents.map((d) => {
-          const change: ReplicatedChangeMessage = {
+          const change: ReplicatedChange = {
             id: d.id, version: d.version, deleted: false, body: d.body, originTerm: d.originTerm ?? 1, originSeq: d.originSeq ?? 1,
           };
           if (d.content !== undefined) change.content = d.content;
@@ -212,7 +212,7 @@ export class Recovery {
     const call: ReplicateCall = { index: this.group.index, shard: this.group.shard, term, changes };
     const schema = this.ctx.schema(this.group);
     if (schema !== undefined) call.schema = schema;
-    const reply = await this.replica().call<{ position: ReplicationPositionReply }>('doc.replicate', call);
+    const reply = await this.replica().call('doc.replicate', call);
     this.group.positions.set(this.node, reply.position);
   }
 

@@ -22,70 +22,21 @@
  */
 import assert from 'node:assert/strict';
 import {
-  DEFERRED, type ReplicatedChangeMessage, type ReplicatedContentMessage, type ReplicateReply, type RpcClient, type ShardStatsReply, type WriteCall,
+  DEFERRED, type ReplicatedChange, type ReplicatedContent, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
   type WriteManyCall, type WriteManyReply, type WriteReply,
 } from '@tessera/rpc';
-import { toTesseraError } from '@tessera/errors';
 import { mediaTypeOf } from '@tessera/http';
 import type { NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
-import type { IndexMeta } from '../indexes/registry.js';
+import type { IndexMeta } from '../state/cluster-state.js';
+import { isPrimaryLost } from './connection-loss.js';
 import { CopyRelay } from './copy-relay.js';
 import { replicationErrors } from './errors.js';
 import { placementOf, type Placement, type PlacementChange } from './placement.js';
 import { Reallocator, type CopyReplacement, type ReallocationHost } from './reallocation.js';
+import { REPLICATION_DEFAULTS, type ReplicationLog, type ReplicationOptions } from './options.js';
 import { Recovery, type RecoveryContext } from './recovery.js';
 import { ShardGroup } from './shard-group.js';
-
-export interface ReplicationOptions {
-  /**
-   * How long a write waits for its shard to get a primary again (a switch in
-   * progress, a lost primary being replaced) before 503. Above the RPC
-   * heartbeat timeout (5 s by default), which is how long a lost node takes
-   * to be noticed.
-   */
-  failoverWaitMs: number;
-  /** Deadline of one `doc.replicate` call; past it the replica leaves the in-sync set. */
-  relayTimeoutMs: number;
-  /** Operation-log entries per catch-up page. */
-  catchUpPageChanges: number;
-  /** Documents per full-copy page. */
-  copyPageDocuments: number;
-  /** First wait before a failed recovery is retried (doubles up to 10 s). */
-  recoveryRetryMs: number;
-  /** Deadline of the calls a promotion and the lag gauge make. */
-  controlTimeoutMs: number;
-  /** A node lost this long has its copies re-allocated to other nodes (reallocation.ts); 0: at once. */
-  nodeLeftDelayMs: number;
-  /**
-   * A restarted coordinator waits this long for the nodes of its cluster
-   * state to rejoin before it counts one that did not as lost (its primaries
-   * fail over). Above a node's longest redial backoff (5 s) plus a handshake.
-   */
-  rejoinTimeoutMs: number;
-  log: ReplicationLog;
-}
-
-/** Structured logger (a pino Logger fits). */
-export interface ReplicationLog {
-  info(bindings: Record<string, unknown>, msg: string): void;
-  warn(bindings: Record<string, unknown>, msg: string): void;
-  error(bindings: Record<string, unknown>, msg: string): void;
-}
-
-const silentLog: ReplicationLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
-
-export const REPLICATION_DEFAULTS: Readonly<ReplicationOptions> = Object.freeze({
-  failoverWaitMs: 15_000,
-  relayTimeoutMs: 10_000,
-  catchUpPageChanges: 1_000,
-  copyPageDocuments: 500,
-  recoveryRetryMs: 500,
-  controlTimeoutMs: 5_000,
-  nodeLeftDelayMs: 60_000,
-  rejoinTimeoutMs: 10_000,
-  log: silentLog,
-});
 
 /** What the replicator needs of the index registry. */
 export interface ReplicationHost extends ReallocationHost {
@@ -119,9 +70,6 @@ export interface ReplicationLag {
   operations: number;
 }
 
-/** Errors that mean the node (or its connection) went away during the call: the write may or may not have run there. */
-const CONNECTION_LOSS = new Set(['rpc_closed', 'rpc_unavailable', 'rpc_timeout', 'node_closing', 'node_unavailable', 'shard_closed', 'stale_primary_term']);
-
 export class Replicator implements RecoveryContext {
   readonly options: ReplicationOptions;
   private readonly groups = new Map<string, ShardGroup>();
@@ -153,12 +101,12 @@ export class Replicator implements RecoveryContext {
 
   /** A document write on the shard's primary, relayed to its replicas; resolves once every in-sync copy has it. */
   write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply> {
-    return this.throughPrimary<WriteReply>(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term, call.content)]);
+    return this.throughPrimary(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term, call.content)]);
   }
 
   /** Many writes to one shard (RESTORE): one call to the primary, one relay per replica. */
   writeMany(meta: IndexMeta, shard: number, call: WriteManyCall): Promise<WriteManyReply> {
-    return this.throughPrimary<WriteManyReply>(meta, shard, 'doc.writeMany', call, (replies, term) =>
+    return this.throughPrimary(meta, shard, 'doc.writeMany', call, (replies, term) =>
       replies.flatMap((reply) => ('error' in reply ? [] : [changeOf(reply, term)])));
   }
 
@@ -167,13 +115,13 @@ export class Replicator implements RecoveryContext {
    * lost and being replaced, the read waits for the new one; a read cut off
    * by the loss of its node is asked again there (reads change nothing).
    */
-  read<T>(meta: IndexMeta, shard: number, method: string, params: unknown): Promise<T> {
+  read<M extends ShardCallName>(meta: IndexMeta, shard: number, method: M, params: ShardCalls[M][0]): Promise<ShardCalls[M][1]> {
     const primary = meta.allocation[shard - 1]?.[0];
     // The common case without a wait: the primary is active (during a switch it is not).
     if (primary === undefined || !this.nodes.isActive(primary)) return this.readWaiting(meta, shard, method, params);
-    return this.host.client(meta.path, primary, shard).call<T>(method, params).catch((err: unknown) => {
-      if (!CONNECTION_LOSS.has(toTesseraError(err).code)) throw err;
-      return this.readWaiting<T>(meta, shard, method, params);
+    return this.host.client(meta.path, primary, shard).call(method, params).catch((err: unknown) => {
+      if (!isPrimaryLost(err)) throw err;
+      return this.readWaiting(meta, shard, method, params);
     });
   }
 
@@ -183,28 +131,28 @@ export class Replicator implements RecoveryContext {
    * server); DEFERRED otherwise — and after a connection loss, which `read`
    * then handles as it does.
    */
-  readNow<T>(meta: IndexMeta, shard: number, method: string, params: unknown): T | typeof DEFERRED {
+  readNow<M extends ShardCallName>(meta: IndexMeta, shard: number, method: M, params: ShardCalls[M][0]): ShardCalls[M][1] | typeof DEFERRED {
     const primary = meta.allocation[shard - 1]?.[0];
     if (primary === undefined || !this.nodes.isActive(primary)) return DEFERRED;
     const client = this.host.client(meta.path, primary, shard);
     if (client.callNow === undefined) return DEFERRED;
     try {
-      return client.callNow<T>(method, params);
+      return client.callNow(method, params);
     } catch (err) {
-      if (CONNECTION_LOSS.has(toTesseraError(err).code)) return DEFERRED;
+      if (isPrimaryLost(err)) return DEFERRED;
       throw err;
     }
   }
 
-  private async readWaiting<T>(meta: IndexMeta, shard: number, method: string, params: unknown): Promise<T> {
+  private async readWaiting<M extends ShardCallName>(meta: IndexMeta, shard: number, method: M, params: ShardCalls[M][0]): Promise<ShardCalls[M][1]> {
     const group = this.group(meta, shard);
     const deadline = Date.now() + this.options.failoverWaitMs;
     for (;;) {
       const placement = await this.activePrimary(group, deadline);
       try {
-        return await this.host.client(meta.path, placement.primary, shard).call<T>(method, params);
+        return await this.host.client(meta.path, placement.primary, shard).call(method, params);
       } catch (err) {
-        if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
+        if (isPrimaryLost(err) && this.canFailOver(placement) &&
             await this.waitFor(group, deadline, (now) => now.term !== placement.term || this.nodes.isActive(placement.primary))) continue;
         throw err;
       }
@@ -251,7 +199,7 @@ export class Replicator implements RecoveryContext {
       const { primary } = placement;
       if (primary === undefined || !this.nodes.isActive(primary)) return;
       const stats = (node: string) => this.host.client(meta.path, node, i + 1)
-        .call<ShardStatsReply>('shard.stats', { index: meta.path, shard: i + 1 }, { timeoutMs: this.options.controlTimeoutMs })
+        .call('shard.stats', { index: meta.path, shard: i + 1 }, { timeoutMs: this.options.controlTimeoutMs })
         .catch(() => undefined);
       const replicas = placement.copies.slice(1).filter((node) => this.nodes.isActive(node));
       const [primaryStats, ...replicaStats] = await Promise.all([stats(primary), ...replicas.map(stats)]);
@@ -387,19 +335,19 @@ export class Replicator implements RecoveryContext {
     return group;
   }
 
-  private async throughPrimary<R>(meta: IndexMeta, shard: number, method: 'doc.write' | 'doc.writeMany',
-    params: WriteCall | WriteManyCall, changesOf: (reply: R, term: number) => ReplicatedChangeMessage[]): Promise<R> {
+  private async throughPrimary<M extends 'doc.write' | 'doc.writeMany'>(meta: IndexMeta, shard: number, method: M,
+    params: ShardCalls[M][0], changesOf: (reply: ShardCalls[M][1], term: number) => ReplicatedChange[]): Promise<ShardCalls[M][1]> {
     const group = this.group(meta, shard);
     const deadline = Date.now() + this.options.failoverWaitMs;
     for (;;) {
       const placement = await this.activePrimary(group, deadline);
       const { primary, term } = placement;
-      let reply: R;
+      let reply: ShardCalls[M][1];
       try {
-        reply = await this.host.client(meta.path, primary, shard).call<R>(method, { ...params, term });
+        reply = await this.host.client(meta.path, primary, shard).call(method, { ...params, term });
       } catch (err) {
         // The write may have run on a primary now lost: retried only under a new primary, whose history never had it.
-        if (CONNECTION_LOSS.has(toTesseraError(err).code) && this.canFailOver(placement) &&
+        if (isPrimaryLost(err) && this.canFailOver(placement) &&
             await this.waitFor(group, deadline, (now) => now.term !== term)) continue;
         throw err;
       }
@@ -442,7 +390,7 @@ export class Replicator implements RecoveryContext {
    * finishing a recovery, in the background for copies still copying. An
    * in-sync copy that fails leaves the in-sync set before this resolves.
    */
-  private relay(group: ShardGroup, placement: Placement, changes: ReplicatedChangeMessage[], commit: boolean,
+  private relay(group: ShardGroup, placement: Placement, changes: ReplicatedChange[], commit: boolean,
     schema: Record<string, unknown>): Promise<void> {
     const awaited: string[] = [];
     for (const node of placement.inSync) if (node !== placement.primary) awaited.push(node);
@@ -483,7 +431,7 @@ export class Replicator implements RecoveryContext {
     return phase;
   }
 
-  private relayTo(group: ShardGroup, node: string, term: number, changes: ReplicatedChangeMessage[], commit: boolean,
+  private relayTo(group: ShardGroup, node: string, term: number, changes: ReplicatedChange[], commit: boolean,
     schema: Record<string, unknown>): Promise<ReplicateReply> {
     let relay = group.relays.get(node);
     if (relay === undefined) {
@@ -528,7 +476,7 @@ export class Replicator implements RecoveryContext {
       const candidates = placement.inSync.filter((node) => node !== lost && this.nodes.isActive(node));
       const answers = await Promise.all(candidates.map(async (node) => {
         try {
-          const stats = await this.client(group, node).call<ShardStatsReply>('shard.stats', ref, { timeoutMs: this.options.controlTimeoutMs });
+          const stats = await this.client(group, node).call('shard.stats', ref, { timeoutMs: this.options.controlTimeoutMs });
           return stats.replication === undefined ? undefined : { node, position: stats.replication };
         } catch {
           return undefined;
@@ -592,8 +540,8 @@ export class Replicator implements RecoveryContext {
  * travels with its bytes (in-sync replicas hold the others already; one that
  * does not refuses the change and catches up from the primary's log).
  */
-function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']): ReplicatedChangeMessage {
-  const change: ReplicatedChangeMessage = {
+function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']): ReplicatedChange {
+  const change: ReplicatedChange = {
     seq: reply.seq, id: reply.id, version: reply.version, deleted: reply.deleted, originTerm: term, originSeq: reply.seq,
   };
   if (reply.body !== undefined) change.body = reply.body;
@@ -601,7 +549,7 @@ function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']
   if (reply.content !== undefined) {
     const storedType = stored !== undefined && stored.bytes.length > 0 ? mediaTypeOf(stored.type) : undefined;
     change.content = reply.content.map((entry) => {
-      const message: ReplicatedContentMessage = { type: entry.type, size: entry.size, crc: entry.crc };
+      const message: ReplicatedContent = { type: entry.type, size: entry.size, crc: entry.crc };
       if (storedType !== undefined && mediaTypeOf(entry.type) === storedType && entry.size === stored!.bytes.length) message.bytes = stored!.bytes;
       return message;
     });

@@ -14,14 +14,22 @@
  */
 import type { ReplicationPositionReply } from '@tessera/rpc';
 import type { CopyRelay } from './copy-relay.js';
-import type { Recovery } from './recovery.js';
+
+/** What a shard group keeps of a copy's recovery (recovery.ts `Recovery`). */
+export interface CopyRecovery {
+  /** Relays wait for the copy (its last step). */
+  readonly tracking: boolean;
+  /** A relay the copy failed while tracking: the attempt is void. */
+  relayFailed(err: unknown): void;
+  cancel(): void;
+}
 
 /** How often a waiting write re-checks the shard when no event woke it. */
 const WAIT_POLL_MS = 100;
 
 export class ShardGroup {
   readonly relays = new Map<string, CopyRelay>();
-  readonly recoveries = new Map<string, Recovery>();
+  readonly recoveries = new Map<string, CopyRecovery>();
   /** Last position each copy reported (relay replies, recoveries). */
   readonly positions = new Map<string, ReplicationPositionReply>();
   /** Highest seq the primary answered with. */

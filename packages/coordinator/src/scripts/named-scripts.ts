@@ -10,7 +10,8 @@
  * nothing (no state write), so writes that always carry `_name` and `_body`
  * cost a lookup.
  */
-import type { IndexRegistry, NamedScript } from '../indexes/registry.js';
+import type { IndexRegistry } from '../indexes/registry.js';
+import type { NamedScript } from '../state/cluster-state.js';
 
 export const NAMED_SCRIPTS_MAX = 1000;
 /** Largest body remembered under a name (the cluster state is one document). */

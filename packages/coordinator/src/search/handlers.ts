@@ -8,10 +8,12 @@
  * being replaced is still searched, and only a shard with no in-sync copy
  * on an active node answers 503.
  */
-import { toTesseraError } from '@tessera/errors';
 import type { SearchCall, SearchReply } from '@tessera/rpc';
 import { apiErrors } from '../errors.js';
-import type { IndexMeta, IndexRegistry } from '../indexes/registry.js';
+import type { IndexRegistry } from '../indexes/registry.js';
+import { isCopyGone } from '../replication/connection-loss.js';
+import type { Replicator } from '../replication/replicator.js';
+import type { IndexMeta } from '../state/cluster-state.js';
 import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
@@ -21,13 +23,6 @@ import { mergePage, type ShardHit } from './merge.js';
 
 /** API.md §13: `_offset + _limit` at most. */
 export const RESULT_WINDOW_MAX = 100_000;
-
-/**
- * Errors that mean the copy's node went away during the call: the next
- * in-sync copy is asked (a search changes nothing). Not a timeout: a query
- * too slow for one copy would only load the next one the same way.
- */
-const COPY_GONE = new Set(['rpc_closed', 'rpc_unavailable', 'node_closing', 'node_unavailable', 'shard_closed']);
 
 const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_selector', '_aggs', '_aggregations']);
 
@@ -44,7 +39,7 @@ interface SearchRequest {
 }
 
 export class SearchHandlers {
-  constructor(private readonly registry: IndexRegistry) {}
+  constructor(private readonly registry: IndexRegistry, private readonly replication: Replicator) {}
 
   async search(ctx: RequestContext, count: boolean): Promise<Reply> {
     const started = process.hrtime.bigint();
@@ -91,16 +86,16 @@ export class SearchHandlers {
   private async searchShard(meta: IndexMeta, shard: number, call: SearchCall): Promise<SearchReply> {
     const placement = this.registry.placement(meta, shard);
     const candidates = [placement.primary, ...placement.inSync.filter((node) => node !== placement.primary)]
-      .filter((node): node is string => node !== undefined && this.registry.replication.isActive(node));
+      .filter((node): node is string => node !== undefined && this.replication.isActive(node));
     if (candidates.length === 0) {
       throw placement.primary === undefined ? apiErrors.noShardNode(meta.path, shard) : apiErrors.nodeUnavailable(meta.path, shard, placement.primary);
     }
     let lastError: unknown;
     for (const node of candidates) {
       try {
-        return await this.registry.client(meta.path, node, shard).call<SearchReply>('shard.search', call);
+        return await this.registry.client(meta.path, node, shard).call('shard.search', call);
       } catch (err) {
-        if (!COPY_GONE.has(toTesseraError(err).code)) throw err;
+        if (!isCopyGone(err)) throw err;
         lastError = err;
       }
     }

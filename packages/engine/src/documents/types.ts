@@ -1,21 +1,15 @@
-/** Public shapes of a shard's document store. */
-import type { BlobLocation } from '../content/volumes.js';
+/**
+ * Public shapes of a shard's document store. The shapes the coordinator
+ * shares (IDs, bodies, content links, writes and their results, figures)
+ * are @tessera/documents', re-exported here under the same names.
+ */
+import type { ContentLink, DocumentBody, DocumentId } from '@tessera/documents';
 import type { FlushFailure, ShardIndexMetrics } from '../indexing/shard-index.js';
 import type { LatencyHistogramSnapshot } from '../store/latency-histogram.js';
 
-/** A document ID in its index's `_id` type (integer IDs are numbers). */
-export type DocumentId = string | number;
-
-/** A plain JSON-like document body (null prototype not required). */
-export type DocumentBody = Record<string, unknown>;
-
-/**
- * A stored content entry (API.md §6): a blob in the shard's content volumes,
- * linked under a media type (`type`, as the client's Content-Type gave it).
- */
-export interface ContentLink extends BlobLocation {
-  type: string;
-}
+export type {
+  ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, ShardStats, WriteRequest, WriteResult, WriteScript,
+} from '@tessera/documents';
 
 /** What the store holds for one live document. Treat as immutable: it may be shared with the cache. */
 export interface StoredDocument {
@@ -48,91 +42,6 @@ export interface StoredDocument {
 export type Mutation =
   | { kind: 'put'; body: DocumentBody; content?: readonly ContentLink[] | undefined; indexed?: DocumentBody | undefined }
   | { kind: 'delete' };
-
-/** High-level document write, as the coordinator routes it to the primary copy. */
-export interface WriteRequest {
-  op: 'index' | 'update' | 'patch' | 'delete';
-  id: DocumentId;
-  /** index: the new body; update: partial body merged recursively; patch: ignored (see `patch`). */
-  body?: DocumentBody;
-  /** `body` with its `_store: false` fields kept (the coordinator's fold): indexed instead of `body`. */
-  indexed?: DocumentBody;
-  /** patch: RFC 6902 operations plus `incr`/`decr` (API.md §5.4). */
-  patch?: unknown[];
-  /** Each given expected version must equal the current one (0 = must not exist). */
-  expectedVersions?: number[];
-  /** update/patch: create when absent. */
-  upsert?: boolean;
-  /** Reply only once durable (sync write). */
-  commit?: boolean;
-  /**
-   * Part of a bulk load (RESTORE): the written document is not put in the document cache, where it would push out
-   * documents being read, and its text is analysed on the analysis thread while its batch is written.
-   */
-  bulk?: boolean;
-  /** The index schema (cluster state) to index the result with. */
-  schema?: Record<string, unknown>;
-  /** The shard's primary term the coordinator writes under: refused when older than one this copy has seen. */
-  term?: number;
-  /** A script to run after the merge and before indexing (API.md §11), resolved by the coordinator. */
-  script?: WriteScript;
-  /**
-   * Stored content (API.md §6), with op `index` (the document becomes `{}`
-   * plus this one entry) or `update` (the entry of that type is replaced or
-   * added, the body and other entries kept; empty `bytes` unlinks the type).
-   */
-  content?: ContentWrite;
-}
-
-/** A blob to store under a media type; empty bytes on an update unlink that type. */
-export interface ContentWrite {
-  type: string;
-  bytes: Uint8Array;
-}
-
-/** A write's script: its source and parameters, as the coordinator resolved them (named, foreign, index default). */
-export interface WriteScript {
-  body: string;
-  params?: Record<string, unknown>;
-  /** Its name, when it has one (error messages). */
-  name?: string;
-  /** `_method`: the HTTP method of the request (PUT, POST, UPDATE, UPSERT, PATCH, DELETE). */
-  method: string;
-}
-
-export interface WriteResult {
-  id: DocumentId;
-  docid: number;
-  version: number;
-  seq: number;
-  /** The stored body after the write (absent for deletes). Shared with the document cache: never mutate it. */
-  body?: DocumentBody;
-  /** The content entries after the write, when the document has any. */
-  content?: readonly ContentLink[];
-  /** The form indexed, when it differs from `body` (`_store: false` fields). */
-  indexed?: DocumentBody;
-  deleted: boolean;
-}
-
-/** Terms per live document, every field counted (Xapian's document length): INFO's av_length, doc_len_lower, doc_len_upper. */
-export interface DocumentLengths {
-  documents: number;
-  sum: number;
-  /** Smallest and largest (0 without documents). */
-  lower: number;
-  upper: number;
-}
-
-export interface ShardStats {
-  /** Live documents. */
-  documents: number;
-  /** Highest #docid ever assigned (0 when none). */
-  lastDocid: number;
-  /** Last sequence number assigned. */
-  seq: number;
-  /** Largest numeric document ID ever written (0 when none) — for POST ID generation. */
-  maxNumericId: number;
-}
 
 /**
  * One operation-log entry: the result of one change, enough for a replica to

@@ -7,7 +7,7 @@
  */
 import { OPLOG_READ_ENTRIES_MAX, type ContentLink, type OplogEntry, type Shard } from '@tessera/engine';
 import type {
-  ChangesCall, ChangesReply, FollowCall, ReplicateCall, ReplicateReply, ReplicatedChangeMessage, ReplicatedContentMessage, ReplicationPositionReply,
+  ChangesCall, ChangesReply, FollowCall, ReplicateCall, ReplicateReply, ReplicatedChange, ReplicatedContent, ReplicationPositionReply,
 } from '@tessera/rpc';
 import { nodeErrors } from '../errors.js';
 
@@ -45,13 +45,13 @@ export function positionOf(shard: Shard): ReplicationPositionReply {
 }
 
 /** Content entries with their blobs' bytes, read (and checked) from the shard's volumes. */
-export function contentWithBlobs(shard: Shard, links: readonly ContentLink[]): Promise<ReplicatedContentMessage[]> {
+export function contentWithBlobs(shard: Shard, links: readonly ContentLink[]): Promise<ReplicatedContent[]> {
   return Promise.all(links.map(async (link) => ({ type: link.type, size: link.size, crc: link.crc, bytes: await shard.readBlob(link) })));
 }
 
 /** An operation-log entry as a replicated change: the primary's seq, and the origin of the version it wrote. */
-function changeOf(entry: OplogEntry): ReplicatedChangeMessage {
-  const change: ReplicatedChangeMessage = {
+function changeOf(entry: OplogEntry): ReplicatedChange {
+  const change: ReplicatedChange = {
     seq: entry.seq, id: entry.id, version: entry.version, deleted: entry.op === 'delete',
     originTerm: entry.term ?? 1, originSeq: entry.originSeq ?? entry.seq,
   };

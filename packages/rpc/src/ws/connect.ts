@@ -18,6 +18,8 @@ import { awaitHello, ownHello } from './handshake.js';
 import { encodeHello, type PeerIdentity } from './messages.js';
 import type { RpcPeerOptions } from './options.js';
 import { RpcPeer, closeSocket } from './peer.js';
+import type { NodeCalls } from '../protocol.js';
+import type { CallMap } from '../transport.js';
 
 export interface ConnectPeerOptions extends Partial<RpcPeerOptions>, Partial<BackoffOptions> {
   /** What this side says about itself in its hello. */
@@ -43,7 +45,7 @@ function zeroMask(mask: Buffer): void {
   mask[3] = 0;
 }
 
-class DialingPeer extends RpcPeer {
+class DialingPeer<C extends CallMap<C>> extends RpcPeer<C> {
   private dialing: WebSocket | undefined;
   private redialTimer: NodeJS.Timeout | undefined;
   private attempt = 0;
@@ -118,9 +120,9 @@ class DialingPeer extends RpcPeer {
  * and calls made meanwhile wait too. A URL that is not ws:// or wss:// is a
  * 400 invalid_rpc_url.
  */
-export function connectPeer(url: string, options: ConnectPeerOptions): RpcPeer {
+export function connectPeer<C extends CallMap<C> = NodeCalls>(url: string, options: ConnectPeerOptions): RpcPeer<C> {
   if (!URL.canParse(url) || !['ws:', 'wss:'].includes(new URL(url).protocol)) throw rpcErrors.invalidUrl(url);
-  const peer = new DialingPeer(url, options);
+  const peer = new DialingPeer<C>(url, options);
   peer.dial();
   return peer;
 }

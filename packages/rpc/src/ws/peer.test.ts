@@ -2,7 +2,7 @@ import { once } from 'node:events';
 import fc from 'fast-check';
 import { TesseraError } from '@tessera/errors';
 import { WebSocket, WebSocketServer } from 'ws';
-import type { RpcHandler } from '../transport.js';
+import type { AnyCalls, RpcHandler } from '../transport.js';
 import { connectPeer, type ConnectPeerOptions } from './connect.js';
 import { ownHello } from './handshake.js';
 import { encode as msgpack } from '@msgpack/msgpack';
@@ -18,23 +18,23 @@ afterEach(async () => {
 
 const echo: RpcHandler = async (method, params) => ({ method, params });
 
-async function startServer(options: Partial<RpcServerOptions> = {}): Promise<RpcServer & { log: ReturnType<typeof silentLogger> }> {
+async function startServer(options: Partial<RpcServerOptions<AnyCalls>> = {}): Promise<RpcServer<AnyCalls> & { log: ReturnType<typeof silentLogger> }> {
   const log = silentLogger();
-  const server = await RpcServer.listen({ identity: { name: 'coordinator', role: 'coordinator' }, logger: log, ...options });
+  const server = await RpcServer.listen<AnyCalls>({ identity: { name: 'coordinator', role: 'coordinator' }, logger: log, ...options });
   cleanups.push(() => server.close());
   return Object.assign(server, { log });
 }
 
-function dial(url: string, options: Partial<ConnectPeerOptions> = {}): RpcPeer {
-  const peer = connectPeer(url, { identity: { name: 'node1', role: 'node' }, logger: silentLogger(), ...options });
+function dial(url: string, options: Partial<ConnectPeerOptions> = {}): RpcPeer<AnyCalls> {
+  const peer = connectPeer<AnyCalls>(url, { identity: { name: 'node1', role: 'node' }, logger: silentLogger(), ...options });
   cleanups.push(() => peer.close());
   return peer;
 }
 
 /** A server, and one node joined to it: `accepted` is the server's peer for that node. */
-async function pair(serverOptions: Partial<RpcServerOptions> = {}, nodeOptions: Partial<ConnectPeerOptions> = {}) {
-  let joined!: (peer: RpcPeer) => void;
-  const accepted = new Promise<RpcPeer>((resolve) => { joined = resolve; });
+async function pair(serverOptions: Partial<RpcServerOptions<AnyCalls>> = {}, nodeOptions: Partial<ConnectPeerOptions> = {}) {
+  let joined!: (peer: RpcPeer<AnyCalls>) => void;
+  const accepted = new Promise<RpcPeer<AnyCalls>>((resolve) => { joined = resolve; });
   const server = await startServer({ ...serverOptions, onPeer: (peer, hello) => { serverOptions.onPeer?.(peer, hello); joined(peer); } });
   const node = dial(server.url, nodeOptions);
   return { server, node, coordinator: await accepted };
@@ -87,7 +87,7 @@ describe('WebSocket peer', () => {
     const gates = new Map([['first', gate()], ['second', gate()], ['third', gate()]]);
     const { node } = await pair({ handler: async (method) => { await gates.get(method)!.promise; return method; } });
     const order: string[] = [];
-    const calls = ['first', 'second', 'third'].map((method) => node.call<string>(method, {}).then((value) => { order.push(value); return value; }));
+    const calls = ['first', 'second', 'third'].map((method) => node.call(method, {}).then((value) => { order.push(value as string); return value; }));
     for (const method of ['third', 'second', 'first']) {
       gates.get(method)!.open();
       await until(() => order.includes(method));
@@ -125,7 +125,7 @@ describe('WebSocket peer', () => {
     const bytes = new Uint8Array(6 * 1024 * 1024);
     for (let i = 0; i < bytes.length; i++) bytes[i] = (i * 2654435761) >>> 24;
     const text = 'é€'.repeat(1024 * 1024);
-    const back = await node.call<{ bytes: Uint8Array; text: string }>('big', { bytes, text });
+    const back = await node.call('big', { bytes, text }) as { bytes: Uint8Array; text: string };
     expect(Buffer.compare(Buffer.from(back.bytes), Buffer.from(bytes))).toBe(0);
     expect(back.text).toBe(text);
   });
@@ -219,7 +219,7 @@ describe('WebSocket peer', () => {
 
   it('refuses a URL that is not ws:// or wss://', () => {
     for (const url of ['http://127.0.0.1:1', 'not a url', '']) {
-      expect(() => connectPeer(url, { identity: { name: 'node1', role: 'node' } })).toThrow(expect.objectContaining({ code: 'invalid_rpc_url', status: 400 }));
+      expect(() => connectPeer<AnyCalls>(url, { identity: { name: 'node1', role: 'node' } })).toThrow(expect.objectContaining({ code: 'invalid_rpc_url', status: 400 }));
     }
   });
 
@@ -241,8 +241,8 @@ describe('WebSocket peer heartbeats', () => {
   const fast = { heartbeatIntervalMs: 20, heartbeatTimeoutMs: 100 };
 
   it('loses a joined peer that stops answering pings: pending calls fail with 503, lost fires, later calls fail fast', async () => {
-    let joined!: (peer: RpcPeer) => void;
-    const accepted = new Promise<RpcPeer>((resolve) => { joined = resolve; });
+    let joined!: (peer: RpcPeer<AnyCalls>) => void;
+    const accepted = new Promise<RpcPeer<AnyCalls>>((resolve) => { joined = resolve; });
     const server = await startServer({ ...fast, onPeer: (peer) => joined(peer) });
     await rawJoin(server.url, { autoPong: false });
     const peer = await accepted;
@@ -314,7 +314,7 @@ describe('WebSocket peer reconnection', () => {
     const { port, url } = server;
     await server.close();
     const log = silentLogger();
-    const node = connectPeer(url, { identity: { name: 'node1', role: 'node' }, logger: log, reconnectInitialMs: 5, reconnectMaxMs: 10 });
+    const node = connectPeer<AnyCalls>(url, { identity: { name: 'node1', role: 'node' }, logger: log, reconnectInitialMs: 5, reconnectMaxMs: 10 });
     cleanups.push(() => node.close());
     const waiting = node.call('x', {}, { timeoutMs: 10_000 });
     await until(() => log.lines.filter((line) => line.msg === 'rpc redial scheduled').length >= 3);

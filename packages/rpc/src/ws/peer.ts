@@ -19,7 +19,8 @@ import type { RawData, WebSocket } from 'ws';
 import { rpcErrors } from '../errors.js';
 import { DEADLINE_TICK_MS } from '../in-process.js';
 import { InFlightLimiter } from '../limiter.js';
-import type { RpcCallOptions, RpcClient, RpcHandler } from '../transport.js';
+import type { NodeCalls } from '../protocol.js';
+import type { CallMap, RpcCallOptions, RpcClient, RpcHandler } from '../transport.js';
 import {
   CloseCode, MessageKind, ProtocolViolation, createDecoder, decodeMessage, encodeCall, encodeError, encodeResult, type PeerHello,
 } from './messages.js';
@@ -90,7 +91,7 @@ class Connection {
     onFlushed: (conn: Connection) => void,
   ) {
     this.onFlushed = () => onFlushed(this);
-    const tcp = (socket as unknown as { _socket?: unknown })._socket;
+    const tcp: unknown = Reflect.get(socket, '_socket');
     this.tcp = tcp instanceof Socket ? tcp : undefined;
   }
 
@@ -105,7 +106,8 @@ class Connection {
 
 type PeerState = 'open' | 'lost' | 'closed';
 
-export class RpcPeer extends EventEmitter<RpcPeerEvents> implements RpcClient {
+/** `C`: the calls this side makes of the other (a coordinator's peer: NodeCalls; results are passed on as its types). */
+export class RpcPeer<C extends CallMap<C> = NodeCalls> extends EventEmitter<RpcPeerEvents> implements RpcClient<C> {
   protected readonly options: RpcPeerOptions;
   private readonly limiter: InFlightLimiter;
   private handler: RpcHandler | undefined;
@@ -187,13 +189,13 @@ export class RpcPeer extends EventEmitter<RpcPeerEvents> implements RpcClient {
     });
   }
 
-  async call<T = unknown>(method: string, params: unknown, options?: RpcCallOptions): Promise<T> {
+  async call<M extends keyof C & string>(method: M, params: C[M][0], options?: RpcCallOptions): Promise<C[M][1]> {
     this.assertUsable();
     const waiting = this.limiter.acquire();
     if (waiting) await waiting;
     try {
       this.assertUsable();
-      return (await this.send(method, params, options?.timeoutMs ?? this.options.callTimeoutMs)) as T;
+      return (await this.send(method, params, options?.timeoutMs ?? this.options.callTimeoutMs)) as C[M][1];
     } finally {
       this.limiter.release();
     }

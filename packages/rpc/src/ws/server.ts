@@ -11,8 +11,11 @@ import { awaitHello, ownHello } from './handshake.js';
 import { CloseCode, encodeHello, type PeerHello, type PeerIdentity } from './messages.js';
 import { peerOptions, type RpcPeerOptions } from './options.js';
 import { RpcPeer, closeSocket } from './peer.js';
+import type { NodeCalls } from '../protocol.js';
+import type { CallMap } from '../transport.js';
 
-export interface RpcServerOptions extends Partial<RpcPeerOptions> {
+/** `C`: the calls this side makes of each accepted peer (a coordinator: NodeCalls). */
+export interface RpcServerOptions<C extends CallMap<C> = NodeCalls> extends Partial<RpcPeerOptions> {
   /** Interface to listen on; default loopback. */
   host?: string;
   /** Port; 0 picks a free one (see `port` once listening). */
@@ -22,7 +25,7 @@ export interface RpcServerOptions extends Partial<RpcPeerOptions> {
   /** Serves the calls of every accepted peer (onPeer may set another with peer.serve()). */
   handler?: RpcHandler;
   /** A peer joined; called in the same turn as its hello, before any of its calls is read. */
-  onPeer?: (peer: RpcPeer, hello: PeerHello) => void;
+  onPeer?: (peer: RpcPeer<C>, hello: PeerHello) => void;
   /** A connection that sends no hello within this is closed. */
   helloTimeoutMs?: number;
   /** Connections open at once (joined or in handshake); more are refused with 1013. */
@@ -33,19 +36,19 @@ type ServerSettings = Required<Pick<RpcServerOptions, 'host' | 'port' | 'helloTi
 
 export const RPC_SERVER_DEFAULTS: Readonly<ServerSettings> = Object.freeze({ host: '127.0.0.1', port: 0, helloTimeoutMs: 5000, connectionsMax: 1024 });
 
-export class RpcServer {
-  private readonly peerSet = new Set<RpcPeer>();
+export class RpcServer<C extends CallMap<C> = NodeCalls> {
+  private readonly peerSet = new Set<RpcPeer<C>>();
   private readonly handshaking = new Set<WebSocket>();
   private closing: Promise<void> | undefined;
 
   private constructor(
     private readonly wss: WebSocketServer,
-    private readonly options: RpcServerOptions & RpcPeerOptions & ServerSettings,
+    private readonly options: RpcServerOptions<C> & RpcPeerOptions & ServerSettings,
   ) {
     wss.on('connection', (socket) => this.accept(socket));
   }
 
-  static async listen(options: RpcServerOptions): Promise<RpcServer> {
+  static async listen<C extends CallMap<C> = NodeCalls>(options: RpcServerOptions<C>): Promise<RpcServer<C>> {
     const merged = {
       ...options,
       ...peerOptions(options),
@@ -82,7 +85,7 @@ export class RpcServer {
   }
 
   /** Peers that joined and are still connected. */
-  get peers(): ReadonlySet<RpcPeer> {
+  get peers(): ReadonlySet<RpcPeer<C>> {
     return this.peerSet;
   }
 
@@ -117,7 +120,7 @@ export class RpcServer {
   }
 
   private join(socket: WebSocket, hello: PeerHello): void {
-    const peer = new RpcPeer(this.options);
+    const peer = new RpcPeer<C>(this.options);
     if (this.options.handler !== undefined) peer.serve(this.options.handler);
     socket.send(encodeHello(ownHello(this.options.identity, this.options.messageBytesMax)));
     peer.attach(socket, hello);

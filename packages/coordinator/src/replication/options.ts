@@ -1,0 +1,55 @@
+/**
+ * The replicator's options and its log (replicator.ts, recovery.ts,
+ * reallocation.ts read them): timeouts, page sizes, delays, with their
+ * defaults.
+ */
+
+export interface ReplicationOptions {
+  /**
+   * How long a write waits for its shard to get a primary again (a switch in
+   * progress, a lost primary being replaced) before 503. Above the RPC
+   * heartbeat timeout (5 s by default), which is how long a lost node takes
+   * to be noticed.
+   */
+  failoverWaitMs: number;
+  /** Deadline of one `doc.replicate` call; past it the replica leaves the in-sync set. */
+  relayTimeoutMs: number;
+  /** Operation-log entries per catch-up page. */
+  catchUpPageChanges: number;
+  /** Documents per full-copy page. */
+  copyPageDocuments: number;
+  /** First wait before a failed recovery is retried (doubles up to 10 s). */
+  recoveryRetryMs: number;
+  /** Deadline of the calls a promotion and the lag gauge make. */
+  controlTimeoutMs: number;
+  /** A node lost this long has its copies re-allocated to other nodes (reallocation.ts); 0: at once. */
+  nodeLeftDelayMs: number;
+  /**
+   * A restarted coordinator waits this long for the nodes of its cluster
+   * state to rejoin before it counts one that did not as lost (its primaries
+   * fail over). Above a node's longest redial backoff (5 s) plus a handshake.
+   */
+  rejoinTimeoutMs: number;
+  log: ReplicationLog;
+}
+
+/** Structured logger (a pino Logger fits). */
+export interface ReplicationLog {
+  info(bindings: Record<string, unknown>, msg: string): void;
+  warn(bindings: Record<string, unknown>, msg: string): void;
+  error(bindings: Record<string, unknown>, msg: string): void;
+}
+
+const silentLog: ReplicationLog = { info: () => undefined, warn: () => undefined, error: () => undefined };
+
+export const REPLICATION_DEFAULTS: Readonly<ReplicationOptions> = Object.freeze({
+  failoverWaitMs: 15_000,
+  relayTimeoutMs: 10_000,
+  catchUpPageChanges: 1_000,
+  copyPageDocuments: 500,
+  recoveryRetryMs: 500,
+  controlTimeoutMs: 5_000,
+  nodeLeftDelayMs: 60_000,
+  rejoinTimeoutMs: 10_000,
+  log: silentLog,
+});
