@@ -22,7 +22,7 @@
 import { createDeflate, createGzip } from 'node:zlib';
 import { pipeline, Readable } from 'node:stream';
 import { errorBody, toTesseraError } from '@tessera/errors';
-import { msgpackSerializer, negotiateEncoding, negotiateSerializer, parseAccept, type ContentCoding, type MediaRange } from '@tessera/http';
+import { matchingRange, msgpackSerializer, negotiateEncoding, negotiateSerializer, parseAccept, type ContentCoding, type MediaRange } from '@tessera/http';
 import type { ScanCall, ScanReply } from '@tessera/rpc';
 import { convertId, type DocumentId } from '../documents/ids.js';
 import { apiErrors } from '../errors.js';
@@ -148,23 +148,6 @@ function negotiateDumpType(accept: string | undefined): { format: DumpFormat; co
   if (best === undefined) return null;
   const indent = ranges[bestRange]?.params['indent'];
   return { format: best.format, contentType: best.contentType, indent: indent !== undefined && /^\d{1,2}$/.test(indent) && Number(indent) <= 16 ? Number(indent) : undefined };
-}
-
-/** Index of the most specific range matching `mediaType` (ranges are in q order), or ranges.length. */
-function matchingRange(ranges: readonly MediaRange[], mediaType: string): number {
-  const [type, subtype] = mediaType.split('/') as [string, string];
-  let best = ranges.length;
-  let bestSpecificity = -1;
-  ranges.forEach((range, i) => {
-    const specificity = range.type === type && range.subtype === subtype ? 2
-      : range.type === type && range.subtype === '*' ? 1
-        : range.type === '*' ? 0 : -1;
-    if (specificity > bestSpecificity) {
-      best = i;
-      bestSpecificity = specificity;
-    }
-  });
-  return best;
 }
 
 /**

@@ -14,6 +14,7 @@
  */
 import type { ScriptRunner } from '@tessera/scripting';
 import { foldDocument, type Schema } from '@tessera/schema';
+import { mediaTypeOf } from '@tessera/documents';
 import { engineErrors } from '../errors.js';
 import { mergeDocument } from './merge.js';
 import { applyDocumentPatch } from './patch.js';
@@ -57,20 +58,14 @@ function validateContentWrite(content: ContentWrite, op: WriteRequest['op']): vo
   if (op === 'index' && content.bytes.length === 0) throw engineErrors.invalidWrite('an index of content needs bytes (an empty body unlinks, with UPDATE)');
 }
 
-/** The media type of a content type, bare and lower-cased (`Text/Plain; charset=x` → `text/plain`): how entries are matched. */
-export function bareMediaType(contentType: string): string {
-  const semi = contentType.indexOf(';');
-  return (semi < 0 ? contentType : contentType.slice(0, semi)).trim().toLowerCase();
-}
-
 /**
  * The content entries after a content write (API.md §6): the entry of that
  * media type goes (re-storing moves it to the end, unlinking removes it),
  * then the new link, if any, becomes the last entry — the default.
  */
 export function relinkContent(current: readonly ContentLink[] | undefined, type: string, stored: ContentLink | undefined): ContentLink[] {
-  const bare = bareMediaType(type);
-  const kept = (current ?? []).filter((link) => bareMediaType(link.type) !== bare);
+  const bare = mediaTypeOf(type);
+  const kept = (current ?? []).filter((link) => mediaTypeOf(link.type) !== bare);
   if (stored !== undefined) kept.push(stored);
   return kept;
 }

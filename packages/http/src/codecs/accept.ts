@@ -98,7 +98,7 @@ export function qualityFor(ranges: readonly MediaRange[], mediaType: string): nu
 }
 
 /** Index of the most specific range matching `mediaType` (the first of equal specificity), or ranges.length. */
-function matchingRange(ranges: readonly MediaRange[], mediaType: string): number {
+export function matchingRange(ranges: readonly MediaRange[], mediaType: string): number {
   const slash = mediaType.indexOf('/');
   const type = mediaType.slice(0, slash);
   const subtype = mediaType.slice(slash + 1);

@@ -3,13 +3,7 @@
  * selects, and which types are also response serializers (§2.3).
  */
 
-/** Lower-cased `type/subtype` of a Content-Type value, parameters stripped; '' when absent. */
-export function mediaTypeOf(contentType?: string): string {
-  if (contentType === undefined) return '';
-  const semi = contentType.indexOf(';');
-  const bare = semi < 0 ? contentType : contentType.slice(0, semi);
-  return bare.trim().toLowerCase();
-}
+export { mediaTypeOf } from '@tessera/documents';
 
 /** The decoders of API.md §2.2; `opaque` keeps the bytes as stored content. */
 export type BodyFormat = 'json' | 'form' | 'yaml' | 'msgpack' | 'ndjson' | 'opaque';
