@@ -48,9 +48,9 @@ import { startTextWorker } from './indexing/text-analysis.js';
 import type { ScriptRunner } from '@tessera/scripting';
 import type { IndexableDocument } from './segments/index.js';
 import { SegmentView } from './indexing/index-view.js';
-import { type AggregationsPartial, planAggregations } from './aggregations/index.js';
+import { planAggregations } from './aggregations/index.js';
 import { search, type SearchReader } from './search/index.js';
-import { parseQuery, parseQueryStrings, parseSort, parseSortStrings, type Query, type SortKey } from './query/index.js';
+import type { AggregationRequest, AggregationsPartial, Query, SortKey } from '@tessera/search-model';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
 import {
   decodeCounters, decodeDocumentRecord, decodeFormat, decodeReplicationState, encodeBody, encodeCounters, encodeDocumentRecord, encodeFormat,
@@ -121,20 +121,20 @@ export const SCAN_PAGE_BYTES_MAX = 4 * 1024 * 1024;
 const GROUP_COMMIT_WINDOW_MS_MAX = 1_000;
 /** A LevelDB batch is built and held in memory whole: bound it. */
 const BATCH_ENTRIES_MAX_LIMIT = 100_000;
+/** A search without a query matches every document. */
+const ALL_QUERY: Query = { kind: 'all' };
 
 export interface ShardSearchRequest {
-  /** A `_query` value (API.md §9.3); else `queryStrings` (§9.4, ANDed); else everything. */
-  query?: unknown;
-  queryStrings?: string[] | undefined;
-  /** A `_sort` value (§9.5), or `sort` query-string parameters. */
-  sort?: unknown;
-  sortStrings?: string[] | undefined;
+  /** The parsed query (@tessera/search-model `parseQuery`…: the coordinator parses it once); absent = everything. */
+  query?: Query | undefined;
+  /** Parsed sort keys (§9.5); absent = by relevance. */
+  sort?: readonly SortKey[] | undefined;
   /** Best hits wanted (offset + limit); 0 counts only. */
   k: number;
   countOnly?: boolean | undefined;
   schema?: Record<string, unknown> | undefined;
-  /** An `_aggs` value (API.md §10): aggregated over every match. */
-  aggs?: unknown;
+  /** Parsed `_aggs` (API.md §10, `parseAggregations`): bound to the schema here, aggregated over every match. */
+  aggs?: readonly AggregationRequest[] | undefined;
 }
 
 export interface ShardSearchResult {
@@ -317,18 +317,14 @@ export class Shard {
   }
 
   /**
-   * SEARCH on this shard (API.md §9): parse the query and the sort, run them
-   * over a snapshot of the index, and fetch the best `k` documents. Totals
-   * are exact. Every acknowledged write is visible (no refresh interval).
+   * SEARCH on this shard (API.md §9): run the parsed query and sort over a
+   * snapshot of the index, and fetch the best `k` documents. Totals are
+   * exact. Every acknowledged write is visible (no refresh interval).
    */
   async search(request: ShardSearchRequest): Promise<ShardSearchResult> {
     if (this.closing) throw engineErrors.shardClosed();
-    const query: Query = request.query !== undefined
-      ? parseQuery(request.query)
-      : request.queryStrings !== undefined && request.queryStrings.length > 0 ? parseQueryStrings(request.queryStrings) : { kind: 'all' };
-    const sort: SortKey[] = request.sort !== undefined
-      ? parseSort(request.sort)
-      : request.sortStrings !== undefined ? parseSortStrings(request.sortStrings) : [];
+    const query: Query = request.query ?? ALL_QUERY;
+    const sort: readonly SortKey[] = request.sort ?? [];
     // The coordinator's schema is the newest; the shard's own covers what it has indexed.
     const schema = request.schema ?? this.schema;
     // Bound before the search starts, so a bad `_aggs` is a 400 even on a shard without documents.

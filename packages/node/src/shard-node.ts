@@ -123,7 +123,7 @@ export class ShardNode {
         const call = p as unknown as SearchCall;
         const shard = await this.open(ref(method, p));
         const reply: SearchReply = await shard.search({
-          query: call.query, queryStrings: call.queryStrings, sort: call.sort, sortStrings: call.sortStrings,
+          query: call.query, sort: call.sort,
           k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs,
         });
         for (const hit of reply.hits) {

@@ -6,21 +6,19 @@
  * (coordinator/src/search/aggregations.test.ts) and end to end in
  * test/src/aggregations.test.ts.
  */
-import { createSchema } from '@tessera/schema';
-import fc from 'fast-check';
+import { createSchema, type Schema } from '@tessera/schema';
 import { ArrayScorer } from '../matching/doc-iterator.js';
 import { documentTerms } from '../indexing/document-terms.js';
-import { parseQuery, parseSort } from '../query/index.js';
+import {
+  AGGREGATION_DEPTH_MAX, type AggregationPartial, type AggregationsPartial, type MetricPartial, parseAggregations, parseQuery, parseSort,
+} from '@tessera/search-model';
 import { search, type SearchReader } from '../search/index.js';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';
 import { Aggregator } from './aggregator.js';
 import { EntryBudget } from './collector.js';
-import { addExact, addSquareExact } from './exact-sum.js';
-import type { AggregationPartial, AggregationsPartial, MetricPartial } from './partial.js';
-import { planAggregations } from './plan.js';
-import { AGGREGATION_DEPTH_MAX, parseAggregations } from './request.js';
+import { type AggregationPlan, planAggregations as bind } from './plan.js';
 
 const SCHEMA = createSchema({
   _id: { _type: 'integer' },
@@ -63,6 +61,11 @@ async function buildReaders(docs: ReadonlyArray<Record<string, unknown>>, parts:
     }
   }
   return readers;
+}
+
+/** Parse (as the coordinator does) and bind (as the shard does). */
+function planAggregations(aggs: unknown, schema: Schema): AggregationPlan {
+  return bind(parseAggregations(aggs), schema);
 }
 
 let readers: SearchReader[];
@@ -378,34 +381,5 @@ describe('validation', () => {
     };
     expect(() => run(4)).not.toThrow();
     expect(() => run(3)).toThrow(expect.objectContaining({ code: 'aggregation_too_large', status: 400 }));
-  });
-});
-
-describe('exact sums', () => {
-  // Multiples of 2^-20 up to 2^40: exactly representable, so the exact sum is an integer count of 2^-20 units.
-  const SCALE = 2 ** 20;
-  const value = fc.integer({ min: -(2 ** 40), max: 2 ** 40 }).map((m) => m / SCALE);
-  const units = (x: number): bigint => BigInt(x * SCALE);
-
-  it('the partials add up to the exact sum, in any order', () => {
-    fc.assert(fc.property(fc.array(value, { maxLength: 60 }), (xs) => {
-      const partials: number[] = [];
-      for (const x of xs) addExact(partials, x);
-      const exact = xs.reduce((s, x) => s + units(x), 0n);
-      expect(partials.reduce((s, p) => s + units(p), 0n)).toBe(exact);
-      for (let i = 1; i < partials.length; i++) expect(Math.abs(partials[i]!)).toBeGreaterThan(Math.abs(partials[i - 1]!));
-    }));
-    const partials: number[] = [];
-    for (const x of [1e100, 1, -1e100]) addExact(partials, x);
-    expect(partials).toEqual([1]);
-  });
-
-  it('squares are added exactly', () => {
-    fc.assert(fc.property(fc.array(value, { maxLength: 30 }), (xs) => {
-      const partials: number[] = [];
-      for (const x of xs) addSquareExact(partials, x);
-      const exact = xs.reduce((s, x) => s + units(x) * units(x), 0n);
-      expect(partials.reduce((s, p) => s + BigInt(p * SCALE * SCALE), 0n)).toBe(exact);
-    }));
   });
 });

@@ -20,7 +20,7 @@ import { type Collector, EntryBudget } from './collector.js';
 import { FilterCollector } from './filter-collector.js';
 import { MetricCollector } from './metric-collector.js';
 import { NumericBucketCollector } from './numeric-buckets.js';
-import type { AggregationPartial, AggregationsPartial } from './partial.js';
+import type { AggregationPartial, AggregationsPartial } from '@tessera/search-model';
 import type { AggregationPlan, PlanNode } from './plan.js';
 import { RangeCollector } from './range-collector.js';
 import { StringBucketCollector } from './string-buckets.js';

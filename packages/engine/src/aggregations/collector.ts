@@ -11,8 +11,7 @@
  * each to its sub-collectors as their owner.
  */
 import type { SearchReader } from '../search/reader.js';
-import { aggregationErrors } from './errors.js';
-import type { AggregationPartial } from './partial.js';
+import { aggregationErrors, type AggregationPartial } from '@tessera/search-model';
 
 export interface Collector {
   /** Bind the columns of the reader whose documents come next. */

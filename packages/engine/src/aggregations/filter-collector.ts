@@ -11,7 +11,7 @@ import type { SearchReader } from '../search/reader.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 import { type Collector, grownUint32 } from './collector.js';
-import type { FilterPartial } from './partial.js';
+import type { FilterPartial } from '@tessera/search-model';
 import type { FilterTest } from './plan.js';
 
 interface BoundTest {

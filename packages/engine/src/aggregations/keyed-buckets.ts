@@ -11,7 +11,7 @@
  */
 import type { SearchReader } from '../search/reader.js';
 import { type Collector, type EntryBudget, grownFloat64, grownUint32 } from './collector.js';
-import type { AggregationPartial, KeyedBucketsPartial } from './partial.js';
+import type { AggregationPartial, KeyedBucketsPartial } from '@tessera/search-model';
 
 export abstract class KeyedBucketCollector implements Collector {
   /** Bucket ordinal → documents counted. */

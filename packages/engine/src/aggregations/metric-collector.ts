@@ -15,8 +15,7 @@ import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 import type { SearchReader } from '../search/reader.js';
 import { type Collector, type EntryBudget, grownFloat64 } from './collector.js';
-import { addExact, addSquareExact } from './exact-sum.js';
-import type { MetricPartial, MetricType } from './partial.js';
+import { addExact, addSquareExact, type MetricPartial, type MetricType } from '@tessera/search-model';
 import type { BoundField } from './plan.js';
 
 const SUM_TYPES: ReadonlySet<MetricType> = new Set<MetricType>(['_sum', '_avg', '_stats', '_variance', '_std_deviation', '_extended_stats']);

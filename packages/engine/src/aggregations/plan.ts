@@ -18,9 +18,9 @@ import {
   convertValue, type FieldSpec, fieldSpec, formatDate, isDateType, isNumericType, type Schema, type ScalarType,
 } from '@tessera/schema';
 import { type Analyzer, analyzerFor } from '../analysis/analyzer.js';
-import { aggregationErrors } from './errors.js';
-import type { AggregationSpec, MetricType } from './partial.js';
-import { type AggregationRequest, isMetricType, parseAggregations, type RangeRequest } from './request.js';
+import {
+  type AggregationRequest, aggregationErrors, type AggregationSpec, isMetricType, type MetricType, type RangeRequest,
+} from '@tessera/search-model';
 
 /** Where a field's values are: its slot, and whether the slot holds strings or numbers. */
 export interface BoundField {
@@ -64,9 +64,8 @@ export interface AggregationPlan {
   readonly nodes: readonly PlanNode[];
 }
 
-/** Parse and bind `_aggs` (400 `invalid_aggregation` on any mistake). */
-export function planAggregations(raw: unknown, schema: Schema): AggregationPlan {
-  const requests = parseAggregations(raw);
+/** Bind parsed `_aggs` (@tessera/search-model `parseAggregations`) to the schema (400 `invalid_aggregation` on a field that cannot take it). */
+export function planAggregations(requests: readonly AggregationRequest[], schema: Schema): AggregationPlan {
   return { spec: requests.map((r) => r.spec), nodes: requests.map((r) => bind(r, schema)) };
 }
 

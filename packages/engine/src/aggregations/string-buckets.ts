@@ -22,7 +22,7 @@ import type { SearchReader } from '../search/reader.js';
 import type { StringColumn } from '../values/string-column.js';
 import type { Collector, EntryBudget } from './collector.js';
 import { KeyedBucketCollector } from './keyed-buckets.js';
-import type { KeyedBucketsPartial } from './partial.js';
+import type { KeyedBucketsPartial } from '@tessera/search-model';
 
 export class StringBucketCollector extends KeyedBucketCollector {
   private readonly keyIds = new Map<string, number>();

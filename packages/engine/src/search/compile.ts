@@ -23,8 +23,7 @@ import {
   type DateUnit, type FieldSpec, type IndexValue, type Schema, type ScalarType,
 } from '@tessera/schema';
 import { analyzerFor, type Analyzer, type AnalyzerOptions, type QueryTerm } from '../analysis/analyzer.js';
-import type { LeafValue, Pattern, Query, RangeEnd, TextNode } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { type LeafValue, type Pattern, type Query, queryErrors, type RangeEnd, type TextNode } from '@tessera/search-model';
 import { compareCodePoints } from '../segments/write-buffer.js';
 import { castFor, checkCast } from './casts.js';
 import { eliteSet } from './elite-set.js';

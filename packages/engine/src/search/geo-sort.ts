@@ -8,8 +8,7 @@
  */
 import { angle, centroidOf, EARTH_RADIUS_M, parseGeoValue, type Vec3 } from '@tessera/geo';
 import type { FieldSpec } from '@tessera/schema';
-import type { SortKey } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { queryErrors, type SortKey } from '@tessera/search-model';
 import { geoColumnPoints } from '../values/geo-points.js';
 import type { SearchReader } from './reader.js';
 import type { ReaderDistance, SortPlan, ValueDistance } from './sort-collector.js';

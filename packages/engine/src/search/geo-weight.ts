@@ -23,8 +23,7 @@ import {
 import { accuracyPrefix, DEFAULT_GEO_ACCURACY, fieldTerm, type FieldSpec, geoValueToken } from '@tessera/schema';
 import { trixelTerm } from '../indexing/geo-terms.js';
 import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
-import type { LeafValue } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { type LeafValue, queryErrors } from '@tessera/search-model';
 import { Bitset } from '../values/bitset.js';
 import { geoColumnPoints } from '../values/geo-points.js';
 import { bitsetScorer } from './ordinal-scorers.js';

@@ -6,7 +6,7 @@
  */
 import { TesseraError } from '@tessera/errors';
 import { Bm25Weight } from '../matching/bm25.js';
-import { parseQuery, parseSort } from '../query/index.js';
+import { parseQuery, parseSort } from '@tessera/search-model';
 import { search, type SearchReader, type SearchResult } from './index.js';
 import { buildReaders, EPOCH_2020, type Doc } from './search.fixture.js';
 import { SCHEMA } from './search.fixture.js';

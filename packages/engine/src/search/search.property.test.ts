@@ -7,9 +7,7 @@
  * heap order, the oracle in query order) and sort values exactly.
  */
 import fc from 'fast-check';
-import { parseQuery } from '../query/index.js';
-import { parseSort } from '../query/sort.js';
-import type { Query, SortKey } from '../query/ast.js';
+import { parseQuery, parseSort, type Query, type SortKey } from '@tessera/search-model';
 import { compareValues, search, sortPlan, type SearchHit, type SearchReader, type SortValue } from './index.js';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';

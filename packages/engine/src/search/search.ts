@@ -9,11 +9,10 @@
  */
 import { fieldSpec, type Schema } from '@tessera/schema';
 import { Aggregator } from '../aggregations/aggregator.js';
-import type { AggregationsPartial } from '../aggregations/partial.js';
+import type { AggregationsPartial, Query, SortKey } from '@tessera/search-model';
 import type { AggregationPlan } from '../aggregations/plan.js';
 import { countMatches, TopKCollector } from '../matching/top-k.js';
 import { TermScorer } from './term-scorer.js';
-import type { Query, SortKey } from '../query/ast.js';
 import { ID_SLOT, QueryCompiler } from './compile.js';
 import { distanceSortPlan } from './distance-sort.js';
 import type { SearchReader } from './reader.js';

@@ -2,7 +2,8 @@
  * `_offset`, `_limit`, `_check_at_least` (API.md §9.1): unsigned integers,
  * from a body (numbers) or query parameters (digit strings); defaults 0, 10,
  * 0; `_offset + _limit` bounded (§13). `_check_at_least` is accepted and
- * never changes results (totals are exact).
+ * never changes results (totals are exact). The coordinator reads each value
+ * from its source (with that source's error) and applies this rule.
  */
 import type { Pagination } from './ast.js';
 import { queryErrors } from './errors.js';

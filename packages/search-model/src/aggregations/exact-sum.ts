@@ -11,8 +11,8 @@
  * In practice the list holds 1–3 numbers.
  *
  * Squares are added exactly too: x² = p + e exactly (Dekker's product), both
- * parts added. The coordinator's aggregations.ts keeps its own copy of
- * `addExact` (it cannot import the engine) plus the rounding.
+ * parts added. Shards add into partials (the engine's metric collector);
+ * the coordinator merges them and rounds once (merge.ts).
  */
 
 /** Add `x` to the exact sum held in `partials` (in place). */
@@ -51,15 +51,48 @@ const SPLITTER = 134217729;
 
 /** Add `x²` exactly to `partials`. */
 export function addSquareExact(partials: number[], x: number): void {
-  const p = x * x;
-  const c = SPLITTER * x;
-  if (!Number.isFinite(c) || !Number.isFinite(p)) {
-    addExact(partials, p);
+  addProduct(partials, x, x, 1);
+}
+
+/** Add sign × a × b exactly (Dekker's product: a·b = p + e). */
+export function addProduct(partials: number[], a: number, b: number, sign: 1 | -1): void {
+  const p = a * b;
+  const ca = SPLITTER * a;
+  const cb = SPLITTER * b;
+  if (!Number.isFinite(p) || !Number.isFinite(ca) || !Number.isFinite(cb)) {
+    addExact(partials, sign * p);
     return;
   }
-  const hi = c - (c - x);
-  const lo = x - hi;
-  const e = lo * lo - (((p - hi * hi) - hi * lo) - hi * lo);
-  addExact(partials, p);
-  if (e !== 0) addExact(partials, e);
+  const ah = ca - (ca - a);
+  const al = a - ah;
+  const bh = cb - (cb - b);
+  const bl = b - bh;
+  const e = al * bl - (((p - ah * bh) - al * bh) - ah * bl);
+  addExact(partials, sign * p);
+  if (e !== 0) addExact(partials, sign * e);
+}
+
+/** The correctly rounded value of an exact sum's partials (CPython's `math.fsum` final step). */
+export function roundExact(partials: readonly number[]): number {
+  let n = partials.length;
+  if (n === 0) return 0;
+  let hi = partials[--n]!;
+  if (!Number.isFinite(hi)) return hi;
+  let lo = 0;
+  while (n > 0) {
+    const x = hi;
+    const y = partials[--n]!;
+    hi = x + y;
+    const yr = hi - x;
+    lo = y - yr;
+    if (lo !== 0) break;
+  }
+  // Half-way case: the rest of the partials decide the rounding direction.
+  if (n > 0 && ((lo < 0 && partials[n - 1]! < 0) || (lo > 0 && partials[n - 1]! > 0))) {
+    const y = lo * 2;
+    const x = hi + y;
+    const yr = x - hi;
+    if (y === yr) hi = x;
+  }
+  return hi === 0 ? 0 : hi;
 }

@@ -1,7 +1,6 @@
 /**
  * Aggregations at the coordinator (API.md §10): merge the shards' partials
- * (the engine's aggregations/partial.ts says what each carries) and render
- * the response:
+ * (partial.ts says what each carries) and render the response:
  *
  *   "aggregations": {"_doc_count": <matches>, "<name>": <result>, …}
  *
@@ -15,10 +14,10 @@
  * same direction), `_limit` and `_keyed`. Over no values `_count` and
  * `_sum` are 0 and every other metric is null; a variance needs two values.
  */
-import type { AggregationPartialReply, AggregationSpecReply, AggregationsReply } from '@tessera/rpc';
+import { addExact, addProduct, roundExact } from './exact-sum.js';
+import type { AggregationPartial, AggregationSpec, AggregationsPartial, MetricPartial } from './partial.js';
 
-type MetricReply = Extract<AggregationPartialReply, { kind: 'metric' }>;
-type BucketsReply = Extract<AggregationPartialReply, { kind: 'buckets' | 'ranges' }>;
+type BucketsPartial = Extract<AggregationPartial, { kind: 'buckets' | 'ranges' }>;
 
 interface MergedMetric {
   kind: 'metric';
@@ -59,7 +58,7 @@ type Merged = MergedMetric | MergedBuckets | MergedFilter;
  * (one per shard that ran the search; `matches` = total of the search).
  * Without any reply (no shard searched) only `_doc_count` can be told.
  */
-export function renderAggregations(replies: readonly AggregationsReply[], matches: number): Record<string, unknown> {
+export function renderAggregations(replies: readonly AggregationsPartial[], matches: number): Record<string, unknown> {
   const out: Record<string, unknown> = { _doc_count: matches };
   const first = replies[0];
   if (first === undefined) return out;
@@ -71,7 +70,7 @@ export function renderAggregations(replies: readonly AggregationsReply[], matche
   return out;
 }
 
-function mergeInto(spec: AggregationSpecReply, target: Merged | undefined, partial: AggregationPartialReply): Merged {
+function mergeInto(spec: AggregationSpec, target: Merged | undefined, partial: AggregationPartial): Merged {
   switch (partial.kind) {
     case 'metric': {
       const m = (target as MergedMetric | undefined) ?? { kind: 'metric', count: 0, min: null, max: null, sum: [], squares: [], valueLists: [] };
@@ -92,7 +91,7 @@ function mergeInto(spec: AggregationSpecReply, target: Merged | undefined, parti
   }
 }
 
-function mergeMetric(m: MergedMetric, p: MetricReply): void {
+function mergeMetric(m: MergedMetric, p: MetricPartial): void {
   m.count += p.count;
   if (p.min !== null && (m.min === null || p.min < m.min)) m.min = p.min;
   if (p.max !== null && (m.max === null || p.max > m.max)) m.max = p.max;
@@ -101,12 +100,12 @@ function mergeMetric(m: MergedMetric, p: MetricReply): void {
   if (p.values !== undefined && p.values.length > 0) m.valueLists.push({ values: p.values, counts: p.valueCounts ?? [] });
 }
 
-function mergeSubs(spec: AggregationSpecReply, into: Merged[], subs: readonly AggregationPartialReply[]): void {
+function mergeSubs(spec: AggregationSpec, into: Merged[], subs: readonly AggregationPartial[]): void {
   const specs = spec.aggs ?? [];
   for (let j = 0; j < subs.length; j++) into[j] = mergeInto(specs[j]!, into[j], subs[j]!);
 }
 
-function mergeBuckets(spec: AggregationSpecReply, into: MergedBuckets, p: BucketsReply): void {
+function mergeBuckets(spec: AggregationSpec, into: MergedBuckets, p: BucketsPartial): void {
   for (let i = 0; i < p.keys.length; i++) {
     let bucket: MergedBucket | undefined;
     if (into.byKey !== null) {
@@ -125,7 +124,7 @@ function mergeBuckets(spec: AggregationSpecReply, into: MergedBuckets, p: Bucket
   }
 }
 
-function render(spec: AggregationSpecReply, merged: Merged): unknown {
+function render(spec: AggregationSpec, merged: Merged): unknown {
   switch (merged.kind) {
     case 'metric':
       return renderMetric(spec, merged);
@@ -136,7 +135,7 @@ function render(spec: AggregationSpecReply, merged: Merged): unknown {
   }
 }
 
-function renderSubs(spec: AggregationSpecReply, subs: readonly Merged[]): Record<string, unknown> {
+function renderSubs(spec: AggregationSpec, subs: readonly Merged[]): Record<string, unknown> {
   const out: Record<string, unknown> = {};
   (spec.aggs ?? []).forEach((sub, j) => {
     out[sub.name] = subs[j] === undefined ? render(sub, emptyMerged(sub)) : render(sub, subs[j]!);
@@ -145,13 +144,13 @@ function renderSubs(spec: AggregationSpecReply, subs: readonly Merged[]): Record
 }
 
 /** What a sub-aggregation shows for a bucket no shard sent it for (not expected: shards send every sub). */
-function emptyMerged(spec: AggregationSpecReply): Merged {
+function emptyMerged(spec: AggregationSpec): Merged {
   if (spec.type === '_filter') return { kind: 'filter', count: 0, subs: [] };
   if (spec.aggs !== undefined) return { kind: spec.type === '_range' ? 'ranges' : 'buckets', buckets: [], byKey: null };
   return { kind: 'metric', count: 0, min: null, max: null, sum: [], squares: [], valueLists: [] };
 }
 
-function renderBuckets(spec: AggregationSpecReply, merged: MergedBuckets): unknown {
+function renderBuckets(spec: AggregationSpec, merged: MergedBuckets): unknown {
   const minDocCount = spec.minDocCount ?? 1;
   let buckets = merged.buckets.filter((b) => b.count >= minDocCount);
   const order = spec.order ?? { by: '_doc_count', desc: true };
@@ -165,9 +164,9 @@ function renderBuckets(spec: AggregationSpecReply, merged: MergedBuckets): unkno
   return buckets.map((b) => ({ _doc_count: b.count, ...renderSubs(spec, b.subs), _key: b.key }));
 }
 
-type Order = NonNullable<AggregationSpecReply['order']>;
+type Order = NonNullable<AggregationSpec['order']>;
 
-function bucketComparator(spec: AggregationSpecReply, order: Order): (a: MergedBucket, b: MergedBucket) => number {
+function bucketComparator(spec: AggregationSpec, order: Order): (a: MergedBucket, b: MergedBucket) => number {
   const dir = order.desc ? -1 : 1;
   const byKey = (a: MergedBucket, b: MergedBucket): number => dir * compareKeys(a.key, b.key);
   if (order.by === '_key') return byKey;
@@ -213,7 +212,7 @@ export function compareKeys(a: string, b: string): number {
 /** Every value a metric can show, by output name (`_count`, `_avg`, …). */
 type MetricValues = Record<string, number | null>;
 
-function metricValues(spec: AggregationSpecReply, m: MergedMetric): MetricValues {
+function metricValues(spec: AggregationSpec, m: MergedMetric): MetricValues {
   if (m.computed !== undefined) return m.computed;
   const n = m.count;
   const sum = roundExact(m.sum);
@@ -235,7 +234,7 @@ function metricValues(spec: AggregationSpecReply, m: MergedMetric): MetricValues
   return values;
 }
 
-function renderMetric(spec: AggregationSpecReply, m: MergedMetric): Record<string, unknown> {
+function renderMetric(spec: AggregationSpec, m: MergedMetric): Record<string, unknown> {
   const v = metricValues(spec, m);
   const bounds = (): Record<string, number | null> => {
     const std = v._std_deviation ?? null;
@@ -325,81 +324,4 @@ function sampleVariance(n: number, sum: readonly number[], squares: readonly num
   for (const p of sum) for (const r of sum) addProduct(d, p, r, -1);
   const numerator = roundExact(d);
   return Math.max(0, numerator) / (n * (n - 1));
-}
-
-// Exact sums: the same algorithm as the engine's aggregations/exact-sum.ts
-// (which this package cannot import), plus the final correct rounding.
-
-function addExact(partials: number[], x: number): void {
-  const n = partials.length;
-  if (n === 1 && !Number.isFinite(partials[0]!)) {
-    partials[0] = partials[0]! + x;
-    return;
-  }
-  let used = 0;
-  for (let j = 0; j < n; j++) {
-    let y = partials[j]!;
-    if (Math.abs(x) < Math.abs(y)) {
-      const t = x;
-      x = y;
-      y = t;
-    }
-    const hi = x + y;
-    if (!Number.isFinite(hi)) {
-      partials.length = 1;
-      partials[0] = hi;
-      return;
-    }
-    const lo = y - (hi - x);
-    if (lo !== 0) partials[used++] = lo;
-    x = hi;
-  }
-  // A zero on top (everything cancelled) is dropped unless it is the whole sum.
-  if (x !== 0 || used === 0) partials[used++] = x;
-  partials.length = used;
-}
-
-const SPLITTER = 134217729;
-
-/** Add sign × a × b exactly (Dekker's product: a·b = p + e). */
-function addProduct(partials: number[], a: number, b: number, sign: 1 | -1): void {
-  const p = a * b;
-  const ca = SPLITTER * a;
-  const cb = SPLITTER * b;
-  if (!Number.isFinite(p) || !Number.isFinite(ca) || !Number.isFinite(cb)) {
-    addExact(partials, sign * p);
-    return;
-  }
-  const ah = ca - (ca - a);
-  const al = a - ah;
-  const bh = cb - (cb - b);
-  const bl = b - bh;
-  const e = al * bl - (((p - ah * bh) - al * bh) - ah * bl);
-  addExact(partials, sign * p);
-  if (e !== 0) addExact(partials, sign * e);
-}
-
-/** The correctly rounded value of an exact sum's partials (CPython's `math.fsum` final step). */
-export function roundExact(partials: readonly number[]): number {
-  let n = partials.length;
-  if (n === 0) return 0;
-  let hi = partials[--n]!;
-  if (!Number.isFinite(hi)) return hi;
-  let lo = 0;
-  while (n > 0) {
-    const x = hi;
-    const y = partials[--n]!;
-    hi = x + y;
-    const yr = hi - x;
-    lo = y - yr;
-    if (lo !== 0) break;
-  }
-  // Half-way case: the rest of the partials decide the rounding direction.
-  if (n > 0 && ((lo < 0 && partials[n - 1]! < 0) || (lo > 0 && partials[n - 1]! > 0))) {
-    const y = lo * 2;
-    const x = hi + y;
-    const yr = x - hi;
-    if (y === yr) hi = x;
-  }
-  return hi === 0 ? 0 : hi;
 }

@@ -1,6 +1,7 @@
 /**
  * Query parsing (API.md §9.3–§9.5): `_query` values and query strings into
- * one shard-independent AST, plus sorting and pagination. Every function
+ * one shard-independent AST (JSON- and msgpack-able: the coordinator parses
+ * once and sends it to every shard), plus sorting and pagination. Every function
  * validates fully and throws only 400 TesseraErrors.
  */
 import type { Query } from './ast.js';

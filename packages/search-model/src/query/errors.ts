@@ -1,6 +1,5 @@
 /**
- * Error catalogue of query parsing (merged into the engine catalogue by the
- * lead). Every parse error is a 400 with a stable code:
+ * Error catalogue of query parsing. Every parse error is a 400 with a stable code:
  * `invalid_query` (the `_query` DSL), `invalid_query_string` (§9.4, message
  * ends with the offending position), `invalid_sort`, `invalid_pagination`,
  * and `query_too_complex` when a limit of `QUERY_LIMITS` is exceeded.

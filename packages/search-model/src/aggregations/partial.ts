@@ -5,8 +5,8 @@
  * exactly the answer a single shard holding every document would give.
  *
  * Plain objects, arrays, strings, numbers and null only, so a partial
- * crosses the RPC as msgpack unchanged (@tessera/rpc's protocol.ts mirrors
- * these types). Exactness across shards:
+ * crosses the RPC as msgpack unchanged (@tessera/rpc's SearchReply carries
+ * these types; merge.ts merges them). Exactness across shards:
  * - counts add up;
  * - sums travel as the non-overlapping partials of an exact sum
  *   (exact-sum.ts), so the merged sum, the average and the variance are the

@@ -5,11 +5,12 @@
  * `_min_doc_count`, `_keyed`, ordering by sub-aggregation values, and that
  * any split of the same values among shards renders the same answer.
  */
-import type { AggregationPartialReply, AggregationSpecReply, AggregationsReply } from '@tessera/rpc';
 import fc from 'fast-check';
-import { compareKeys, renderAggregations, roundExact } from './aggregations.js';
+import { roundExact } from './exact-sum.js';
+import { compareKeys, renderAggregations } from './merge.js';
+import type { AggregationPartial, AggregationSpec, AggregationsPartial } from './partial.js';
 
-type Metric = Extract<AggregationPartialReply, { kind: 'metric' }>;
+type Metric = Extract<AggregationPartial, { kind: 'metric' }>;
 
 /** A shard's metric partial over `values`, as the engine builds it (exact sums as plain sums: fine for these values). */
 function metricPartial(values: number[], needs: { sum?: boolean; squares?: boolean; values?: boolean } = {}): Metric {
@@ -29,16 +30,16 @@ function metricPartial(values: number[], needs: { sum?: boolean; squares?: boole
 
 const ALL = { sum: true, squares: true, values: true };
 
-function one(spec: AggregationSpecReply, partials: AggregationPartialReply[], matches = 100): unknown {
-  const replies: AggregationsReply[] = partials.map((p) => ({ spec: [spec], partials: [p] }));
+function one(spec: AggregationSpec, partials: AggregationPartial[], matches = 100): unknown {
+  const replies: AggregationsPartial[] = partials.map((p) => ({ spec: [spec], partials: [p] }));
   return renderAggregations(replies, matches)[spec.name];
 }
 
-function buckets(keys: string[], counts: number[], subs: AggregationPartialReply[][] = keys.map(() => [])): AggregationPartialReply {
+function buckets(keys: string[], counts: number[], subs: AggregationPartial[][] = keys.map(() => [])): AggregationPartial {
   return { kind: 'buckets', keys, counts, subs };
 }
 
-const terms = (extra: Partial<AggregationSpecReply> = {}): AggregationSpecReply => ({
+const terms = (extra: Partial<AggregationSpec> = {}): AggregationSpec => ({
   name: 't', type: '_values', order: { by: '_doc_count', desc: true }, limit: 10_000, minDocCount: 1, keyed: false, aggs: [], ...extra,
 });
 
@@ -74,7 +75,7 @@ describe('metrics', () => {
     const none = [metricPartial([], ALL), metricPartial([], ALL)];
     expect(one({ name: 'x', type: '_count' }, none)).toEqual({ _count: 0 });
     expect(one({ name: 'x', type: '_sum' }, none)).toEqual({ _sum: 0 });
-    for (const type of ['_avg', '_min', '_max', '_median', '_mode', '_variance']) expect(one({ name: 'x', type }, none)).toEqual({ [type]: null });
+    for (const type of ['_avg', '_min', '_max', '_median', '_mode', '_variance'] as const) expect(one({ name: 'x', type }, none)).toEqual({ [type]: null });
     expect(one({ name: 'x', type: '_extended_stats', sigma: 2 }, none)).toEqual({
       _count: 0, _min: null, _max: null, _avg: null, _sum: 0, _sum_of_squares: 0, _variance: null, _std_deviation: null,
       _std_deviation_bounds: { _upper: null, _lower: null },
@@ -164,13 +165,13 @@ describe('buckets', () => {
       order: { by: 'sub', sub: 0, metric: '_max', desc: true },
       aggs: [{ name: 's', type: '_stats' }, { name: 'f', type: '_filter', aggs: [] }],
     });
-    const filter = (count: number): AggregationPartialReply => ({ kind: 'filter', count, subs: [] });
+    const filter = (count: number): AggregationPartial => ({ kind: 'filter', count, subs: [] });
     const stats = (values: number[]): Metric => metricPartial(values, { sum: true });
     const shards = [
       buckets(['a', 'b', 'c'], [1, 1, 1], [[stats([5]), filter(1)], [stats([]), filter(0)], [stats([9]), filter(1)]]),
       buckets(['d', 'a'], [1, 1], [[stats([9]), filter(0)], [stats([1]), filter(1)]]),
     ];
-    const keys = (s: AggregationSpecReply): string[] => (one(s, shards) as Array<{ _key: string }>).map((b) => b._key);
+    const keys = (s: AggregationSpec): string[] => (one(s, shards) as Array<{ _key: string }>).map((b) => b._key);
     expect(keys(spec)).toEqual(['d', 'c', 'a', 'b']);
     expect(keys({ ...spec, order: { by: 'sub', sub: 0, metric: '_max', desc: false } })).toEqual(['a', 'c', 'd', 'b']);
     expect(keys({ ...spec, order: { by: 'sub', sub: 1, metric: '_doc_count', desc: true } })).toEqual(['a', 'c', 'd', 'b']);
@@ -179,11 +180,11 @@ describe('buckets', () => {
   });
 
   it('ranges merge by position and keep the listed order; filters add up', () => {
-    const spec: AggregationSpecReply = {
+    const spec: AggregationSpec = {
       name: 'r', type: '_range', order: { by: 'listed', desc: false }, limit: 10_000, minDocCount: 0, keyed: false,
       aggs: [{ name: 'm', type: '_min' }],
     };
-    const ranges = (counts: number[], values: number[][]): AggregationPartialReply => ({
+    const ranges = (counts: number[], values: number[][]): AggregationPartial => ({
       kind: 'ranges', keys: ['..2000.0', 'x', 'x'], counts, subs: values.map((v) => [metricPartial(v)]),
     });
     expect(one(spec, [ranges([1, 0, 2], [[5], [], [7, 8]]), ranges([0, 1, 1], [[], [3], [6]])])).toEqual([
@@ -191,14 +192,14 @@ describe('buckets', () => {
       { _doc_count: 1, m: { _min: 3 }, _key: 'x' },
       { _doc_count: 3, m: { _min: 6 }, _key: 'x' },
     ]);
-    const filter: AggregationSpecReply = { name: 'f', type: '_filter', aggs: [{ name: 'c', type: '_count' }] };
+    const filter: AggregationSpec = { name: 'f', type: '_filter', aggs: [{ name: 'c', type: '_count' }] };
     expect(one(filter, [{ kind: 'filter', count: 2, subs: [metricPartial([1, 2])] }, { kind: 'filter', count: 1, subs: [metricPartial([3])] }]))
       .toEqual({ _doc_count: 3, c: { _count: 3 } });
   });
 
   it('the envelope: _doc_count first, then each aggregation by name; nothing to merge without shards', () => {
-    const spec = [terms({ name: 'a' }), { name: 'b', type: '_count' }];
-    const reply: AggregationsReply = { spec, partials: [buckets(['k'], [3]), metricPartial([1, 2])] };
+    const spec: AggregationSpec[] = [terms({ name: 'a' }), { name: 'b', type: '_count' }];
+    const reply: AggregationsPartial = { spec, partials: [buckets(['k'], [3]), metricPartial([1, 2])] };
     expect(renderAggregations([reply], 7)).toEqual({ _doc_count: 7, a: [{ _doc_count: 3, _key: 'k' }], b: { _count: 2 } });
     expect(Object.keys(renderAggregations([reply], 7))).toEqual(['_doc_count', 'a', 'b']);
     expect(renderAggregations([], 0)).toEqual({ _doc_count: 0 });
