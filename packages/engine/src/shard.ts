@@ -48,7 +48,7 @@ import { startTextWorker } from './indexing/text-analysis.js';
 import type { ScriptRunner } from '@tessera/scripting';
 import type { IndexableDocument } from './segments/index.js';
 import { SegmentView } from './indexing/index-view.js';
-import { planAggregations } from './aggregations/index.js';
+import { planAggregations } from './collect/index.js';
 import { search, type SearchReader } from './search/index.js';
 import type { AggregationRequest, AggregationsPartial, Query, SortKey } from '@tessera/search-model';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';

@@ -11,7 +11,7 @@
  * caller checks `isLiveOrdinal(cursor.ordinal)` on every hit, which is always
  * true for a buffer.
  */
-import type { DocIterator } from '../matching/doc-iterator.js';
+import type { DocIterator } from '../scorers/doc-iterator.js';
 import { MemoryPostingsIterator } from '../postings/memory-postings-iterator.js';
 import { PostingsIterator } from '../postings/postings-iterator.js';
 import type { FieldStats } from '../segments/segment-format.js';

@@ -1,5 +1,5 @@
 /**
- * Query (shard-independent AST, query/ast.ts) → Weight, with the index
+ * Query (shard-independent AST, @tessera/search-model query/ast.ts) → Weight, with the index
  * schema and the search's Statistics. Every term is named with
  * @tessera/schema's term functions, as the indexing side names them:
  *
@@ -29,7 +29,7 @@ import { castFor, checkCast } from './casts.js';
 import { eliteSet } from './elite-set.js';
 import { expandFuzzy } from './fuzzy.js';
 import { geoShapeWeight, globalGeoShapeWeight } from './geo-weight.js';
-import { PROXIMITY_WINDOW } from './positional-scorer.js';
+import { PROXIMITY_WINDOW } from '../scorers/positional-scorer.js';
 import { visitTerms } from './reader.js';
 import { SynonymWeight } from './synonym.js';
 import {

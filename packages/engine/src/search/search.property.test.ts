@@ -8,7 +8,8 @@
  */
 import fc from 'fast-check';
 import { parseQuery, parseSort, type Query, type SortKey } from '@tessera/search-model';
-import { compareValues, search, sortPlan, type SearchHit, type SearchReader, type SortValue } from './index.js';
+import { compareValues, type SortValue } from '../collect/sort-collector.js';
+import { search, sortPlan, type SearchHit, type SearchReader } from './index.js';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';

@@ -1,6 +1,6 @@
 /**
  * `_aggs` / `_aggregations` (API.md §10) → a validated aggregation tree,
- * independent of any shard or schema (plan.ts binds it to the schema):
+ * independent of any shard or schema (the engine's collect/aggregation-plan.ts binds it to the schema):
  *
  *   { "<name>": { "<type>": { "_field": "<field>", …options },
  *                 "_aggs": { …sub-aggregations (bucket types only) } } }
@@ -85,7 +85,7 @@ export function isMetricType(type: AggregationType): type is MetricType {
   return METRIC_TYPES.has(type);
 }
 
-/** One listed range: bounds as given (numbers, or date strings; plan.ts converts them for the field). */
+/** One listed range: bounds as given (numbers, or date strings; the engine's aggregation plan converts them for the field). */
 export interface RangeRequest {
   readonly key?: string;
   readonly from?: number | string;

@@ -11,13 +11,13 @@
  * the evicted entry. String values are decoded from the reader's dictionary
  * (readers have separate dictionaries, so ordinals do not compare across them).
  */
-import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
+import { NO_MORE_DOCS, type Scorer } from '../scorers/doc-iterator.js';
 import { compareCodePoints } from '../segments/write-buffer.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import { indexOfSorted } from '../values/sorted-search.js';
 import type { StringColumn } from '../values/string-column.js';
-import { OrderedBitsetScorer } from './ordinal-scorers.js';
-import { ordinalsInDocidOrder, type SearchReader } from './reader.js';
+import { OrderedBitsetScorer } from '../scorers/ordinal-scorers.js';
+import { ordinalsInDocidOrder, type SearchReader } from '../search/reader.js';
 
 export type SortValue = number | string | null;
 

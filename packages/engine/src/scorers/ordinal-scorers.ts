@@ -6,9 +6,9 @@
  * since ordinal order is docid order there; otherwise the matching docids are
  * gathered and sorted once per query (the buffer is small).
  */
-import { ArrayScorer, NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
+import { ArrayScorer, NO_MORE_DOCS, type Scorer } from './doc-iterator.js';
 import { Bitset } from '../values/bitset.js';
-import { ordinalsInDocidOrder, type SearchReader } from './reader.js';
+import { ordinalsInDocidOrder, type SearchReader } from '../search/reader.js';
 
 /**
  * Live ordinals of `bits` in docid order, for a reader whose ordinal order is

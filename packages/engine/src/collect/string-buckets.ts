@@ -20,7 +20,7 @@
 import type { Analyzer } from '../analysis/analyzer.js';
 import type { SearchReader } from '../search/reader.js';
 import type { StringColumn } from '../values/string-column.js';
-import type { Collector, EntryBudget } from './collector.js';
+import type { Collector, EntryBudget } from './aggregation-collector.js';
 import { KeyedBucketCollector } from './keyed-buckets.js';
 import type { KeyedBucketsPartial } from '@tessera/search-model';
 

@@ -11,8 +11,8 @@
  * as an AND). Position arrays are the iterators' own reused buffers; the
  * checks allocate nothing.
  */
-import { ConjunctionScorer } from '../matching/boolean.js';
-import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
+import { ConjunctionScorer } from './boolean.js';
+import { NO_MORE_DOCS, type Scorer } from './doc-iterator.js';
 import type { TermScorer } from './term-scorer.js';
 
 export type PositionalMode = 'exact' | 'ordered' | 'near';

@@ -1,13 +1,13 @@
 /**
- * Aggregations of one shard: `_aggs` validation (request.ts, plan.ts) and the
- * partials the collectors produce from real doc values (documents indexed
- * by indexing/document-terms.ts into segments and a write buffer). The
- * coordinator's merging, ordering and rendering are tested beside it
- * (coordinator/src/search/aggregations.test.ts) and end to end in
+ * Aggregations of one shard: `_aggs` validation (search-model's request.ts,
+ * aggregation-plan.ts) and the partials the collectors produce from real doc
+ * values (documents indexed by indexing/document-terms.ts into segments and
+ * a write buffer). Merging, ordering and rendering are tested with the model
+ * (search-model/src/aggregations/merge.test.ts) and end to end in
  * test/src/aggregations.test.ts.
  */
 import { createSchema, type Schema } from '@tessera/schema';
-import { ArrayScorer } from '../matching/doc-iterator.js';
+import { ArrayScorer } from '../scorers/doc-iterator.js';
 import { documentTerms } from '../indexing/document-terms.js';
 import {
   AGGREGATION_DEPTH_MAX, type AggregationPartial, type AggregationsPartial, type MetricPartial, parseAggregations, parseQuery, parseSort,
@@ -17,8 +17,8 @@ import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';
 import { Aggregator } from './aggregator.js';
-import { EntryBudget } from './collector.js';
-import { type AggregationPlan, planAggregations as bind } from './plan.js';
+import { EntryBudget } from './aggregation-collector.js';
+import { type AggregationPlan, planAggregations as bind } from './aggregation-plan.js';
 
 const SCHEMA = createSchema({
   _id: { _type: 'integer' },

@@ -10,7 +10,7 @@
  * id itself (no map lookup per document): the facet path of the benchmark.
  */
 import type { SearchReader } from '../search/reader.js';
-import { type Collector, type EntryBudget, grownFloat64, grownUint32 } from './collector.js';
+import { type Collector, type EntryBudget, grownFloat64, grownUint32 } from './aggregation-collector.js';
 import type { AggregationPartial, KeyedBucketsPartial } from '@tessera/search-model';
 
 export abstract class KeyedBucketCollector implements Collector {

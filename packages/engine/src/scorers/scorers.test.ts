@@ -1,5 +1,6 @@
 import fc from 'fast-check';
-import { AndMaybeScorer, ArrayScorer, BM25_DEFAULTS, Bm25Weight, ConjunctionScorer, countMatches, DisjunctionScorer, ExclusionScorer, NO_MORE_DOCS, TopKCollector, type Scorer } from './index.js';
+import { countMatches, TopKCollector } from '../collect/top-k.js';
+import { AndMaybeScorer, ArrayScorer, BM25_DEFAULTS, Bm25Weight, ConjunctionScorer, DisjunctionScorer, ExclusionScorer, NO_MORE_DOCS, type Scorer } from './index.js';
 
 const sortedSet = fc.uniqueArray(fc.integer({ min: 1, max: 400 }), { maxLength: 80 }).map((a) => a.sort((x, y) => x - y));
 

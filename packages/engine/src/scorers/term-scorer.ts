@@ -4,11 +4,11 @@
  * with the query's Bm25Weight and the field length of its ordinal. `bm25`
  * null: the term only matches (weight 0: keyword, numeric and ID terms).
  */
-import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
-import type { Bm25Weight } from '../matching/bm25.js';
-import type { TopKCollector } from '../matching/top-k.js';
+import { NO_MORE_DOCS, type Scorer } from './doc-iterator.js';
+import type { Bm25Weight } from './bm25.js';
+import type { TopKCollector } from '../collect/top-k.js';
 import { PostingsIterator } from '../postings/postings-iterator.js';
-import type { SearchPostings, SearchReader } from './reader.js';
+import type { SearchPostings, SearchReader } from '../search/reader.js';
 
 export class TermScorer implements Scorer {
   /** 0 before the first next()/advance() (the Scorer convention), NO_MORE_DOCS at the end. */

@@ -14,9 +14,9 @@
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 import type { SearchReader } from '../search/reader.js';
-import { type Collector, type EntryBudget, grownFloat64 } from './collector.js';
+import { type Collector, type EntryBudget, grownFloat64 } from './aggregation-collector.js';
 import { addExact, addSquareExact, type MetricPartial, type MetricType } from '@tessera/search-model';
-import type { BoundField } from './plan.js';
+import type { BoundField } from './aggregation-plan.js';
 
 const SUM_TYPES: ReadonlySet<MetricType> = new Set<MetricType>(['_sum', '_avg', '_stats', '_variance', '_std_deviation', '_extended_stats']);
 const SQUARE_TYPES: ReadonlySet<MetricType> = new Set<MetricType>(['_variance', '_std_deviation', '_extended_stats']);
@@ -51,7 +51,7 @@ export class MetricCollector implements Collector {
     if (owner >= this.counts.length) this.grow(owner);
     const column = this.numbers;
     if (column === null) {
-      // Only `_count` reaches here with strings (plan.ts refuses the others).
+      // Only `_count` reaches here with strings (aggregation-plan.ts refuses the others).
       const strings = this.strings;
       if (strings !== null && ordinal < strings.docCount) this.counts[owner] += strings.valueCount(ordinal);
       return;

@@ -7,7 +7,7 @@
  */
 import type { SearchReader } from '../search/reader.js';
 import type { NumericColumn } from '../values/numeric-column.js';
-import { type Collector, type EntryBudget, grownUint32 } from './collector.js';
+import { type Collector, type EntryBudget, grownUint32 } from './aggregation-collector.js';
 import type { AggregationPartial, RangesPartial } from '@tessera/search-model';
 
 export class RangeCollector implements Collector {

@@ -14,14 +14,14 @@
  * docid order) the ordinal is found by galloping forward from the previous
  * one, since docids arrive ascending; otherwise by the reader's lookup.
  */
-import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
+import { NO_MORE_DOCS, type Scorer } from '../scorers/doc-iterator.js';
 import { ordinalsInDocidOrder, type SearchReader } from '../search/reader.js';
-import { type Collector, EntryBudget } from './collector.js';
+import { type Collector, EntryBudget } from './aggregation-collector.js';
 import { FilterCollector } from './filter-collector.js';
 import { MetricCollector } from './metric-collector.js';
 import { NumericBucketCollector } from './numeric-buckets.js';
 import type { AggregationPartial, AggregationsPartial } from '@tessera/search-model';
-import type { AggregationPlan, PlanNode } from './plan.js';
+import type { AggregationPlan, PlanNode } from './aggregation-plan.js';
 import { RangeCollector } from './range-collector.js';
 import { StringBucketCollector } from './string-buckets.js';
 

@@ -5,7 +5,7 @@
  * coordinator applies that when it merges shards). `threshold()` is the
  * weight a document must beat to enter: what MaxScore pruning reads.
  */
-import { NO_MORE_DOCS, type Scorer } from './doc-iterator.js';
+import { NO_MORE_DOCS, type Scorer } from '../scorers/doc-iterator.js';
 
 export interface Hit {
   docid: number;

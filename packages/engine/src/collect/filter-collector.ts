@@ -10,9 +10,9 @@
 import type { SearchReader } from '../search/reader.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
-import { type Collector, grownUint32 } from './collector.js';
+import { type Collector, grownUint32 } from './aggregation-collector.js';
 import type { FilterPartial } from '@tessera/search-model';
-import type { FilterTest } from './plan.js';
+import type { FilterTest } from './aggregation-plan.js';
 
 interface BoundTest {
   numbers: NumericColumn | null;

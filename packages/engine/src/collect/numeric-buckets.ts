@@ -2,13 +2,13 @@
  * `_values`/`_terms` over a numeric column (each distinct value is a key)
  * and `_histogram` (key `floor((v − shift) / interval) · interval + shift`,
  * API.md §10.2). Keys are kept as numbers and written as strings only for
- * the partial, by the field type's format (plan.ts `keyFormat`).
+ * the partial, by the field type's format (aggregation-plan.ts `keyFormat`).
  */
 import type { SearchReader } from '../search/reader.js';
 import type { NumericColumn } from '../values/numeric-column.js';
-import type { Collector, EntryBudget } from './collector.js';
+import type { Collector, EntryBudget } from './aggregation-collector.js';
 import { KeyedBucketCollector } from './keyed-buckets.js';
-import type { KeyFormat } from './plan.js';
+import type { KeyFormat } from './aggregation-plan.js';
 
 export class NumericBucketCollector extends KeyedBucketCollector {
   /** Distinct value (or histogram bucket number) → key id. */
