@@ -1,7 +1,9 @@
 #!/usr/bin/env node
 // Engine-only search benchmark (prints, never asserts): the peers' queries run
 // straight against a shard (`Shard.search`), without HTTP, coordinator or RPC,
-// to tell the engine's cost from the rest of a request's.
+// to tell the engine's cost from the rest of a request's. Each query is parsed
+// (@tessera/search-model, as the coordinator does once per request) inside
+// the timed span.
 //
 //   KEEP_DATA=1 scripts/bench/search        # builds the Debian index and keeps its data dir
 //   node scripts/bench/engine-search.mjs <data dir printed by it> [passes=3]   (GROUP=range: one group)
@@ -11,6 +13,7 @@ import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Shard } from '../../packages/engine/dist/index.js';
+import { parseAggregations, parseQuery, parseSort } from '../../packages/search-model/dist/index.js';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PEERS = resolve(process.env.PEERS_DIR ?? join(ROOT, '../shared/bench/peers'));
@@ -58,8 +61,10 @@ const groups = [...new Set(queries.map((q) => q.group))];
 for (let pass = 0; pass < passes; pass++) {
   const lat = Object.fromEntries(groups.map((g) => [g, []]));
   for (const q of queries) {
-    const request = requestFor(q, schema);
+    const raw = requestFor(q, schema);
     const start = process.hrtime.bigint();
+    const request = { query: parseQuery(raw.query), sort: parseSort(raw.sort), k: raw.k, schema: raw.schema };
+    if (raw.aggs !== undefined) request.aggs = parseAggregations(raw.aggs);
     await shard.search(request);
     lat[q.group].push(Number(process.hrtime.bigint() - start) / 1000);
   }

@@ -23,5 +23,4 @@ export { SCRIPT_DEFAULTS, ScriptRunner, type ScriptRunnerOptions, type ScriptRun
 export { OPLOG_READ_ENTRIES_MAX } from './store/oplog.js';
 // Taken by each server process on its data directory before it serves or writes anything.
 export { directoryLocked, LOCK_DIRECTORY, lockDirectory, type DirectoryLock, type LockHolder } from './store/directory-lock.js';
-export { AGGREGATION_DEPTH_MAX, AGGREGATION_PARTIAL_ENTRIES_MAX, aggregationErrors, planAggregations } from './aggregations/index.js';
-export type { AggregationPartial, AggregationSpec, AggregationsPartial } from './aggregations/index.js';
+export { AGGREGATION_PARTIAL_ENTRIES_MAX, planAggregations } from './collect/index.js';

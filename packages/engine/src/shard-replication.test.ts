@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TesseraError } from '@tessera/errors';
+import { parseQuery } from '@tessera/search-model';
 import { Shard } from './shard.js';
 import type { ReplicatedChange } from './replication/index.js';
 import { ReplicaPosition } from './replication/position.js';
@@ -70,7 +71,7 @@ describe('Shard.applyReplicated', () => {
     expect(a).toMatchObject({ version: 2, body: { n: 1, t: 'red fox', m: 3 } });
     expect(a?.originSeq ?? a?.seq).toBe(3);
     expect(replica.replicationState()).toMatchObject({ term: 1, checkpointTerm: 1, checkpoint: 4 });
-    const found = await replica.search({ query: { n: { _in: { _range: { _from: 0, _to: 5 } } } }, k: 10, schema });
+    const found = await replica.search({ query: parseQuery({ n: { _in: { _range: { _from: 0, _to: 5 } } } }), k: 10, schema });
     expect(found.hits.map((h) => h.id)).toEqual(['a']);
   });
 

@@ -2,6 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TesseraError } from '@tessera/errors';
+import { parseQuery } from '@tessera/search-model';
 import { Shard, type ShardOptions } from './shard.js';
 import type { ShardDatabase } from './store/oplog.js';
 import type { WriteRequest } from './documents/types.js';
@@ -275,7 +276,8 @@ describe('Shard: reads and the document cache', () => {
     open.push(bulk);
     for (const [i, body] of bodies.entries()) await single.write({ op: 'index', id: i, body, schema });
     await Promise.all(bodies.map((body, i) => bulk.write({ op: 'index', id: i, body, schema, bulk: true })));
-    for (const query of [{ title: 'run' }, { title: '"dogs 3"' }, { title: 'cats', tag: 't1' }, { title: 'house 4' }]) {
+    for (const value of [{ title: 'run' }, { title: '"dogs 3"' }, { title: 'cats', tag: 't1' }, { title: 'house 4' }]) {
+      const query = parseQuery(value);
       const [a, b] = await Promise.all([single.search({ query, k: 100, schema }), bulk.search({ query, k: 100, schema })]);
       expect(a.total).toBeGreaterThan(0);
       // Equal scores may come in another docid order: compare by ID.
@@ -430,7 +432,7 @@ describe('Shard: persistence', () => {
     await shard.close();
     shard = await openShard({ oplogEntriesMax: 10, batchEntriesMax: 10 });
     expect(shard.metrics().oplogFirstSeq).toBe(1);
-    const all = await shard.search({ query: { n: { _in: { _range: { _from: 1, _to: 30 } } } }, k: 100 });
+    const all = await shard.search({ query: parseQuery({ n: { _in: { _range: { _from: 1, _to: 30 } } } }), k: 100 });
     expect(all.total).toBe(29);
     expect(all.hits.map((h) => h.id).sort((a, b) => Number(a) - Number(b))).not.toContain(3);
     await shard.close();

@@ -134,7 +134,7 @@ export class ShardNode {
     'shard.search': async (call) => {
       const shard = await this.open(ref('shard.search', call));
       const reply: SearchReply = await shard.search({
-        query: call.query, queryStrings: call.queryStrings, sort: call.sort, sortStrings: call.sortStrings,
+        query: call.query, sort: call.sort,
         k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs,
       });
       for (const hit of reply.hits) {

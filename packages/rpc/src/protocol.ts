@@ -12,6 +12,7 @@ export type {
   ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, ReplicatedChange, ReplicatedContent, ShardStats, WriteOp, WriteRequest,
   WriteResult, WriteScript,
 } from '@tessera/documents';
+import type { AggregationRequest, AggregationsPartial, Query, SortKey } from '@tessera/search-model';
 
 export interface ShardRef {
   /** Index path, with leading and trailing slash: `/blog/`. */
@@ -126,22 +127,23 @@ export interface FollowCall extends ShardRef {
 export type WriteManyReply = Array<WriteReply | { error: { code: string; status: number; message: string } }>;
 
 /**
- * A search on one shard copy: the raw `_query` (or query strings) and `_sort`
- * are parsed on the shard, which returns its best `k` hits (k = offset +
- * limit) with their documents, the sort values the coordinator merges on,
- * and the exact number of matches.
+ * A search on one shard copy: the query, sort and `_aggs` as the
+ * coordinator parsed and validated them once (@tessera/search-model), which
+ * the shard binds to its schema and statistics. It returns its best `k` hits
+ * (k = offset + limit) with their documents, the sort values the coordinator
+ * merges on, and the exact number of matches.
  */
 export interface SearchCall extends ShardRef {
-  query?: unknown;
-  queryStrings?: string[];
-  sort?: unknown;
-  sortStrings?: string[];
+  /** Absent: every document. */
+  query?: Query;
+  /** Absent: by relevance. */
+  sort?: SortKey[];
   k: number;
   countOnly?: boolean;
   /** The index schema (cluster state), to resolve fields. */
   schema: Record<string, unknown>;
-  /** The raw `_aggs` (API.md §10), parsed and validated on the shard. */
-  aggs?: unknown;
+  /** Parsed `_aggs` (API.md §10), bound to the schema on the shard. */
+  aggs?: AggregationRequest[];
 }
 
 export interface SearchHitReply {
@@ -160,38 +162,9 @@ export interface SearchReply {
   hits: SearchHitReply[];
   /** Direction of each sort key, in order (empty: by relevance). */
   sortOrders: Array<'asc' | 'desc'>;
-  /** The shard's partial aggregations, when `aggs` was asked. */
-  aggregations?: AggregationsReply;
+  /** The shard's partial aggregations, when `aggs` was asked (merged by search-model's `renderAggregations`). */
+  aggregations?: AggregationsPartial;
 }
-
-/**
- * A shard's aggregations (mirror of the engine's aggregations/partial.ts,
- * which documents how shards' partials merge exactly): the normalised
- * request once, and one partial per aggregation.
- */
-export interface AggregationsReply {
-  spec: AggregationSpecReply[];
-  partials: AggregationPartialReply[];
-}
-
-export interface AggregationSpecReply {
-  name: string;
-  type: string;
-  sigma?: number;
-  order?: { by: '_doc_count' | '_key' | 'listed' | 'sub'; desc: boolean; sub?: number; metric?: string };
-  limit?: number;
-  minDocCount?: number;
-  keyed?: boolean;
-  aggs?: AggregationSpecReply[];
-}
-
-export type AggregationPartialReply =
-  | {
-    kind: 'metric'; count: number; min: number | null; max: number | null;
-    sum?: number[]; squares?: number[]; values?: number[]; valueCounts?: number[];
-  }
-  | { kind: 'buckets' | 'ranges'; keys: string[]; counts: number[]; subs: AggregationPartialReply[][] }
-  | { kind: 'filter'; count: number; subs: AggregationPartialReply[] };
 
 /**
  * One page of a shard's documents in ID order (DUMP): those after `after`

@@ -1,14 +1,20 @@
 /**
  * SEARCH and COUNT (API.md §9.1, §9.2): the request is read from the body
  * (`_query`, `_offset`, `_limit`, `_sort`, `_selector`…) or, without a body,
- * from `q`, `offset`, `limit`, `sort`, `selector`; it fans out to one copy of
- * every shard of every index named, and the per-shard top hits are merged.
+ * from `q`, `offset`, `limit`, `sort`, `selector`. The query, sort and
+ * `_aggs` are parsed once, here (@tessera/search-model); the parsed forms fan
+ * out to one copy of every shard of every index named, and the per-shard top
+ * hits are merged.
  * That copy is the primary when its node is active, else an in-sync replica
  * (which holds every acknowledged write): a shard whose primary is down or
  * being replaced is still searched, and only a shard with no in-sync copy
  * on an active node answers 503.
  */
 import type { SearchCall, SearchReply } from '@tessera/rpc';
+import {
+  type AggregationRequest, type Pagination, parseAggregations, parsePagination, parseQuery, parseQueryStrings, parseSort, parseSortStrings,
+  type Query, renderAggregations, type SortKey,
+} from '@tessera/search-model';
 import { apiErrors } from '../errors.js';
 import type { IndexRegistry } from '../indexes/registry.js';
 import { isCopyGone } from '../replication/connection-loss.js';
@@ -18,24 +24,27 @@ import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
 import { selectOrNull } from '../response/selector.js';
-import { renderAggregations } from './aggregations.js';
 import { mergePage, type ShardHit } from './merge.js';
 
-/** API.md §13: `_offset + _limit` at most. */
-export const RESULT_WINDOW_MAX = 100_000;
 
 const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_selector', '_aggs', '_aggregations']);
 
+/** A request as read from the body or the parameters, before its query, sort and `_aggs` are parsed. */
 interface SearchRequest {
   query?: unknown;
   queryStrings?: string[];
   sort?: unknown;
   sortStrings?: string[];
-  offset: number;
-  limit: number;
+  pagination: Pagination;
   selector?: string;
-  /** `_aggs` as given: the shards parse and validate it (400 from any of them). */
   aggs?: unknown;
+}
+
+/** What every shard is sent: parsed and validated once, here, not once per shard. */
+interface ParsedSearch {
+  query?: Query;
+  sort?: SortKey[];
+  aggs?: AggregationRequest[];
 }
 
 export class SearchHandlers {
@@ -44,17 +53,16 @@ export class SearchHandlers {
   async search(ctx: RequestContext, count: boolean): Promise<Reply> {
     const started = process.hrtime.bigint();
     const request = this.request(ctx);
+    const { offset, limit } = request.pagination;
     const metas = this.indexes(ctx);
-    const k = count ? 0 : request.offset + request.limit;
+    const k = count ? 0 : offset + limit;
     const calls: Array<Promise<{ meta: IndexMeta; shard: number; reply: SearchReply }>> = [];
+    // Parsed when the first shard is asked: a search of no shard answers nothing, whatever its query.
+    let parsed: ParsedSearch | undefined;
     for (const meta of metas) {
       meta.allocation.forEach((_copies, i) => {
-        const call: SearchCall = {
-          index: meta.path, shard: i + 1, k, countOnly: count, schema: meta.schema,
-          query: request.query, queryStrings: request.queryStrings, sort: request.sort, sortStrings: request.sortStrings,
-        };
-        // COUNT answers only the total: aggregations would be work for nothing.
-        if (request.aggs !== undefined && !count) call.aggs = request.aggs;
+        parsed ??= parse(request, count);
+        const call: SearchCall = Object.assign({ index: meta.path, shard: i + 1, k, countOnly: count, schema: meta.schema }, parsed);
         calls.push(this.searchShard(meta, i + 1, call).then((reply) => ({ meta, shard: i + 1, reply })));
       });
     }
@@ -65,7 +73,7 @@ export class SearchHandlers {
     const page = mergePage(
       // Object.assign, not a spread with extra keys (see documents/handlers.ts present): replies are shared, not ours to mutate.
       replies.map((r) => r.reply.hits.map((h) => Object.assign(Object.assign({}, h) as ShardHit, { index: r.meta.path, shard: r.shard }))),
-      orders, request.offset, request.limit,
+      orders, offset, limit,
     );
     let aggregations: unknown;
     if (request.aggs !== undefined) {
@@ -74,7 +82,7 @@ export class SearchHandlers {
     }
     const took = duration(Number(process.hrtime.bigint() - started) / 1e9, ctx.options.human);
     return new SearchPage(page, {
-      offset: request.offset, comments: ctx.options.comments, multiIndex: metas.length > 1, selector: request.selector,
+      offset, comments: ctx.options.comments, multiIndex: metas.length > 1, selector: request.selector,
     }, total, aggregations, took);
   }
 
@@ -122,12 +130,14 @@ export class SearchHandlers {
     for (const key of Object.keys(body)) {
       if (key.startsWith('_') && !BODY_KEYS.has(key)) throw apiErrors.badBody(`Unknown search key '${key}'`);
     }
-    const offset = unsignedFrom(body._offset, '_offset') ?? params.unsigned('offset') ?? 0;
-    const limit = unsignedFrom(body._limit, '_limit') ?? params.unsigned('limit') ?? 10;
-    // Totals are always exact (API.md §9.2): the value is only validated.
-    if (unsignedFrom(body._check_at_least, '_check_at_least') === undefined) params.unsigned('check_at_least');
-    if (offset + limit > RESULT_WINDOW_MAX) throw apiErrors.badBody(`_offset + _limit must not exceed ${RESULT_WINDOW_MAX}`);
-    const request: SearchRequest = { offset, limit };
+    // Each value typed by its source (a body number, a parameter's digits); defaults and the result window are the model's rule.
+    const pagination = parsePagination({
+      _offset: unsignedFrom(body._offset, '_offset') ?? params.unsigned('offset'),
+      _limit: unsignedFrom(body._limit, '_limit') ?? params.unsigned('limit'),
+      // Totals are always exact (API.md §9.2): the value is only validated.
+      _check_at_least: unsignedFrom(body._check_at_least, '_check_at_least') ?? params.unsigned('check_at_least'),
+    });
+    const request: SearchRequest = { pagination };
     if (body._query !== undefined) request.query = body._query;
     else {
       const qs = [...params.all('q'), ...params.all('query')];
@@ -149,10 +159,25 @@ export class SearchHandlers {
 }
 
 /**
+ * The query, sort and (unless counting: COUNT answers only the total)
+ * `_aggs` of `request`, parsed and validated (400 on any mistake) in the
+ * order the shards used to parse them; bound to each shard's schema there.
+ */
+function parse(request: SearchRequest, count: boolean): ParsedSearch {
+  const parsed: ParsedSearch = {};
+  if (request.query !== undefined) parsed.query = parseQuery(request.query);
+  else if (request.queryStrings !== undefined) parsed.query = parseQueryStrings(request.queryStrings);
+  if (request.sort !== undefined) parsed.sort = parseSort(request.sort);
+  else if (request.sortStrings !== undefined) parsed.sort = parseSortStrings(request.sortStrings);
+  if (request.aggs !== undefined && !count) parsed.aggs = parseAggregations(request.aggs);
+  return parsed;
+}
+
+/**
  * `sort=field:ref` with `metric=m` (API.md §9.1) as the `_sort` value it
  * means: each key with a reference becomes `{"field": {"_value": ref,
  * "_metric": m}}` (a leading `-` is `_order: desc`), the others stay
- * strings. The shard validates both, as it does a body's `_sort`.
+ * strings. Both are validated by `parseSort`, as a body's `_sort` is.
  */
 function sortWithMetric(sorts: string[], metric: string): unknown[] {
   return sorts.map((s) => {

@@ -11,8 +11,7 @@
  * gains gets one line in CAST_TYPES and its family in `castFamily`.
  */
 import { convertValue, isNumericType, type FieldSpec, type IndexValue, type ScalarType } from '@tessera/schema';
-import type { CastName, LeafValue } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { type CastName, type LeafValue, queryErrors } from '@tessera/search-model';
 
 /** The type each cast converts to. */
 const CAST_TYPES: Readonly<Record<CastName, ScalarType>> = {

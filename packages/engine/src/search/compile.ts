@@ -1,5 +1,5 @@
 /**
- * Query (shard-independent AST, query/ast.ts) → Weight, with the index
+ * Query (shard-independent AST, @tessera/search-model query/ast.ts) → Weight, with the index
  * schema and the search's Statistics. Every term is named with
  * @tessera/schema's term functions, as the indexing side names them:
  *
@@ -23,14 +23,13 @@ import {
   type DateUnit, type FieldSpec, type IndexValue, type Schema, type ScalarType,
 } from '@tessera/schema';
 import { analyzerFor, type Analyzer, type AnalyzerOptions, type QueryTerm } from '../analysis/analyzer.js';
-import type { LeafValue, Pattern, Query, RangeEnd, TextNode } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { type LeafValue, type Pattern, type Query, queryErrors, type RangeEnd, type TextNode } from '@tessera/search-model';
 import { compareCodePoints } from '../segments/write-buffer.js';
 import { castFor, checkCast } from './casts.js';
 import { eliteSet } from './elite-set.js';
 import { expandFuzzy } from './fuzzy.js';
 import { geoShapeWeight, globalGeoShapeWeight } from './geo-weight.js';
-import { PROXIMITY_WINDOW } from './positional-scorer.js';
+import { PROXIMITY_WINDOW } from '../scorers/positional-scorer.js';
 import { visitTerms } from './reader.js';
 import { SynonymWeight } from './synonym.js';
 import {

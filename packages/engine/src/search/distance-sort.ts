@@ -11,11 +11,10 @@
  * `ValueDistance`, as `StringValueDistance` below and geo-sort.ts do.
  */
 import { convertValue, isDateType, isNumericType, type FieldSpec } from '@tessera/schema';
-import type { SortKey } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { queryErrors, type SortKey } from '@tessera/search-model';
 import { geoSortPlan } from './geo-sort.js';
 import type { SearchReader } from './reader.js';
-import type { ReaderDistance, SortPlan, ValueDistance } from './sort-collector.js';
+import type { ReaderDistance, SortPlan, ValueDistance } from '../collect/sort-collector.js';
 import { DEFAULT_STRING_METRIC, distanceTo, isStringMetric, type StringMetricName } from './string-metrics.js';
 
 /** The plan of a sort key with a `_value` reference on the field `spec`. */

@@ -8,11 +8,10 @@
  */
 import { angle, centroidOf, EARTH_RADIUS_M, parseGeoValue, type Vec3 } from '@tessera/geo';
 import type { FieldSpec } from '@tessera/schema';
-import type { SortKey } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { queryErrors, type SortKey } from '@tessera/search-model';
 import { geoColumnPoints } from '../values/geo-points.js';
 import type { SearchReader } from './reader.js';
-import type { ReaderDistance, SortPlan, ValueDistance } from './sort-collector.js';
+import type { ReaderDistance, SortPlan, ValueDistance } from '../collect/sort-collector.js';
 
 /** The plan of a sort key on the geo field `spec`. */
 export function geoSortPlan(key: SortKey, spec: FieldSpec): SortPlan {

@@ -22,12 +22,12 @@ import {
 } from '@tessera/geo';
 import { accuracyPrefix, DEFAULT_GEO_ACCURACY, fieldTerm, type FieldSpec, geoValueToken } from '@tessera/schema';
 import { trixelTerm } from '../indexing/geo-terms.js';
-import { NO_MORE_DOCS, type Scorer } from '../matching/doc-iterator.js';
-import type { LeafValue } from '../query/ast.js';
-import { queryErrors } from '../query/errors.js';
+import { NO_MORE_DOCS, type Scorer } from '../scorers/doc-iterator.js';
+import { type LeafValue, queryErrors } from '@tessera/search-model';
 import { Bitset } from '../values/bitset.js';
 import { geoColumnPoints } from '../values/geo-points.js';
-import { bitsetScorer } from './ordinal-scorers.js';
+import { bitsetScorer } from '../scorers/ordinal-scorers.js';
+import { ScoredDocsScorer } from '../scorers/scored-docs-scorer.js';
 import { ordinalsInDocidOrder, type SearchReader } from './reader.js';
 import { NONE_WEIGHT, type Statistics, TermUnionWeight, TermWeight, ValueWeight, type Weight } from './weight.js';
 
@@ -190,48 +190,4 @@ export class GeoWithinWeight implements Weight {
 function sortedScorer(docids: number[], scores: number[]): Scorer {
   const order = docids.map((_, i) => i).sort((a, b) => docids[a]! - docids[b]!);
   return new ScoredDocsScorer(Uint32Array.from(order, (i) => docids[i]!), Float64Array.from(order, (i) => scores[i]!));
-}
-
-/** Ascending docids, each with its own weight. */
-export class ScoredDocsScorer implements Scorer {
-  docid = 0;
-  private i = -1;
-  private readonly max: number;
-
-  constructor(private readonly docids: Uint32Array, private readonly scores: Float64Array) {
-    let max = 0;
-    for (let k = 0; k < scores.length; k++) if (scores[k]! > max) max = scores[k]!;
-    this.max = max;
-  }
-
-  next(): number {
-    this.i++;
-    return (this.docid = this.i < this.docids.length ? this.docids[this.i]! : NO_MORE_DOCS);
-  }
-
-  advance(target: number): number {
-    if (this.i >= 0 && this.docid >= target) return this.docid;
-    const a = this.docids;
-    let lo = this.i + 1;
-    let hi = a.length;
-    while (lo < hi) {
-      const mid = (lo + hi) >>> 1;
-      if (a[mid]! < target) lo = mid + 1;
-      else hi = mid;
-    }
-    this.i = lo;
-    return (this.docid = lo < a.length ? a[lo]! : NO_MORE_DOCS);
-  }
-
-  cost(): number {
-    return this.docids.length;
-  }
-
-  score(): number {
-    return this.scores[this.i]!;
-  }
-
-  maxScore(): number {
-    return this.max;
-  }
 }

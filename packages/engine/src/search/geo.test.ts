@@ -8,7 +8,7 @@
 import { TesseraError } from '@tessera/errors';
 import { createSchema, type Schema } from '@tessera/schema';
 import { documentTerms } from '../indexing/document-terms.js';
-import { parseQuery, parseSort } from '../query/index.js';
+import { parseQuery, parseSort } from '@tessera/search-model';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';

@@ -5,8 +5,8 @@
  * casts, and sorting by distance to a number, a date or a string (§9.5).
  */
 import { TesseraError } from '@tessera/errors';
-import { Bm25Weight } from '../matching/bm25.js';
-import { parseQuery, parseSort } from '../query/index.js';
+import { Bm25Weight } from '../scorers/bm25.js';
+import { parseQuery, parseSort } from '@tessera/search-model';
 import { search, type SearchReader, type SearchResult } from './index.js';
 import { buildReaders, EPOCH_2020, type Doc } from './search.fixture.js';
 import { SCHEMA } from './search.fixture.js';

@@ -8,8 +8,8 @@ import {
   accuracyTerms, createSchema, fieldSpec, fieldTerm, parseDate, stemTerm, textTerm, type FieldSpec, type Schema,
 } from '@tessera/schema';
 import { analyzerFor, NO_POSITION } from '../analysis/analyzer.js';
-import { Bm25Weight } from '../matching/bm25.js';
-import type { Query } from '../query/ast.js';
+import { Bm25Weight } from '../scorers/bm25.js';
+import type { Query } from '@tessera/search-model';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer, type IndexableDocument } from '../segments/write-buffer.js';

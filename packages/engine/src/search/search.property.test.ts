@@ -7,10 +7,9 @@
  * heap order, the oracle in query order) and sort values exactly.
  */
 import fc from 'fast-check';
-import { parseQuery } from '../query/index.js';
-import { parseSort } from '../query/sort.js';
-import type { Query, SortKey } from '../query/ast.js';
-import { compareValues, search, sortPlan, type SearchHit, type SearchReader, type SortValue } from './index.js';
+import { parseQuery, parseSort, type Query, type SortKey } from '@tessera/search-model';
+import { compareValues, type SortValue } from '../collect/sort-collector.js';
+import { search, sortPlan, type SearchHit, type SearchReader } from './index.js';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';

@@ -1,4 +1,4 @@
-import { parseQuery, parseQueryString, parseSort } from '../query/index.js';
+import { parseQuery, parseQueryString, parseSort } from '@tessera/search-model';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';

@@ -8,16 +8,15 @@
  * shards by `sortValues` (or weight), then `_id`, and cuts the page.
  */
 import { fieldSpec, type Schema } from '@tessera/schema';
-import { Aggregator } from '../aggregations/aggregator.js';
-import type { AggregationsPartial } from '../aggregations/partial.js';
-import type { AggregationPlan } from '../aggregations/plan.js';
-import { countMatches, TopKCollector } from '../matching/top-k.js';
-import { TermScorer } from './term-scorer.js';
-import type { Query, SortKey } from '../query/ast.js';
+import { Aggregator } from '../collect/aggregator.js';
+import type { AggregationsPartial, Query, SortKey } from '@tessera/search-model';
+import type { AggregationPlan } from '../collect/aggregation-plan.js';
+import { countMatches, TopKCollector } from '../collect/top-k.js';
+import { TermScorer } from '../scorers/term-scorer.js';
 import { ID_SLOT, QueryCompiler } from './compile.js';
 import { distanceSortPlan } from './distance-sort.js';
 import type { SearchReader } from './reader.js';
-import { SortCollector, type SortPlan, type SortValue } from './sort-collector.js';
+import { SortCollector, type SortPlan, type SortValue } from '../collect/sort-collector.js';
 import { Statistics, ValueWeight, type Weight } from './weight.js';
 
 export interface SearchRequest {

@@ -19,7 +19,7 @@ import lcs from 'talisman/metrics/lcs.js';
 import levenshtein from 'talisman/metrics/levenshtein.js';
 import soundex from 'talisman/phonetics/soundex.js';
 
-/** Canonical metric names (query/sort.ts maps the aliases onto these). */
+/** Canonical metric names (@tessera/search-model query/sort.ts maps the aliases onto these). */
 export type StringMetricName = 'levenshtein' | 'jarowinkler' | 'sorensendice' | 'jaccard' | 'lcsubstr' | 'lcsubsequence' | 'soundex' | 'jaro';
 
 export const DEFAULT_STRING_METRIC: StringMetricName = 'jaro';

@@ -10,11 +10,11 @@
  * term (a synonym normally stays within one field). Without text terms
  * (keywords, numbers, ranges) the synonym only matches, with weight 0.
  */
-import { Bm25Weight } from '../matching/bm25.js';
-import { ConstantWeightScorer, DisjunctionScorer } from '../matching/boolean.js';
-import type { Scorer } from '../matching/doc-iterator.js';
+import { Bm25Weight } from '../scorers/bm25.js';
+import { ConstantWeightScorer, DisjunctionScorer } from '../scorers/boolean.js';
+import type { Scorer } from '../scorers/doc-iterator.js';
 import type { SearchReader } from './reader.js';
-import type { TermScorer } from './term-scorer.js';
+import type { TermScorer } from '../scorers/term-scorer.js';
 import { BoolWeight, PositionalWeight, TermWeight, type Statistics, type Weight } from './weight.js';
 
 /**

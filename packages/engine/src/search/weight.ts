@@ -6,15 +6,15 @@
  * lengths) are gathered once per search in `Statistics`; idf once per term in
  * its Bm25Weight.
  */
-import { AndMaybeScorer, ConjunctionScorer, DisjunctionScorer, ExclusionScorer } from '../matching/boolean.js';
-import { Bm25Weight } from '../matching/bm25.js';
-import type { Scorer } from '../matching/doc-iterator.js';
-import { NO_MORE_DOCS } from '../matching/doc-iterator.js';
+import { AndMaybeScorer, ConjunctionScorer, DisjunctionScorer, ExclusionScorer } from '../scorers/boolean.js';
+import { Bm25Weight } from '../scorers/bm25.js';
+import type { Scorer } from '../scorers/doc-iterator.js';
+import { NO_MORE_DOCS } from '../scorers/doc-iterator.js';
 import { Bitset } from '../values/bitset.js';
-import { allDocsScorer, bitsetScorer } from './ordinal-scorers.js';
-import { PositionalScorer, type PositionalMode } from './positional-scorer.js';
+import { allDocsScorer, bitsetScorer } from '../scorers/ordinal-scorers.js';
+import { PositionalScorer, type PositionalMode } from '../scorers/positional-scorer.js';
 import { termDocFreq, visitTerms, type SearchReader } from './reader.js';
-import { TermScorer } from './term-scorer.js';
+import { TermScorer } from '../scorers/term-scorer.js';
 
 export interface Weight {
   scorer(reader: SearchReader): Scorer | null;
@@ -215,7 +215,7 @@ export class ValueWeight implements Weight {
 
 export type BoolWeightOp = 'and' | 'or' | 'max' | 'xor' | 'not' | 'and_not' | 'and_maybe' | 'filter';
 
-/** Compound operators of API.md §9.3.2 over the matching/ scorers. */
+/** Compound operators of API.md §9.3.2 over the scorers/ scorers. */
 export class BoolWeight implements Weight {
   constructor(readonly op: BoolWeightOp, readonly children: readonly Weight[]) {}
 

@@ -1,27 +1,25 @@
 /**
- * The search entry of a shard copy (API.md §9): parse the request, run it
- * over the readers of the index as they are now (search/), and fetch the
- * stored documents of the best hits.
+ * The search entry of a shard copy (API.md §9): run the request the
+ * coordinator parsed over the readers of the index as they are now
+ * (search/), and fetch the stored documents of the best hits.
  */
 import type { DocumentBody, DocumentId } from '../documents/types.js';
-import { type AggregationsPartial, planAggregations } from '../aggregations/index.js';
-import { parseQuery, parseQueryStrings, parseSort, parseSortStrings, type Query, type SortKey } from '../query/index.js';
+import type { AggregationRequest, AggregationsPartial, Query, SortKey } from '@tessera/search-model';
+import { planAggregations } from '../collect/index.js';
 import { search } from '../search/index.js';
 import type { ShardState } from './state.js';
 
 export interface ShardSearchRequest {
-  /** A `_query` value (API.md §9.3); else `queryStrings` (§9.4, ANDed); else everything. */
-  query?: unknown;
-  queryStrings?: string[] | undefined;
-  /** A `_sort` value (§9.5), or `sort` query-string parameters. */
-  sort?: unknown;
-  sortStrings?: string[] | undefined;
+  /** The parsed query (@tessera/search-model `parseQuery`…: the coordinator parses it once); absent = everything. */
+  query?: Query | undefined;
+  /** Parsed sort keys (§9.5); absent = by relevance. */
+  sort?: readonly SortKey[] | undefined;
   /** Best hits wanted (offset + limit); 0 counts only. */
   k: number;
   countOnly?: boolean | undefined;
   schema?: Record<string, unknown> | undefined;
-  /** An `_aggs` value (API.md §10): aggregated over every match. */
-  aggs?: unknown;
+  /** Parsed `_aggs` (API.md §10, `parseAggregations`): bound to the schema here, aggregated over every match. */
+  aggs?: readonly AggregationRequest[] | undefined;
 }
 
 export interface ShardSearchResult {
@@ -32,19 +30,18 @@ export interface ShardSearchResult {
   aggregations?: AggregationsPartial;
 }
 
+/** A search without a query matches every document. */
+const ALL_QUERY: Query = { kind: 'all' };
+
 /**
- * SEARCH on this shard (API.md §9): parse the query and the sort, run them
- * over a snapshot of the index, and fetch the best `k` documents. Totals
- * are exact. Every acknowledged write is visible (no refresh interval).
+ * SEARCH on this shard (API.md §9): run the parsed query and sort over a
+ * snapshot of the index, and fetch the best `k` documents. Totals are
+ * exact. Every acknowledged write is visible (no refresh interval).
  */
 export async function searchShard(state: ShardState, request: ShardSearchRequest): Promise<ShardSearchResult> {
   state.checkOpen();
-  const query: Query = request.query !== undefined
-    ? parseQuery(request.query)
-    : request.queryStrings !== undefined && request.queryStrings.length > 0 ? parseQueryStrings(request.queryStrings) : { kind: 'all' };
-  const sort: SortKey[] = request.sort !== undefined
-    ? parseSort(request.sort)
-    : request.sortStrings !== undefined ? parseSortStrings(request.sortStrings) : [];
+  const query: Query = request.query ?? ALL_QUERY;
+  const sort: readonly SortKey[] = request.sort ?? [];
   // The coordinator's schema is the newest; the shard's own covers what it has indexed.
   const schema = request.schema ?? state.schema;
   // Bound before the search starts, so a bad `_aggs` is a 400 even on a shard without documents.
