@@ -32,9 +32,8 @@
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { errorBody, toTesseraError, type TesseraError } from '@tessera/errors';
-import {
-  RequestParser, type ParsedRequestHead, type RequestParserEvents, type RequestParserOptions,
-} from '../parser/request-parser.js';
+import type { ParsedRequestHead } from '../parser/request-head.js';
+import { RequestParser, type RequestParserEvents, type RequestParserOptions } from '../parser/request-parser.js';
 import { RequestBodyStream, STREAM_BUFFER_BYTES_MAX, STREAM_RESUME_BYTES, type BodyStreamOwner } from './body-stream.js';
 import { resolveMethod } from './method.js';
 import { serverErrors } from './errors.js';
