@@ -11,19 +11,29 @@
  * create a field; on an existing field, immutable ones must equal the
  * field's, and changeable ones (`_index`, `_store`, `_weight`, …) apply to
  * this document only.
+ *
+ * The walk is here; beside it: how an object's keys split
+ * (document-object.ts), the stored form of untyped values (stored-form.ts),
+ * namespace paths (namespace-paths.ts) and what is remembered per schema
+ * (resolved-fields.ts).
  */
 import { convertValue, type IndexValue } from './convert.js';
 import { describeType, detectType } from './detect.js';
-import { schemaErrors } from './errors.js';
-import { GEO_VALUE_KEYS, isCoordinateArray } from './geo.js';
 import {
-  DATE_VALUE_KEYS, FIELD_OPTION_KEYS, hasOwn, isCommentKey, isPlainObject, ROOT_CONTROL_KEYS, VALUE_KEYS,
-} from './keys.js';
-import { checkOptionsForType, IMMUTABLE_OPTIONS, normaliseOption } from './options.js';
+  asScriptValue, type Children, gatherElementOptions, isDeepEqualJson, isFieldName, isOpaque, isScalarValue, isScriptTyped,
+  splitObject,
+} from './document-object.js';
+import { schemaErrors } from './errors.js';
+import { isCoordinateArray } from './geo.js';
+import { FIELD_OPTION_KEYS, hasOwn, isPlainObject, ROOT_CONTROL_KEYS } from './keys.js';
+import { fitsNamespace, type Namespace, namespacePaths } from './namespace-paths.js';
+import { checkOptionsForType, IMMUTABLE_OPTIONS } from './options.js';
+import { ignoreSet, NO_SPECS, type ResolvedField, resolvedField, rootContext, rootOptions } from './resolved-fields.js';
 import { checkFieldName, namespaceSpec, nodeOptions, type Schema, type SchemaNode } from './schema.js';
 import {
   effectiveImmutable, type FieldSpec, type Inherited, inheritChild, inheritUuidChild, resolveSpec, rootInherited, UUID_FIELD_NAME,
 } from './spec.js';
+import { DROP, opaque, plainStored, type Stored, verbatim, withoutKeys } from './stored-form.js';
 import { type FieldType, parseType, type ScalarType, typeName } from './types.js';
 import { isUuidString } from './uuid.js';
 
@@ -91,25 +101,6 @@ export function indexedValues(schema: Schema, body: unknown, options: FoldOption
 
 /** Stored forms → the schema they were folded with and their values (see indexedValues). */
 const FOLDED = new WeakMap<object, { schema: Schema; values: readonly IndexedValue[] }>();
-
-/** Marks a value left out of the stored form (`_store: false`). */
-const DROP: unique symbol = Symbol('drop');
-type Stored = unknown;
-
-/** The fields of an object: its keys that are neither options, value keys nor comments, in order. */
-interface Children {
-  readonly of: Record<string, unknown>;
-  readonly keys: readonly string[];
-}
-
-/** A field's object split into its parts. */
-interface Split {
-  options: Record<string, unknown>;
-  children: Children;
-  hasValue: boolean;
-  /** The `{"_date"|"_datetime": …}` part of a date given as components. */
-  dateValue: Record<string, unknown> | undefined;
-}
 
 class Folder {
   schema: Schema;
@@ -414,62 +405,9 @@ class Folder {
   }
 }
 
-/** A namespace being folded: its type once known. */
-interface Namespace {
-  readonly segs: readonly string[];
-  readonly path: string;
-  readonly inh: Inherited;
-  type: FieldType | undefined;
-  readonly partialPaths: boolean;
-}
-
-/**
- * Middle segments whose subsets make partial paths: past this many, only the
- * full path and the namespace + leaf are indexed (2^6 = 64 paths per value
- * at most, whatever the nesting).
- */
-export const PARTIAL_PATH_MIDDLES_MAX = 6;
-
-/** The paths below a namespace a leaf at `rest` is indexed under: the full one, then the partial ones (§8.7). */
-export function namespacePaths(rest: readonly string[], partial: boolean): Array<readonly string[]> {
-  const out: Array<readonly string[]> = [rest];
-  if (!partial || rest.length < 2) return out;
-  const leaf = rest[rest.length - 1]!;
-  const middles = rest.slice(0, -1);
-  if (middles.length > PARTIAL_PATH_MIDDLES_MAX) {
-    out.push([leaf]);
-    return out;
-  }
-  const full = (1 << middles.length) - 1;
-  for (let mask = 0; mask < full; mask++) {
-    const path: string[] = [];
-    for (let i = 0; i < middles.length; i++) if ((mask & (1 << i)) !== 0) path.push(middles[i]!);
-    path.push(leaf);
-    out.push(path);
-  }
-  return out;
-}
-
-/**
- * Whether a namespace of type `type` takes a value without conversion
- * (§8.7: another detected type is a 400): the detected type itself, or one it
- * widens (any string into text or keyword, integers into floats, dates into
- * datetimes and back).
- */
-function fitsNamespace(type: FieldType['base'], value: unknown, detected: ReturnType<typeof detectType>): boolean {
-  if (typeof detected !== 'string') return detected === null;
-  if (detected === type) return true;
-  if (type === 'text' || type === 'keyword') return typeof value === 'string';
-  if (type === 'floating' || type === 'positive') return detected === 'integer';
-  if (type === 'date' || type === 'datetime') return detected === 'date' || detected === 'datetime';
-  return false;
-}
-
 function isIndexed(spec: FieldSpec): boolean {
   return spec.index.fieldTerms || spec.index.fieldValues || spec.index.globalTerms || spec.index.globalValues;
 }
-
-const NO_SPECS: readonly FieldSpec[] = [];
 
 function isUuidName(name: string): boolean {
   return name.length === 36 && isUuidString(name);
@@ -480,118 +418,6 @@ function childNode(node: SchemaNode | undefined, name: string): SchemaNode | und
   if (node === undefined) return undefined;
   const child = hasOwn(node, name) ? node[name] : isUuidName(name) && hasOwn(node, UUID_FIELD_NAME) ? node[UUID_FIELD_NAME] : undefined;
   return isPlainObject(child) ? child : undefined;
-}
-
-/** A name `checkFieldName` accepts. */
-function isFieldName(name: string): boolean {
-  return name !== '__proto__' && name.length > 0 && !name.includes('.');
-}
-
-/** A scalar, or a list of scalars: a value that carries no options and no fields. */
-function isScalarValue(value: unknown): boolean {
-  if (Array.isArray(value)) {
-    for (const item of value) if (typeof item === 'object' && item !== null) return false;
-    return true;
-  }
-  return typeof value !== 'object' || value === null;
-}
-
-/** Whether an object of value keys (`{"_lua": …}`) is the value of a `script` field: by its own `_type` or the field's. */
-function isScriptTyped(node: SchemaNode | undefined, raw: Record<string, unknown>, path: string): boolean {
-  const declared = raw._type ?? node?._type;
-  // Not parseType: a value of a type still to come (`geo`) must stay opaque, not fail here.
-  return typeof declared === 'string' && declared.toLowerCase().split('/').includes('script') && parseType(declared, path).base === 'script';
-}
-
-/** A script object with options as `{…options, _value: {…script}}`, the form the field walk takes. */
-function asScriptValue(raw: Record<string, unknown>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  const script: Record<string, unknown> = {};
-  for (const [key, v] of Object.entries(raw)) {
-    if (FIELD_OPTION_KEYS.has(key)) out[key] = v;
-    else if (!isCommentKey(key)) script[key] = v;
-  }
-  out._value = script;
-  return out;
-}
-
-/** Split an object's keys: options (normalised), children, `_value`, date value keys; unknown `_` keys → 400. */
-function splitObject(obj: Record<string, unknown>, path: string, isRoot: boolean): Split {
-  const keys = Object.keys(obj);
-  // The keys themselves while every key is a field (most objects): copied at the first that is not.
-  let fields: string[] | undefined;
-  let options = NO_OPTIONS;
-  let hasValue = false;
-  let dateValue: Record<string, unknown> | undefined;
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!;
-    const comment = isCommentKey(key);
-    if (!comment && key.charCodeAt(0) !== 0x5f) {
-      fields?.push(key);
-      continue;
-    }
-    fields ??= keys.slice(0, i);
-    if (comment) continue;
-    if (key === '_value' && !isRoot) {
-      hasValue = true;
-    } else if (isRoot && ROOT_CONTROL_KEYS.has(key)) {
-      continue;
-    } else if (FIELD_OPTION_KEYS.has(key)) {
-      const v = normaliseOption(key, obj[key], path, isRoot ? 'root' : 'field');
-      if (v !== undefined) {
-        if (options === NO_OPTIONS) options = {};
-        options[key] = v;
-      }
-    } else if ((DATE_VALUE_KEYS.has(key) || GEO_VALUE_KEYS.has(key)) && !isRoot) {
-      if (dateValue !== undefined) throw schemaErrors.badDocument(`Field '${path}' has two date values`);
-      dateValue = { [key]: obj[key] };
-    } else {
-      throw schemaErrors.unknownReservedKey(key);
-    }
-  }
-  if (hasValue && dateValue !== undefined) throw schemaErrors.unknownReservedKey(Object.keys(dateValue)[0]!);
-  return { options, children: { of: obj, keys: fields ?? keys }, hasValue, dateValue };
-}
-
-/** The options of an object that has none (shared: never written to). */
-const NO_OPTIONS: Record<string, unknown> = Object.freeze({}) as Record<string, unknown>;
-
-/** An object keyed by a value key of a later type (`_point`, `_uuid`, …), without `_value`: kept as sent, not indexed. */
-function isOpaque(obj: Record<string, unknown>): boolean {
-  if (hasOwn(obj, '_value')) return false;
-  for (const key of Object.keys(obj)) if (VALUE_KEYS.has(key) && !DATE_VALUE_KEYS.has(key) && !GEO_VALUE_KEYS.has(key)) return true;
-  return false;
-}
-
-function opaque(obj: Record<string, unknown>, store: boolean): Stored | typeof DROP {
-  for (const key of Object.keys(obj)) {
-    if (key.charCodeAt(0) === 0x5f && !FIELD_OPTION_KEYS.has(key) && !VALUE_KEYS.has(key)) throw schemaErrors.unknownReservedKey(key);
-  }
-  return store ? withoutKeys(obj, FIELD_OPTION_KEYS) : DROP;
-}
-
-/** Options carried by option objects inside an array value, merged into the field's inline options. */
-function gatherElementOptions(list: readonly unknown[], inline: Record<string, unknown>, path: string): Record<string, unknown> {
-  let out = inline;
-  for (const item of list) {
-    if (Array.isArray(item)) {
-      out = gatherElementOptions(item, out, path);
-    } else if (isPlainObject(item) && !isOpaque(item)) {
-      const split = splitObject(item, path, false);
-      if (!split.hasValue && split.dateValue === undefined) continue; // an object element carries its own options
-      for (const [key, v] of Object.entries(split.options)) {
-        if (hasOwn(out, key) && !isDeepEqualJson(out[key], v)) throw schemaErrors.conflictingOption(path, key);
-        if (out === inline) out = { ...inline };
-        out[key] = v;
-      }
-      if (split.hasValue && Array.isArray(item._value)) out = gatherElementOptions(item._value, out, path);
-    }
-  }
-  return out;
-}
-
-function isDeepEqualJson(a: unknown, b: unknown): boolean {
-  return JSON.stringify(a) === JSON.stringify(b);
 }
 
 /** Inline options on an existing typed field: its type and immutable options cannot differ. */
@@ -606,127 +432,6 @@ function checkInline(
       if (!isDeepEqualJson(effective, value)) throw schemaErrors.schemaImmutable(path, key);
     }
   }
-}
-
-function ignoreSet(opts: Record<string, unknown>): ReadonlySet<string> {
-  return new Set(Array.isArray(opts._ignore) ? (opts._ignore as string[]) : []);
-}
-
-function withoutKeys(obj: Record<string, unknown>, ...sets: ReadonlyArray<ReadonlySet<string>>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const [k, v] of Object.entries(obj)) {
-    if (isCommentKey(k) || sets.some((s) => s.has(k))) continue;
-    out[k] = v;
-  }
-  return out;
-}
-
-/** `_recurse: false`: kept as sent, options and comments of the top object removed. */
-function verbatim(raw: unknown): Stored {
-  if (!isPlainObject(raw)) return raw;
-  if (hasOwn(raw, '_value')) return raw._value;
-  return withoutKeys(raw, FIELD_OPTION_KEYS);
-}
-
-/**
- * Stored form of a value that is neither typed nor indexed (under `_ignore`,
- * unknown under `_dynamic: false`, or fixing no type): option objects
- * unwrapped, options and comments removed, `_store: false` dropped.
- */
-function plainStored(value: unknown, store: boolean): Stored | typeof DROP {
-  if (!store) return DROP;
-  if (Array.isArray(value)) {
-    // Copied only from the first item that changes: a list stored as it came is the input's own (never mutated).
-    let out: unknown[] | undefined;
-    for (let i = 0; i < value.length; i++) {
-      const item: unknown = value[i];
-      const r = plainStored(item, true);
-      if (out === undefined) {
-        if (r === item) continue;
-        out = value.slice(0, i);
-      }
-      if (r !== DROP) out.push(r);
-    }
-    return out ?? value;
-  }
-  if (!isPlainObject(value)) return value;
-  if (value._store === false) return DROP;
-  if (isOpaque(value)) return opaque(value, true);
-  if (value._recurse === false) return verbatim(value);
-  if (hasOwn(value, '_value')) {
-    for (const key of Object.keys(value)) {
-      if (key !== '_value' && key.charCodeAt(0) === 0x5f && !FIELD_OPTION_KEYS.has(key)) throw schemaErrors.unknownReservedKey(key);
-    }
-    return plainStored(value._value, true);
-  }
-  const out: Record<string, unknown> = {};
-  for (const [key, child] of Object.entries(value)) {
-    if (isCommentKey(key)) continue;
-    if (key.charCodeAt(0) === 0x5f) {
-      if (FIELD_OPTION_KEYS.has(key)) continue;
-      if (DATE_VALUE_KEYS.has(key) || GEO_VALUE_KEYS.has(key)) {
-        out[key] = child;
-        continue;
-      }
-      throw schemaErrors.unknownReservedKey(key);
-    }
-    const r = plainStored(child, true);
-    if (r !== DROP) out[key] = r;
-  }
-  return out;
-}
-
-/**
- * What a field with no inline options resolves to: its node's options, what
- * it inherits and, once a value was folded, its spec. Schema nodes and
- * Inherited contexts are values (a schema change clones the schema), so this
- * is remembered by identity across documents — folding is per document and
- * per field, and resolving options, prefixes and slots (an xxh32 each) cost
- * a tenth of bulk indexing.
- */
-interface ResolvedField {
-  opts: Record<string, unknown>;
-  inh: Inherited;
-  nodeType: FieldType | undefined;
-  spec?: FieldSpec;
-  aliases: readonly FieldSpec[];
-  indexed: boolean;
-}
-
-const RESOLVED_FIELDS = new WeakMap<Inherited, WeakMap<SchemaNode, ResolvedField>>();
-
-function resolvedField(parent: Inherited, node: SchemaNode, name: string, path: string): ResolvedField {
-  let byNode = RESOLVED_FIELDS.get(parent);
-  if (byNode === undefined) RESOLVED_FIELDS.set(parent, byNode = new WeakMap());
-  let resolved = byNode.get(node);
-  if (resolved === undefined) {
-    const opts = nodeOptions(node);
-    const nodeType = opts._type === undefined ? undefined : parseType(opts._type, path);
-    resolved = { opts, inh: inheritChild(parent, name, opts), nodeType, aliases: NO_SPECS, indexed: false };
-    byNode.set(node, resolved);
-  }
-  return resolved;
-}
-
-/** The root's context by schema object (and strictness): stable, so its fields' resolutions are remembered. */
-const ROOT_CONTEXTS = new WeakMap<Schema, { strict?: Inherited; loose?: Inherited }>();
-
-const ROOT_OPTIONS = new WeakMap<Schema, { opts: Record<string, unknown>; ignore: ReadonlySet<string> }>();
-
-/** The root options of a schema and the `_ignore` set they give (schemas are values: never mutated). */
-function rootOptions(schema: Schema): { opts: Record<string, unknown>; ignore: ReadonlySet<string> } {
-  let root = ROOT_OPTIONS.get(schema);
-  if (root === undefined) {
-    const opts = nodeOptions(schema);
-    ROOT_OPTIONS.set(schema, root = { opts, ignore: ignoreSet(opts) });
-  }
-  return root;
-}
-
-function rootContext(schema: Schema, opts: Record<string, unknown>, strict: boolean): Inherited {
-  let contexts = ROOT_CONTEXTS.get(schema);
-  if (contexts === undefined) ROOT_CONTEXTS.set(schema, contexts = {});
-  return strict ? (contexts.strict ??= rootInherited(opts, true)) : (contexts.loose ??= rootInherited(opts, false));
 }
 
 function isEmpty(o: Record<string, unknown>): boolean {

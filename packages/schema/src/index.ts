@@ -27,7 +27,7 @@ export {
   createSchema, describeSchema, fieldSpec, mergeSchema, searchableFields, type Schema, type SchemaNode,
 } from './schema.js';
 export { foldDocument, type FoldOptions, type FoldResult, type IndexedValue, indexedValues, type NormalisedDocument } from './fold.js';
-export { namespacePaths, PARTIAL_PATH_MIDDLES_MAX } from './fold.js';
+export { namespacePaths, PARTIAL_PATH_MIDDLES_MAX } from './namespace-paths.js';
 export { type UuidFieldMode, UUID_FIELD_NAME } from './spec.js';
 export { canonicalUuid, CONDENSED_UUID_RE, isCondensedUuid, isUuidString, UUID_RE } from './uuid.js';
 export {

@@ -1,5 +1,6 @@
 /** Namespaces with partial paths, and UUID-named children (API.md §8.7). */
-import { foldDocument, namespacePaths } from './fold.js';
+import { foldDocument } from './fold.js';
+import { namespacePaths } from './namespace-paths.js';
 import { error, values } from './fold.fixture.js';
 import { createSchema, describeSchema, fieldSpec, mergeSchema } from './schema.js';
 import { fieldTerm } from './terms.js';

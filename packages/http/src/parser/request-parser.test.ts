@@ -1,8 +1,8 @@
 import fc from 'fast-check';
 import type { TesseraError } from '@tessera/errors';
-import {
-  CHUNK_LINE_BYTES_MAX, RequestParser, type ParsedRequestHead, type RequestParserEvents, type RequestParserOptions,
-} from './request-parser.js';
+import { CHUNK_LINE_BYTES_MAX } from './chunked.js';
+import type { ParsedRequestHead } from './request-head.js';
+import { RequestParser, type RequestParserEvents, type RequestParserOptions } from './request-parser.js';
 import {
   expectedRequest, requestModelArb, serializeRequest, splitAt, splitPointsArb, type ExpectedRequest,
 } from './request-arbitraries.js';

@@ -7,12 +7,11 @@
  * and hands bodies on as slices of the socket's Buffers: no per-byte work in
  * JavaScript on the common path and no allocation per byte anywhere.
  *
- * Framing is strict so that no request can be smuggled past it: conflicting
- * Content-Length, Content-Length with Transfer-Encoding, a Transfer-Encoding
- * that does not end in exactly one `chunked`, bare CR/LF, obs-fold and
- * whitespace before a colon are all rejected. Every limit is checked as bytes
- * arrive, before memory is spent on them. After an error the parser is dead:
- * it ignores further input, and the caller answers and closes the connection.
+ * Framing is strict so that no request can be smuggled past it (the head's
+ * text is parsed in request-head.ts, chunk-size and trailer lines in
+ * chunked.ts). Every limit is checked as bytes arrive, before memory is spent
+ * on them. After an error the parser is dead: it ignores further input, and
+ * the caller answers and closes the connection.
  *
  * Streamed bodies: when `onHead` returns true, the body is not gathered but
  * handed on piece by piece (`onBodyData`), each piece a slice of a socket
@@ -22,8 +21,13 @@
  */
 import type { TesseraError } from '@tessera/errors';
 import type { RequestHead } from '../server/types.js';
+import { CR, LF, SP } from './ascii.js';
+import {
+  CHUNK_LINE_BYTES_MAX, CHUNK_SIZE_TOO_LARGE, chunkSizeError, LINE_INCOMPLETE, LINE_TOO_LONG, LineReader, parseChunkSize,
+  trailerLineError,
+} from './chunked.js';
 import { parserErrors } from './errors.js';
-import { internHeaderNameAt, internMethodAt, TOKEN } from './tokens.js';
+import { CONTENT_LENGTH_BEYOND_ANY, ParsedRequestHead, parseRequestHead } from './request-head.js';
 
 export interface RequestParserOptions {
   /** Request line + header section (and, later, trailers), bytes; beyond → 431. */
@@ -68,51 +72,6 @@ export interface RequestParserEvents {
   onError(error: TesseraError, head: ParsedRequestHead | null): void;
 }
 
-/** A parsed head: the public RequestHead plus the framing facts the server needs. */
-export class ParsedRequestHead implements RequestHead {
-  method: string;
-  readonly originalMethod: string;
-  readonly target: string;
-  path: string;
-  query: string;
-  readonly httpVersion: 10 | 11;
-  readonly headers: Record<string, string>;
-  /** The connection may stay open after this request (version default and `Connection` header). */
-  readonly keepAlive: boolean;
-  /** The client sent `Expect: 100-continue`. */
-  readonly expectContinue: boolean;
-  /** Declared body length in bytes; -1 for a chunked body; 0 for no body. */
-  readonly contentLength: number;
-
-  constructor(
-    method: string, target: string, path: string, query: string, httpVersion: 10 | 11,
-    headers: Record<string, string>, keepAlive: boolean, expectContinue: boolean, contentLength: number,
-  ) {
-    this.method = method;
-    this.originalMethod = method;
-    this.target = target;
-    this.path = path;
-    this.query = query;
-    this.httpVersion = httpVersion;
-    this.headers = headers;
-    this.keepAlive = keepAlive;
-    this.expectContinue = expectContinue;
-    this.contentLength = contentLength;
-  }
-}
-
-/**
- * Longest chunk-size line (size, extensions, CRLF) accepted. Extensions are
- * ignored, so there is no reason to buffer more; longer → 400.
- */
-export const CHUNK_LINE_BYTES_MAX = 4096;
-
-/** Hex digits beyond leading zeros in a chunk size: 12 digits = 2^48 bytes, above any body limit. */
-const CHUNK_SIZE_DIGITS_MAX = 12;
-
-/** Decimal digits of a Content-Length kept exact; longer values are beyond any limit (2^53). */
-const CONTENT_LENGTH_DIGITS_MAX = 15;
-
 // Parser states.
 const HEAD = 0;
 const BODY_LENGTH = 1;
@@ -124,22 +83,6 @@ const DEAD = 6;
 
 const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
 const EMPTY_BODY = Buffer.alloc(0);
-const CR = 13;
-const LF = 10;
-const SP = 32;
-const HTAB = 9;
-
-/** Any control character other than HTAB, CR and LF, or a CR/LF that is not part of a CRLF pair. */
-const INVALID_HEAD_CHARS = /[\x00-\x08\x0b\x0c\x0e-\x1f\x7f]|\r(?!\n)|(?<!\r)\n/;
-/** Bytes not allowed in a request-target: RFC 3986 characters are all visible ASCII. */
-const INVALID_TARGET_CHARS = /[^\x21-\x7e]/;
-const HTTP_VERSION = /^HTTP\/\d\.\d$/;
-const DIGITS = /^\d+$/;
-const ABSOLUTE_FORM = /^https?:\/\/[^/?#]*/i;
-
-// Connection header flags.
-const CONNECTION_CLOSE = 1;
-const CONNECTION_KEEP_ALIVE = 2;
 
 /** Content-Length bodies from this size on are received into one buffer of that size (RequestParser.whole). */
 const WHOLE_BODY_BYTES_MIN = 1024 * 1024;
@@ -190,13 +133,9 @@ export class RequestParser {
   /** Streamed body bytes the listener will still take before the parser pauses itself. */
   private bodyCredit = 0;
 
-  /** A chunk-size or trailer line spanning chunks, copied here. */
-  private lineAcc: Buffer | null = null;
-  private lineAccLen = 0;
-  /** The last complete line read by readLine: bytes [lineStart, lineEnd) of lineBuf, CRLF excluded. */
-  private lineBuf: Buffer = EMPTY_BODY;
-  private lineStart = 0;
-  private lineEnd = 0;
+  /** Chunk-size and trailer lines. */
+  private readonly lines = new LineReader();
+
 
   constructor(options: RequestParserOptions, events: RequestParserEvents) {
     this.headerBytesMax = options.headerBytesMax;
@@ -290,8 +229,7 @@ export class RequestParser {
     this.parts.length = 0;
     this.whole = null;
     this.headAcc = null;
-    this.lineAcc = null;
-    this.lineBuf = EMPTY_BODY;
+    this.lines.release();
   }
 
   private fail(error: TesseraError): void {
@@ -430,141 +368,14 @@ export class RequestParser {
       this.skippedBytes += bytes;
       return;
     }
-    if (INVALID_HEAD_CHARS.test(s)) {
-      const bad = INVALID_HEAD_CHARS.exec(s)![0];
-      this.fail(bad === '\r' || bad === '\n'
-        ? parserErrors.lineEnding()
-        : parserErrors.header(`control character 0x${bad.charCodeAt(0).toString(16).padStart(2, '0')}`));
-      return;
-    }
-    const headBytes = bytes + this.skippedBytes;
-    this.skippedBytes = 0;
-
-    // Request line: method SP request-target SP HTTP-version.
-    let eol = s.indexOf('\r\n', p);
-    if (eol === -1) eol = s.length;
-    const sp1 = s.indexOf(' ', p);
-    if (sp1 === -1 || sp1 >= eol) return this.fail(parserErrors.requestLine('expected "METHOD target HTTP/1.1"'));
-    let method = internMethodAt(s, p, sp1);
-    if (method === undefined) {
-      method = s.slice(p, sp1);
-      if (!TOKEN.test(method)) return this.fail(parserErrors.requestLine('method is not a token'));
-    }
-    let sp2 = s.indexOf(' ', sp1 + 1);
-    if (sp2 === -1 || sp2 > eol) sp2 = eol;
-    if (sp2 - sp1 - 1 > this.urlBytesMax) return this.fail(parserErrors.uriTooLong(this.urlBytesMax));
-    if (sp2 === eol) return this.fail(parserErrors.requestLine('expected "METHOD target HTTP/1.1"'));
-    if (sp2 === sp1 + 1) return this.fail(parserErrors.requestLine('empty request target'));
-    let httpVersion: 10 | 11;
-    if (eol - sp2 - 1 === 8 && s.startsWith('HTTP/1.1', sp2 + 1)) httpVersion = 11;
-    else if (eol - sp2 - 1 === 8 && s.startsWith('HTTP/1.0', sp2 + 1)) httpVersion = 10;
-    else {
-      const version = s.slice(sp2 + 1, eol);
-      return this.fail(HTTP_VERSION.test(version)
-        ? parserErrors.versionNotSupported(version)
-        : parserErrors.requestLine('malformed HTTP version'));
-    }
-    const target = s.slice(sp1 + 1, sp2);
-    if (INVALID_TARGET_CHARS.test(target)) return this.fail(parserErrors.requestLine('invalid character in request target'));
-
-    let path: string;
-    let query = '';
-    if (target.charCodeAt(0) === 47 /* / */) {
-      const q = target.indexOf('?');
-      if (q === -1) path = target;
-      else {
-        path = target.slice(0, q);
-        query = target.slice(q + 1);
-      }
-    } else if (target === '*' && method === 'OPTIONS') {
-      path = '*';
-    } else {
-      const authority = ABSOLUTE_FORM.exec(target);
-      if (authority === null) return this.fail(parserErrors.requestLine('request target must be a path or an absolute URL'));
-      const rest = target.slice(authority[0].length);
-      const q = rest.indexOf('?');
-      path = q === -1 ? rest : rest.slice(0, q);
-      if (path === '') path = '/';
-      if (q !== -1) query = rest.slice(q + 1);
-    }
-
-    // Header fields.
-    const headers = Object.create(null) as Record<string, string>;
-    let contentLength = -1;
-    let contentLengthText = '';
-    let transferEncoding: string | null = null;
-    let connection = 0;
-    let expectContinue = false;
-    let hosts = 0;
-    let pos = eol + 2;
-    while (pos < s.length) {
-      let end = s.indexOf('\r\n', pos);
-      if (end === -1) end = s.length;
-      const c0 = s.charCodeAt(pos);
-      if (c0 === SP || c0 === HTAB) return this.fail(parserErrors.header('line folding (obs-fold) is not allowed'));
-      const colon = s.indexOf(':', pos);
-      if (colon === -1 || colon >= end) return this.fail(parserErrors.header('missing colon'));
-      let name = internHeaderNameAt(s, pos, colon);
-      if (name === undefined) {
-        const raw = s.slice(pos, colon);
-        if (!TOKEN.test(raw)) {
-          return this.fail(parserErrors.header(raw === '' ? 'empty name' : 'name is not a token (no whitespace before the colon)'));
-        }
-        name = raw.toLowerCase();
-      }
-      let vs = colon + 1;
-      let ve = end;
-      while (vs < ve && (s.charCodeAt(vs) === SP || s.charCodeAt(vs) === HTAB)) vs++;
-      while (ve > vs && (s.charCodeAt(ve - 1) === SP || s.charCodeAt(ve - 1) === HTAB)) ve--;
-      const value = s.slice(vs, ve);
-      pos = end + 2;
-
-      if (name === 'content-length') {
-        if (!DIGITS.test(value)) return this.fail(parserErrors.contentLength(value));
-        let digits = value;
-        if (digits.length > 1 && digits.charCodeAt(0) === 48 /* 0 */) digits = digits.replace(/^0+(?=\d)/, '');
-        if (contentLength !== -1) {
-          // Identical duplicates are harmless; different ones are how requests get smuggled.
-          if (digits !== contentLengthText) return this.fail(parserErrors.conflictingContentLength());
-          continue;
-        }
-        contentLengthText = digits;
-        contentLength = digits.length > CONTENT_LENGTH_DIGITS_MAX ? Number.POSITIVE_INFINITY : Number(digits);
-        headers[name] = value;
-        continue;
-      }
-      if (name === 'transfer-encoding') transferEncoding = transferEncoding === null ? value : `${transferEncoding}, ${value}`;
-      else if (name === 'connection') connection |= connectionFlags(value);
-      else if (name === 'expect') {
-        if (value.length === 12 && value.toLowerCase() === '100-continue') expectContinue = true;
-      } else if (name === 'host' && ++hosts > 1) return this.fail(parserErrors.host('More than one Host header'));
-      const previous = headers[name];
-      headers[name] = previous === undefined ? value : `${previous}, ${value}`;
-    }
-    if (httpVersion === 11 && hosts === 0) return this.fail(parserErrors.host('Missing Host header (required by HTTP/1.1)'));
-
-    // Body framing (RFC 9112 §6.3).
-    let bodyLength: number;
-    if (transferEncoding !== null) {
-      if (contentLength !== -1) return this.fail(parserErrors.lengthAndEncoding());
-      if (httpVersion === 10) return this.fail(parserErrors.lengthRequired('Transfer-Encoding cannot frame an HTTP/1.0 request; send Content-Length'));
-      const codingError = checkTransferEncoding(transferEncoding);
-      if (codingError !== null) return this.fail(codingError);
-      bodyLength = -1;
-    } else if (contentLength !== -1) {
-      bodyLength = contentLength;
-    } else {
-      if (expectContinue) return this.fail(parserErrors.lengthRequired('Expect: 100-continue needs Content-Length or Transfer-Encoding'));
-      bodyLength = 0;
-    }
-    const keepAlive = httpVersion === 11
-      ? (connection & CONNECTION_CLOSE) === 0
-      : (connection & CONNECTION_KEEP_ALIVE) !== 0 && (connection & CONNECTION_CLOSE) === 0;
-
-    const head = new ParsedRequestHead(method, target, path, query, httpVersion, headers, keepAlive, expectContinue,
-      bodyLength === Number.POSITIVE_INFINITY ? Number.MAX_SAFE_INTEGER : bodyLength);
+    const head = parseRequestHead(s, p, this.urlBytesMax);
+    if (!(head instanceof ParsedRequestHead)) return this.fail(head);
     this.head = head;
-    this.headBytes = headBytes;
+    this.headBytes = bytes + this.skippedBytes;
+    this.skippedBytes = 0;
+    // CONTENT_LENGTH_BEYOND_ANY stands for a Content-Length too long to be exact: beyond any limit.
+    const bodyLength = head.contentLength === CONTENT_LENGTH_BEYOND_ANY ? Number.POSITIVE_INFINITY : head.contentLength;
+    const expectContinue = head.expectContinue;
     const streamed = this.events.onHead(head) === true;
     if (this.state === DEAD) return;
 
@@ -663,43 +474,18 @@ export class RequestParser {
   private readChunkSize(chunk: Buffer, off: number): number {
     const next = this.readLine(chunk, off, CHUNK_LINE_BYTES_MAX, false);
     if (next < 0) return chunk.length;
-    const buf = this.lineBuf;
-    const end = this.lineEnd;
-    let i = this.lineStart;
-    let size = 0;
-    let digits = 0;
-    let sawDigit = false;
-    for (; i < end; i++) {
-      const d = hexValue(buf[i]!);
-      if (d < 0) break;
-      sawDigit = true;
-      if (digits === 0 && d === 0) continue;
-      if (++digits <= CHUNK_SIZE_DIGITS_MAX) size = size * 16 + d;
-    }
-    if (!sawDigit) {
-      this.fail(parserErrors.chunk('chunk size is not hexadecimal'));
+    const lines = this.lines;
+    const size = parseChunkSize(lines.buf, lines.start, lines.end);
+    if (size < 0 && size !== CHUNK_SIZE_TOO_LARGE) {
+      this.fail(parserErrors.chunk(chunkSizeError(size)));
       return chunk.length;
     }
-    // Only BWS ";" extensions may follow the size; they are ignored but must hold no control characters.
-    let j = i;
-    while (j < end && (buf[j] === SP || buf[j] === HTAB)) j++;
-    if (j < end && buf[j] !== 59 /* ; */) {
-      this.fail(parserErrors.chunk('unexpected bytes after the chunk size'));
-      return chunk.length;
-    }
-    for (; j < end; j++) {
-      const b = buf[j]!;
-      if ((b < 32 && b !== HTAB) || b === 127) {
-        this.fail(parserErrors.chunk('control character in chunk extension'));
-        return chunk.length;
-      }
-    }
-    if (size === 0 && digits === 0) {
+    if (size === 0) {
       this.state = TRAILERS;
       this.trailerBytes = 0;
       return next;
     }
-    if (digits > CHUNK_SIZE_DIGITS_MAX || this.bodyBytes + size > this.bodyLimit) {
+    if (size === CHUNK_SIZE_TOO_LARGE || this.bodyBytes + size > this.bodyLimit) {
       this.fail(parserErrors.bodyTooLarge(this.bodyLimit));
       return chunk.length;
     }
@@ -745,7 +531,8 @@ export class RequestParser {
     const allowance = this.headerBytesMax - this.headBytes - this.trailerBytes;
     const next = this.readLine(chunk, off, allowance > 0 ? allowance + 2 : 2, true);
     if (next < 0) return chunk.length;
-    const lineBytes = this.lineEnd - this.lineStart;
+    const lines = this.lines;
+    const lineBytes = lines.end - lines.start;
     if (lineBytes === 0) {
       const body = this.streaming ? EMPTY_BODY
         : this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bodyBytes);
@@ -757,7 +544,7 @@ export class RequestParser {
       this.fail(parserErrors.headersTooLarge(this.headerBytesMax));
       return chunk.length;
     }
-    const line = this.lineBuf.toString('latin1', this.lineStart, this.lineEnd);
+    const line = lines.buf.toString('latin1', lines.start, lines.end);
     const why = trailerLineError(line);
     if (why !== null) {
       this.fail(parserErrors.trailer(why));
@@ -767,107 +554,15 @@ export class RequestParser {
   }
 
   /**
-   * Read one CRLF-terminated line of at most `max` bytes (CRLF included).
-   * Returns the offset after its LF with the line in lineBuf[lineStart,
-   * lineEnd), or -1 when the line is incomplete (kept in lineAcc) or failed.
+   * Read one CRLF-terminated line of at most `max` bytes (CRLF included) into
+   * `lines`. Returns the offset after its LF, or -1 when the line is
+   * incomplete (kept for the next chunk) or failed.
    */
   private readLine(chunk: Buffer, off: number, max: number, isTrailer: boolean): number {
-    const lf = chunk.indexOf(LF, off);
-    const n = (lf === -1 ? chunk.length : lf + 1) - off;
-    if (this.lineAccLen + n > max) {
-      this.fail(isTrailer ? parserErrors.headersTooLarge(this.headerBytesMax) : parserErrors.chunk('chunk size line too long'));
-      return -1;
-    }
-    if (lf !== -1 && this.lineAccLen === 0) {
-      if (lf === off || chunk[lf - 1] !== CR) {
-        this.fail(parserErrors.lineEnding());
-        return -1;
-      }
-      this.lineBuf = chunk;
-      this.lineStart = off;
-      this.lineEnd = lf - 1;
-      return lf + 1;
-    }
-    const needed = this.lineAccLen + n;
-    let acc = this.lineAcc;
-    if (acc === null || acc.length < needed) {
-      const grown = Buffer.allocUnsafe(Math.max(64, needed, (acc?.length ?? 0) * 2));
-      if (acc !== null) acc.copy(grown, 0, 0, this.lineAccLen);
-      acc = this.lineAcc = grown;
-    }
-    chunk.copy(acc, this.lineAccLen, off, off + n);
-    this.lineAccLen = needed;
-    if (lf === -1) return -1;
-    this.lineAccLen = 0;
-    if (needed < 2 || acc[needed - 2] !== CR) {
-      this.fail(parserErrors.lineEnding());
-      return -1;
-    }
-    this.lineBuf = acc;
-    this.lineStart = 0;
-    this.lineEnd = needed - 2;
-    return lf + 1;
+    const next = this.lines.read(chunk, off, max);
+    if (next >= 0 || next === LINE_INCOMPLETE) return next;
+    this.fail(next !== LINE_TOO_LONG ? parserErrors.lineEnding()
+      : isTrailer ? parserErrors.headersTooLarge(this.headerBytesMax) : parserErrors.chunk('chunk size line too long'));
+    return -1;
   }
-}
-
-function hexValue(b: number): number {
-  if (b >= 48 && b <= 57) return b - 48;
-  if (b >= 97 && b <= 102) return b - 87;
-  if (b >= 65 && b <= 70) return b - 55;
-  return -1;
-}
-
-/** Flags of a Connection header value (a comma-separated list of tokens). */
-function connectionFlags(value: string): number {
-  if (value.length === 5 && value.toLowerCase() === 'close') return CONNECTION_CLOSE;
-  if (value.length === 10 && value.toLowerCase() === 'keep-alive') return CONNECTION_KEEP_ALIVE;
-  let flags = 0;
-  for (const option of value.split(',')) {
-    const o = option.trim().toLowerCase();
-    if (o === 'close') flags |= CONNECTION_CLOSE;
-    else if (o === 'keep-alive') flags |= CONNECTION_KEEP_ALIVE;
-  }
-  return flags;
-}
-
-/**
- * RFC 9112 §6.1/§6.3: the codings must end in exactly one `chunked`, and
- * Tessera decodes no other coding. Empty list elements are ignored.
- */
-function checkTransferEncoding(value: string): TesseraError | null {
-  if (value.length === 7 && value.toLowerCase() === 'chunked') return null;
-  const codings: string[] = [];
-  for (const element of value.split(',')) {
-    const semicolon = element.indexOf(';');
-    const coding = (semicolon === -1 ? element : element.slice(0, semicolon)).trim().toLowerCase();
-    if (coding === '') {
-      if (semicolon !== -1) return parserErrors.header('empty transfer coding');
-      continue;
-    }
-    if (!TOKEN.test(coding)) return parserErrors.header('transfer coding is not a token');
-    codings.push(coding);
-  }
-  if (codings.length === 0) return parserErrors.header('empty Transfer-Encoding');
-  let chunked = 0;
-  let unknown: string | null = null;
-  for (const coding of codings) {
-    if (coding === 'chunked') chunked++;
-    else unknown ??= coding;
-  }
-  if (chunked > 1 || (chunked === 1 && codings[codings.length - 1] !== 'chunked')) return parserErrors.chunkedNotFinal();
-  if (unknown !== null) return parserErrors.unsupportedCoding(unknown);
-  return null;
-}
-
-const INVALID_FIELD_VALUE = /[\x00-\x08\x0a-\x1f\x7f]/;
-
-/** Why a trailer line is not a valid field line, or null. */
-function trailerLineError(line: string): string | null {
-  const c0 = line.charCodeAt(0);
-  if (c0 === SP || c0 === HTAB) return 'line folding (obs-fold) is not allowed';
-  const colon = line.indexOf(':');
-  if (colon <= 0) return 'missing colon or name';
-  if (!TOKEN.test(line.slice(0, colon))) return 'name is not a token';
-  if (INVALID_FIELD_VALUE.test(line.slice(colon + 1))) return 'control character in value';
-  return null;
 }

@@ -28,20 +28,25 @@
  * its chunks are written, each pulled only once the socket has drained; the
  * requests behind it wait. A producer that fails, or a client that goes away,
  * ends the connection without the last chunk.
+ *
+ * Beside it: the queued items (incoming-request.ts), the write side
+ * (response-writer.ts: heads, corking, streamed chunks) and the deadlines
+ * (deadlines.ts). What to answer and when to close is decided here.
  */
 import assert from 'node:assert/strict';
 import type { Socket } from 'node:net';
 import { errorBody, toTesseraError, type TesseraError } from '@tessera/errors';
-import {
-  RequestParser, type ParsedRequestHead, type RequestParserEvents, type RequestParserOptions,
-} from '../parser/request-parser.js';
+import type { ParsedRequestHead } from '../parser/request-head.js';
+import { RequestParser, type RequestParserEvents, type RequestParserOptions } from '../parser/request-parser.js';
 import { RequestBodyStream, STREAM_BUFFER_BYTES_MAX, STREAM_RESUME_BYTES, type BodyStreamOwner } from './body-stream.js';
-import { resolveMethod } from './method.js';
+import { BODY, Deadlines, DRAIN, HEADERS, IDLE, LINGER, LINGER_MS, NONE } from './deadlines.js';
 import { serverErrors } from './errors.js';
-
-/** The release hook of a pooled response chunk (a Symbol.for key: the engine's pool and this server share no module). */
-const RELEASE_BUFFER = Symbol.for('tessera.release');
+import { IncomingRequest, isHeadMethod, ProtocolFailure } from './incoming-request.js';
+import { resolveMethod } from './method.js';
 import { serializeHeaders, type ResponseHead } from './response-head.js';
+import {
+  closeIterator, CONTINUE, errorHeaders, responseProblem, ResponseWriter, type ResponseWriterOwner,
+} from './response-writer.js';
 import type { HttpRequest, HttpResponse, HttpServerOptions, RequestHandler, RequestHead } from './types.js';
 
 /** What a connection needs from its server. */
@@ -53,75 +58,12 @@ export interface ConnectionHost {
   connectionClosed(connection: Connection): void;
 }
 
-/** The request object handed to the handler. */
-export class IncomingRequest implements HttpRequest {
-  readonly method: string;
-  readonly originalMethod: string;
-  readonly target: string;
-  readonly path: string;
-  readonly query: string;
-  readonly httpVersion: 10 | 11;
-  readonly headers: Record<string, string>;
-  readonly body: Buffer;
-  readonly bodyStream: RequestBodyStream | undefined;
-  readonly remoteAddress: string;
-  readonly startedAt: bigint;
-  /** False when the connection closes after this response (`Connection: close`, HTTP/1.0). */
-  readonly keepAlive: boolean;
-
-  constructor(head: ParsedRequestHead, body: Buffer, remoteAddress: string, startedAt: bigint,
-    bodyStream: RequestBodyStream | undefined) {
-    this.method = head.method;
-    this.originalMethod = head.originalMethod;
-    this.target = head.target;
-    this.path = head.path;
-    this.query = head.query;
-    this.httpVersion = head.httpVersion;
-    this.headers = head.headers;
-    this.body = body;
-    this.bodyStream = bodyStream;
-    this.remoteAddress = remoteAddress;
-    this.startedAt = startedAt;
-    this.keepAlive = head.keepAlive;
-  }
-}
-
-/** A request answered by the server itself with an error, in its place in the queue. */
-class ProtocolFailure {
-  constructor(
-    readonly error: TesseraError,
-    /** What onResponse reports: the request (method errors), the head (limit errors after the head) or null. */
-    readonly subject: HttpRequest | RequestHead | null,
-    /** Framing can no longer be trusted: answer, then close. */
-    readonly fatal: boolean,
-    readonly startedAt: bigint,
-  ) {}
-}
-
-/** `HEAD` responses carry Content-Length but no body; decided by the method on the request line (case-sensitive: `head` is no HEAD). */
-function isHeadMethod(originalMethod: string): boolean {
-  return originalMethod === 'HEAD';
-}
-
-// Deadline kinds.
-const NONE = 0;
-const HEADERS = 1;
-const BODY = 2;
-const IDLE = 3;
-const LINGER = 4;
-
 /**
  * Parsing ahead stops once the bodies of queued (not yet running) requests
  * reach this many bytes, whatever pipelineDepthMax allows: 64 pipelined
  * 64 MiB uploads must not sit in memory at once.
  */
 export const PIPELINE_BODY_BYTES_MAX = 4 * 1024 * 1024;
-
-/**
- * After answering with `Connection: close`, input is still read (and
- * dropped) this long so the client sees the response rather than a reset.
- */
-export const LINGER_MS = 2_000;
 
 /**
  * A handler answered a streamed request early: up to this many unread body
@@ -135,35 +77,16 @@ export const STREAM_DRAIN_BYTES_MAX = 1024 * 1024;
 
 const EMPTY_BODY = Buffer.alloc(0);
 
-const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
-const ERROR_CONTENT_TYPE = 'Content-Type: application/json; charset=utf-8\r\n';
-const NON_ASCII = /[^\x00-\x7f]/;
-
 /** Socket errors that are ordinary client behaviour, not worth reporting. */
 const ROUTINE_SOCKET_ERRORS = new Set(['ECONNRESET', 'EPIPE', 'ECONNABORTED', 'ETIMEDOUT', 'ERR_STREAM_DESTROYED']);
 
-/** End an iterator early (its `finally` blocks run), if it supports that. */
-async function closeIterator(iterator: AsyncIterator<unknown>): Promise<void> {
-  if (typeof iterator.return === 'function') await iterator.return();
-}
-
-function uncorkConnection(connection: Connection): void {
-  connection.uncork();
-}
-
-export class Connection implements RequestParserEvents, BodyStreamOwner {
-  /** ms timestamp when the current deadline passes; 0 = none. */
-  private deadline = 0;
-  private deadlineKind = NONE;
-  /** ms timestamp by which a full write buffer must have drained; 0 = none. */
-  private drainDeadline = 0;
-  /** A headers deadline due before the next clock tick, timed exactly (see checkDeadlines). */
-  private exactTimer: NodeJS.Timeout | null = null;
-
+export class Connection implements RequestParserEvents, BodyStreamOwner, ResponseWriterOwner {
   private readonly host: ConnectionHost;
   private readonly options: HttpServerOptions;
   private readonly socket: Socket;
   private readonly parser: RequestParser;
+  private readonly writer: ResponseWriter;
+  private readonly deadlines: Deadlines;
   private readonly remoteAddress: string;
   /** Parsed requests not yet answered (bounded by pipelineDepthMax, plus one failure). */
   private readonly queue: (IncomingRequest | ProtocolFailure)[] = [];
@@ -190,17 +113,10 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
    */
   private draining = false;
   private readPaused = false;
-  private writeBlocked = false;
   private peerEnded = false;
-  /** end() or destroy() was called on the socket. */
-  private ended = false;
+  /** end() or destroy() was called on the socket (the writer reads it too). */
+  ended = false;
   private inParser = false;
-  /** The socket is corked (until the parser returns, or else the next tick). */
-  private corked = false;
-  /** Responses written while the parser runs (synchronous handlers): uncork once it returns. */
-  private uncorkAfterParser = false;
-  /** A streamed response waits for the write buffer to drain (or the socket to close). */
-  private drainWaiter: (() => void) | null = null;
 
   constructor(host: ConnectionHost, socket: Socket) {
     this.host = host;
@@ -208,26 +124,28 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     this.socket = socket;
     this.remoteAddress = socket.remoteAddress ?? '';
     this.parser = new RequestParser(host.parserOptions, this);
+    this.writer = new ResponseWriter(socket, host.responseHead, this);
+    this.deadlines = new Deadlines(this.onExactTimer);
     socket.on('data', this.onData);
     socket.on('drain', this.onDrain);
     socket.on('end', this.onEnd);
     socket.on('error', this.onSocketError);
     socket.on('close', this.onClose);
-    this.setDeadline(IDLE, this.options.idleTimeoutMs);
+    this.deadlines.set(IDLE, this.options.idleTimeoutMs);
   }
 
   // ── Socket events (bound once per connection) ─────────────────────────
 
   private readonly onData = (chunk: Buffer): void => {
-    if (this.deadlineKind === BODY) this.deadline = Date.now() + this.options.bodyTimeoutMs;
+    const deadlines = this.deadlines;
+    if (deadlines.kind === BODY) deadlines.at = Date.now() + this.options.bodyTimeoutMs;
     if (!this.runParser(this.parser.push, chunk)) return;
     this.resumeReading();
   };
 
   private readonly onDrain = (): void => {
-    this.writeBlocked = false;
-    this.drainDeadline = 0;
-    this.wakeStream();
+    this.deadlines.drainAt = 0;
+    this.writer.drained();
     this.drive();
   };
 
@@ -254,11 +172,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     }
     this.queue.length = 0;
     this.queuedBodyBytes = 0;
-    this.deadline = 0;
-    this.drainDeadline = 0;
-    if (this.exactTimer !== null) clearTimeout(this.exactTimer);
-    this.exactTimer = null;
-    this.wakeStream();
+    this.deadlines.clear();
+    this.writer.wake();
     this.host.connectionClosed(this);
   };
 
@@ -266,7 +181,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
 
   onMessageBegin(): void {
     this.startedAt = process.hrtime.bigint();
-    this.setDeadline(HEADERS, this.options.headersTimeoutMs);
+    this.deadlines.set(HEADERS, this.options.headersTimeoutMs);
   }
 
   onHead(head: ParsedRequestHead): boolean {
@@ -277,7 +192,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     } catch (err) {
       this.methodError = toTesseraError(err);
     }
-    if (head.contentLength !== 0) this.setDeadline(BODY, this.options.bodyTimeoutMs);
+    if (head.contentLength !== 0) this.deadlines.set(BODY, this.options.bodyTimeoutMs);
     const streamBody = this.options.streamBody;
     if (streamBody === undefined || this.methodError !== null) return false;
     try {
@@ -355,7 +270,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
         this.queue.push(request);
       }
     }
-    this.setDeadline(NONE, 0);
+    this.deadlines.set(NONE, 0);
     if (!head.keepAlive) {
       // Nothing after this request will be answered.
       this.stopParsing();
@@ -369,7 +284,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   onError(error: TesseraError, head: ParsedRequestHead | null): void {
     this.methodError = null;
     this.stopReading = true;
-    this.setDeadline(NONE, 0);
+    this.deadlines.set(NONE, 0);
     // Keep reading (and dropping) input: a client still sending its body must be able to read our answer.
     this.resumeSocket();
     const receiving = this.receiving;
@@ -395,7 +310,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private drive(): void {
     // Draining: answer once the parser has consumed what it was given, so the last answer knows it is the last.
     if (this.draining && this.inParser) return;
-    while (this.current === null && !this.writeBlocked && !this.ended && this.queue.length > 0) {
+    while (this.current === null && !this.writer.blocked && !this.ended && this.queue.length > 0) {
       const item = this.queue.shift()!;
       if (item instanceof ProtocolFailure) {
         if (item.subject instanceof IncomingRequest) this.queuedBodyBytes -= item.subject.body.length;
@@ -460,32 +375,14 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
       this.continueOwed = false;
       this.writeRaw(CONTINUE);
     }
-    if (this.parser.idle) this.setDeadline(IDLE, this.options.idleTimeoutMs);
+    if (this.parser.idle) this.deadlines.set(IDLE, this.options.idleTimeoutMs);
   }
 
   private respond(request: IncomingRequest, response: HttpResponse): void {
-    if (response === null || typeof response !== 'object') {
-      return this.handlerFailed(request, serverErrors.invalidResponse('not an object'));
-    }
+    const problem = responseProblem(response);
+    if (problem !== null) return this.handlerFailed(request, serverErrors.invalidResponse(problem));
     const status = response.status;
-    if (!Number.isInteger(status) || status < 200 || status > 599) {
-      return this.handlerFailed(request, serverErrors.invalidResponse(`status ${String(status)}`));
-    }
-    const body = response.body;
-    if (body !== undefined && body !== null && typeof body !== 'string' && !(body instanceof Uint8Array)) {
-      return this.handlerFailed(request, serverErrors.invalidResponse('body must be a Buffer, a string or null'));
-    }
     const stream = response.bodyStream;
-    if (stream !== undefined && stream !== null) {
-      if (typeof (stream as Partial<AsyncIterable<Uint8Array>>)[Symbol.asyncIterator] !== 'function') {
-        return this.handlerFailed(request, serverErrors.invalidResponse('bodyStream must be an async iterable'));
-      }
-      if (body !== undefined && body !== null) return this.handlerFailed(request, serverErrors.invalidResponse('body and bodyStream are exclusive'));
-      const length = response.bodyLength;
-      if (length !== undefined && (!Number.isSafeInteger(length) || length < 0)) {
-        return this.handlerFailed(request, serverErrors.invalidResponse('bodyLength must be a non-negative integer'));
-      }
-    }
     let extra = '';
     if (response.headers !== undefined && response.headers !== null) {
       const serialized = serializeHeaders(response.headers);
@@ -497,7 +394,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
       this.writeStreamed(request, status, extra, stream, mustClose || !request.keepAlive, response.bodyLength);
       return;
     }
-    this.write(status, extra, body ?? null, isHeadMethod(request.originalMethod), request.httpVersion,
+    this.write(status, extra, response.body ?? null, isHeadMethod(request.originalMethod), request.httpVersion,
       mustClose || !request.keepAlive);
     this.reportResponse(request, status, request.startedAt);
   }
@@ -514,14 +411,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     const chunked = request.httpVersion === 11 && length === undefined;
     const close = mustClose || (!chunked && !noBody && length === undefined)
       || (this.queue.length === 0 && (this.stopReading || (this.draining && this.caughtUp())));
-    const responseHead = this.host.responseHead;
-    let head = responseHead.statusLine(status) + responseHead.dateLine + extra;
-    if (chunked && status !== 204 && status !== 304) head += 'Transfer-Encoding: chunked\r\n';
-    if (length !== undefined && status !== 204 && status !== 304) head += `Content-Length: ${length}\r\n`;
-    if (close) head += 'Connection: close\r\n\r\n';
-    else if (request.httpVersion === 10) head += 'Connection: keep-alive\r\n\r\n';
-    else head += '\r\n';
-    const flushed = this.socket.write(head, 'latin1');
+    const flushed = this.writer.writeStreamedHead(status, extra, chunked, length, close, request.httpVersion);
     if (noBody) {
       // Nothing will read the body: let its producer release what it holds.
       void closeIterator(stream[Symbol.asyncIterator]()).catch((err: unknown) => this.report(err));
@@ -538,49 +428,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   /** Write the chunks of a streamed response as the socket drains; then go on with the queue. */
   private async pump(request: IncomingRequest, status: number, stream: AsyncIterable<Uint8Array>, chunked: boolean,
     close: boolean, length: number | undefined): Promise<void> {
-    const socket = this.socket;
-    const iterator = stream[Symbol.asyncIterator]();
-    let complete = false;
-    let settled = false;
-    let sent = 0;
-    try {
-      for (;;) {
-        if (this.writeBlocked) await new Promise<void>((resolve) => { this.drainWaiter = resolve; });
-        if (this.ended) break;
-        const next = await iterator.next();
-        if (next.done === true) {
-          settled = true;
-          // Fewer bytes than announced: the client must not take the body as whole.
-          complete = length === undefined || sent === length;
-          break;
-        }
-        if (this.ended) break;
-        const chunk = next.value;
-        if (!(chunk instanceof Uint8Array)) throw serverErrors.invalidResponse('bodyStream must yield Uint8Arrays');
-        // An empty chunk would read as the end of a chunked body.
-        if (chunk.length === 0) continue;
-        sent += chunk.length;
-        if (length !== undefined && sent > length) throw serverErrors.invalidResponse(`bodyStream yielded more than its bodyLength ${length}`);
-        // A pooled chunk (engine content/volumes.ts) goes back to its pool once the socket has written it.
-        const release = (chunk as { [RELEASE_BUFFER]?: () => void })[RELEASE_BUFFER];
-        const written = typeof release === 'function' ? () => release() : undefined;
-        let flushed: boolean;
-        if (chunked) {
-          socket.cork();
-          socket.write(`${chunk.length.toString(16)}\r\n`, 'latin1');
-          socket.write(chunk, written);
-          flushed = socket.write('\r\n', 'latin1');
-          socket.uncork();
-        } else {
-          flushed = socket.write(chunk, written);
-        }
-        if (!flushed) this.blockWrites();
-      }
-    } catch (err) {
-      settled = true;
-      this.report(err);
-    }
-    if (!settled) await closeIterator(iterator).catch((err: unknown) => this.report(err));
+    const complete = await this.writer.writeStreamedBody(stream, chunked, length);
     if (this.current === request) this.current = null;
     this.reportResponse(request, status, request.startedAt);
     if (!complete) {
@@ -589,16 +437,9 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
       return;
     }
     if (this.ended) return;
-    if (chunked && !socket.write('0\r\n\r\n', 'latin1') && !close) this.blockWrites();
+    if (chunked && !this.writer.writeLastChunk() && !close) this.blockWrites();
     if (close) this.endSocket();
     else this.drive();
-  }
-
-  private wakeStream(): void {
-    const waiter = this.drainWaiter;
-    if (waiter === null) return;
-    this.drainWaiter = null;
-    waiter();
   }
 
   /**
@@ -624,46 +465,16 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   private writeError(error: TesseraError, subject: HttpRequest | RequestHead | null, fatal: boolean, startedAt: bigint): void {
     const noBody = subject !== null && isHeadMethod(subject.originalMethod);
     const keepAlive = !fatal && (subject === null || !(subject instanceof IncomingRequest) || subject.keepAlive);
-    const own = error.headers === undefined ? '' : serializeHeaders(error.headers) ?? '';
-    this.write(error.status, ERROR_CONTENT_TYPE + own, JSON.stringify(errorBody(error)), noBody,
+    this.write(error.status, errorHeaders(error), JSON.stringify(errorBody(error)), noBody,
       subject?.httpVersion ?? 11, !keepAlive);
     this.reportResponse(subject, error.status, startedAt);
   }
 
-  /** Serialize and send one response with a single socket write (or one corked writev). */
+  /** Send one response; the last one (nothing else received, queued or owed) closes the connection. */
   private write(status: number, extra: string, body: Buffer | Uint8Array | string | null, noBody: boolean,
     httpVersion: 10 | 11, mustClose: boolean): void {
     const close = mustClose || (this.queue.length === 0 && this.current === null && (this.stopReading || (this.draining && this.caughtUp())));
-    const responseHead = this.host.responseHead;
-    let head = responseHead.statusLine(status) + responseHead.dateLine + extra;
-    const bodyBytes = body === null ? 0 : typeof body === 'string' ? Buffer.byteLength(body) : body.length;
-    if (status !== 204 && status !== 304) head += `Content-Length: ${bodyBytes}\r\n`;
-    if (close) head += 'Connection: close\r\n\r\n';
-    else if (httpVersion === 10) head += 'Connection: keep-alive\r\n\r\n';
-    else head += '\r\n';
-
-    const socket = this.socket;
-    if (!this.corked) {
-      // As Node's http: hold writes so that the responses to pipelined requests answered in one
-      // pass leave in one writev (3x the req/s of a write each). Answered while the parser runs
-      // (a synchronous handler), they leave when it returns; else at the next tick.
-      this.corked = true;
-      socket.cork();
-      if (this.inParser) this.uncorkAfterParser = true;
-      else process.nextTick(uncorkConnection, this);
-    }
-    let flushed: boolean;
-    if (bodyBytes === 0 || noBody || status === 204 || status === 304) {
-      flushed = socket.write(head, 'latin1');
-    } else if (typeof body === 'string' && (extra === '' || !NON_ASCII.test(extra))) {
-      // An ASCII head and a UTF-8 body encode together in one string write.
-      flushed = socket.write(head + body, 'utf8');
-    } else {
-      socket.cork();
-      socket.write(head, 'latin1');
-      flushed = socket.write(typeof body === 'string' ? Buffer.from(body, 'utf8') : body!);
-      socket.uncork();
-    }
+    const flushed = this.writer.write(status, extra, body, noBody, httpVersion, close, this.inParser);
     if (close) this.endSocket();
     else if (!flushed) this.blockWrites();
   }
@@ -684,22 +495,13 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
       return false;
     } finally {
       this.inParser = false;
-      if (this.uncorkAfterParser) {
-        this.uncorkAfterParser = false;
-        this.uncork();
-      }
+      this.writer.parserReturned();
       if (this.draining && !this.ended) this.drive();
     }
   }
 
-  /** Flush the writes held since the first response of this tick. */
-  uncork(): void {
-    this.corked = false;
-    this.socket.uncork();
-  }
-
   private writeRaw(text: string): void {
-    if (!this.ended && !this.socket.write(text, 'latin1')) this.blockWrites();
+    if (!this.ended && !this.writer.writeRaw(text)) this.blockWrites();
   }
 
   private reportResponse(subject: HttpRequest | RequestHead | null, status: number, startedAt: bigint): void {
@@ -712,7 +514,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     }
   }
 
-  private report(err: unknown): void {
+  report(err: unknown): void {
     const onError = this.options.onError;
     if (onError === undefined) return;
     try {
@@ -724,9 +526,9 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
 
   // ── Flow control ──────────────────────────────────────────────────────
 
-  private blockWrites(): void {
-    this.writeBlocked = true;
-    this.drainDeadline = Date.now() + this.options.idleTimeoutMs;
+  blockWrites(): void {
+    this.writer.blocked = true;
+    this.deadlines.drainAt = Date.now() + this.options.idleTimeoutMs;
     this.pauseReading();
   }
 
@@ -744,18 +546,19 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
 
   /** Resume parsing held input and reading the socket once the queue (or a streamed body's buffer) has room and writes flow. */
   private resumeReading(): void {
-    if (this.ended || this.writeBlocked || this.inParser) return;
+    if (this.ended || this.writer.blocked || this.inParser) return;
     while (this.parser.isPaused && !this.stopReading && this.parserMayRun()) {
       if (!this.runParser(this.parser.resume)) return;
     }
     this.checkTruncatedBody();
     if (this.peerEnded && this.current === null && this.queue.length === 0) this.afterQueueDrained();
-    if (this.readPaused && !this.parser.isPaused && !this.writeBlocked && !this.ended
+    if (this.readPaused && !this.parser.isPaused && !this.writer.blocked && !this.ended
       && (this.receiving === null || this.parser.streamCredit > 0)) {
       this.resumeSocket();
       // Time spent paused by us does not count against the client.
-      if (this.deadlineKind === HEADERS) this.setDeadline(HEADERS, this.options.headersTimeoutMs);
-      else if (this.deadlineKind === BODY) this.setDeadline(BODY, this.options.bodyTimeoutMs);
+      const deadlines = this.deadlines;
+      if (deadlines.kind === HEADERS) deadlines.set(HEADERS, this.options.headersTimeoutMs);
+      else if (deadlines.kind === BODY) deadlines.set(BODY, this.options.bodyTimeoutMs);
     }
   }
 
@@ -797,7 +600,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
     this.ended = true;
     this.stopParsing();
     this.socket.end();
-    this.setDeadline(LINGER, LINGER_MS);
+    this.deadlines.set(LINGER, LINGER_MS);
     this.resumeSocket();
   }
 
@@ -832,41 +635,20 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
   // ── Deadlines ─────────────────────────────────────────────────────────
 
   private readonly onExactTimer = (): void => {
-    this.exactTimer = null;
+    this.deadlines.exactTimerFired();
     if (!this.ended) this.checkDeadlines(Date.now());
   };
 
-  private setDeadline(kind: number, ms: number): void {
-    this.deadlineKind = kind;
-    this.deadline = kind === NONE ? 0 : Date.now() + ms;
-  }
-
-  /**
-   * Called by the server's clock tick (every `tickMs`). A headers deadline
-   * due before the next tick gets a one-off timer of its own: the head
-   * timeout is the bound against slow-header clients, kept to the
-   * millisecond rather than up to a tick late. Only connections about to
-   * time out pay for a timer.
-   */
+  /** Called by the server's clock tick (every `tickMs`): act on what is due (see Deadlines.due). */
   checkDeadlines(now: number, tickMs = 0): void {
-    if (this.drainDeadline !== 0 && now >= this.drainDeadline) {
-      // The client stopped reading its responses.
-      this.destroy();
-      return;
-    }
-    if (this.deadline === 0) return;
-    if (now < this.deadline) {
-      if (this.deadlineKind === HEADERS && this.deadline - now < tickMs && this.exactTimer === null) {
-        this.exactTimer = setTimeout(this.onExactTimer, this.deadline - now);
-        this.exactTimer.unref();
-      }
-      return;
-    }
-    switch (this.deadlineKind) {
+    const due = this.deadlines.due(now, tickMs);
+    switch (due) {
+      case NONE:
+        return;
       case HEADERS:
       case BODY: {
         if (this.readPaused) return; // Paused by us (backpressure): re-armed on resume.
-        const error = this.deadlineKind === HEADERS
+        const error = due === HEADERS
           ? serverErrors.headersTimeout(this.options.headersTimeoutMs)
           : serverErrors.bodyTimeout(this.options.bodyTimeoutMs);
         const head = this.parser.currentHead;
@@ -874,12 +656,12 @@ export class Connection implements RequestParserEvents, BodyStreamOwner {
         this.onError(error, head);
         return;
       }
+      case DRAIN: // The client stopped reading its responses.
       case IDLE:
       case LINGER:
         this.destroy();
         return;
       default:
-        this.deadline = 0;
     }
   }
 }
