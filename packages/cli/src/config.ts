@@ -178,7 +178,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('stringBytesMax', integer(1, 2 ** 31), SERVE_DEFAULTS.stringBytesMax, 'longest string value of a document, UTF-8 bytes (400 `value_too_large` beyond)', HTTP),
   setting('documentWordsMax', integer(1, 100_000_000), SERVE_DEFAULTS.documentWordsMax, 'most words (runs of letters and digits: at least its text tokens) in the string values of one document (400 `document_too_large` beyond)', HTTP),
   setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise)', HTTP),
-  setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache per shard, bytes; 0 disables it', SHARDS),
+  setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache of a node, all its shard copies together (least recently used out first), bytes; 0 disables it', SHARDS),
   setting('storeWriteBufferBytes', integer(STORE_WRITE_BUFFER_BYTES_MIN, STORE_WRITE_BUFFER_BYTES_MAX), SERVE_DEFAULTS.storeWriteBufferBytes, 'LevelDB write buffer (memtable) of a shard copy\'s database, bytes; larger means less compaction work under heavy writes, and up to twice this in memory per shard being written', SHARDS),
   setting('contentVolumeBytesMax', integer(1 << 20, 2 ** 50), SERVE_DEFAULTS.contentVolumeBytesMax, 'a shard copy\'s stored-content volume file is closed and the next one started at this size, bytes', SHARDS),
   setting('writeBufferBytes', integer(1, 2 ** 40), SERVE_DEFAULTS.writeBufferBytesMax, 'write buffer of a shard copy, estimated bytes, before it is flushed into a segment', SHARDS),

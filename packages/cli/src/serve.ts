@@ -157,7 +157,8 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
     indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
     strict: options.strict,
     ...(options.templates === undefined ? {} : { templates: options.templates }),
-    decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100 },
+    // An array longer than a field may hold can be no document's; searches and schemas are far smaller.
+    decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100, arrayItemsMax: options.valuesPerFieldMax },
     documentLimits: {
       valuesPerFieldMax: options.valuesPerFieldMax, documentValuesMax: options.documentValuesMax,
       stringBytesMax: options.stringBytesMax, documentWordsMax: options.documentWordsMax,

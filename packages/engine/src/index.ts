@@ -9,6 +9,7 @@ export {
   type Origin, type ReplicatedChange, type ReplicatedContent, type ReplicateOutcome, type ReplicationState,
 } from './replication/index.js';
 export { CONTENT_CHUNK_BYTES, CONTENT_DEFAULTS, type BlobLocation, type ContentVolumesOptions } from './content/volumes.js';
+export { DocumentCacheBudget } from './documents/document-cache.js';
 export type {
   ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,
 } from './documents/types.js';

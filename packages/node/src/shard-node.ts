@@ -4,7 +4,7 @@
  * through the in-process transport; as `tessera node` over WebSocket.
  */
 import {
-  documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SILENT_LOGGER, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
+  DocumentCacheBudget, documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
@@ -21,7 +21,7 @@ import { shardDirectory } from './shard-paths.js';
 export interface ShardNodeOptions {
   name: string;
   dataDir: string;
-  /** Document cache bytes per shard copy. */
+  /** Decoded-document cache bytes of the node: one budget shared by all its shard copies (engine default 64 MiB). */
   documentCacheBytesMax?: number;
   /** LevelDB write buffer (memtable) bytes per shard copy. */
   storeWriteBufferBytes?: number;
@@ -51,9 +51,12 @@ export class ShardNode {
   private scripts: Promise<ScriptRunner | undefined> | undefined;
 
   private readonly log: EngineLogger;
+  /** One decoded-document budget for every copy of the node, so its memory does not grow with the number of shards. */
+  private readonly documentCache: DocumentCacheBudget;
 
   constructor(private readonly options: ShardNodeOptions) {
     this.log = options.log ?? SILENT_LOGGER;
+    this.documentCache = new DocumentCacheBudget(options.documentCacheBytesMax ?? SHARD_DEFAULTS.documentCacheBytesMax);
   }
 
   get name(): string {
@@ -214,7 +217,7 @@ export class ShardNode {
     if (existing) return existing;
     const options = {
       path: shardDirectory(this.options.dataDir, where.index, where.shard),
-      documentCacheBytesMax: this.options.documentCacheBytesMax,
+      documentCache: this.documentCache,
       storeWriteBufferBytes: this.options.storeWriteBufferBytes,
       content: this.options.content,
       index: this.options.index,

@@ -1,4 +1,4 @@
-import { DocumentCache } from './document-cache.js';
+import { DocumentCache, DocumentCacheBudget } from './document-cache.js';
 import type { StoredDocument } from './types.js';
 
 function doc(id: string, docid: number, version = 1): StoredDocument {
@@ -70,5 +70,40 @@ describe('DocumentCache', () => {
     expect(cache.get('sa')).toBeUndefined();
     expect(cache.misses).toBe(1);
     expect(cache.hits).toBe(0);
+  });
+
+  it('caches sharing a budget are bounded together, least recently used of any cache first out', () => {
+    const budget = new DocumentCacheBudget(300);
+    const one = new DocumentCache(budget);
+    const two = new DocumentCache(budget);
+    one.set('sa', doc('a', 1), 100);
+    two.set('sb', doc('b', 2), 100);
+    one.set('sc', doc('c', 3), 100);
+    expect(budget.bytes).toBe(300);
+    expect(one.get('sa')?.id).toBe('a'); // a is now more recent than b
+    two.set('sd', doc('d', 4), 100); // over 300 together: b (the other cache's, least recent) goes
+    expect(two.get('sb')).toBeUndefined();
+    expect(one.get('sa')?.id).toBe('a');
+    expect(one.bytes + two.bytes).toBe(300);
+    expect(budget.bytes).toBe(300);
+    // Each alone under its own bound would have kept everything; together they never pass the one budget.
+    for (let i = 0; i < 20; i++) (i % 2 === 0 ? one : two).set(`s${i}x`, doc(`${i}x`, 10 + i), 100);
+    expect(budget.bytes).toBeLessThanOrEqual(300);
+    expect(one.size + two.size).toBe(3);
+  });
+
+  it('clearing one cache of a shared budget keeps the others', () => {
+    const budget = new DocumentCacheBudget(1000);
+    const one = new DocumentCache(budget);
+    const two = new DocumentCache(budget);
+    one.set('sa', doc('a', 1), 100);
+    two.set('sb', doc('b', 2), 100);
+    one.set('sc', doc('c', 3), 100);
+    one.clear();
+    expect(budget.bytes).toBe(100);
+    expect(two.get('sb')?.id).toBe('b');
+    two.set('sd', doc('d', 4), 950); // evicts b; the cleared entries are no longer in the order
+    expect(two.get('sb')).toBeUndefined();
+    expect(budget.bytes).toBe(950);
   });
 });

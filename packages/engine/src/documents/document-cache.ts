@@ -1,6 +1,7 @@
 /**
  * Decoded documents by ID, least recently used first out, bounded by an
- * estimated byte size (`documentCacheBytesMax`). A GET of a hot document is
+ * estimated byte size (`documentCacheBytesMax`, shared by a node's shard
+ * copies through a DocumentCacheBudget). A GET of a hot document is
  * answered from here without touching LevelDB (a LevelDB get crosses to the
  * thread pool: 22k/s awaited one at a time, ENGINE.md).
  *
@@ -27,30 +28,81 @@ export function estimateDocumentBytes(recordBytes: number): number {
 }
 const ENTRY_OVERHEAD_BYTES = 160;
 
-interface Entry {
+/** An entry of a DocumentCache, linked into its budget's recency order. */
+export interface DocumentCacheEntry {
   readonly key: string;
+  readonly owner: DocumentCache;
   doc: StoredDocument;
   bytes: number;
-  older: Entry | undefined;
-  newer: Entry | undefined;
+  older: DocumentCacheEntry | undefined;
+  newer: DocumentCacheEntry | undefined;
+}
+
+/**
+ * One byte budget and one recency order for every DocumentCache given it:
+ * a node's shard copies share one (ShardNode), so the memory of the caches
+ * is bounded per process, not per shard copy (5 shards × 3 indexes at 64 MiB
+ * each was up to 960 MiB). Past the budget the least recently used entry of
+ * any cache goes first, so a busy copy takes the room an idle one is not using.
+ */
+export class DocumentCacheBudget {
+  /** Oldest → newest over all caches of this budget. */
+  oldest: DocumentCacheEntry | undefined;
+  newest: DocumentCacheEntry | undefined;
+  bytesUsed = 0;
+
+  constructor(readonly bytesMax: number) {}
+
+  get bytes(): number {
+    return this.bytesUsed;
+  }
+
+  /** Drops least recently used entries, of whichever cache, until the budget holds. */
+  evict(): void {
+    while (this.bytesUsed > this.bytesMax && this.oldest !== undefined) this.oldest.owner.delete(this.oldest.key);
+  }
+
+  append(entry: DocumentCacheEntry): void {
+    entry.older = this.newest;
+    entry.newer = undefined;
+    if (this.newest === undefined) this.oldest = entry;
+    else this.newest.newer = entry;
+    this.newest = entry;
+  }
+
+  unlink(entry: DocumentCacheEntry): void {
+    if (entry.older === undefined) this.oldest = entry.newer;
+    else entry.older.newer = entry.newer;
+    if (entry.newer === undefined) this.newest = entry.older;
+    else entry.newer.older = entry.older;
+    entry.older = undefined;
+    entry.newer = undefined;
+  }
 }
 
 export class DocumentCache {
-  private readonly entries = new Map<string, Entry>();
+  private readonly entries = new Map<string, DocumentCacheEntry>();
   /** #docid → ID key of cached documents, so a search hit's fetch by docid is a hit too. */
   private readonly keysByDocid = new Map<number, string>();
-  private oldest: Entry | undefined;
-  private newest: Entry | undefined;
   private bytesUsed = 0;
   hits = 0;
   misses = 0;
+  readonly budget: DocumentCacheBudget;
 
-  constructor(readonly bytesMax: number) {}
+  /** A budget shared with other caches, or a byte bound of this cache's own. */
+  constructor(budget: DocumentCacheBudget | number) {
+    this.budget = typeof budget === 'number' ? new DocumentCacheBudget(budget) : budget;
+  }
+
+  get bytesMax(): number {
+    return this.budget.bytesMax;
+  }
 
   get size(): number {
     return this.entries.size;
   }
 
+  /** Estimated bytes of this cache's entries (the budget's `bytes` counts every cache sharing it). */
   get bytes(): number {
     return this.bytesUsed;
   }
@@ -70,11 +122,11 @@ export class DocumentCache {
     return entry === undefined ? undefined : this.hit(entry);
   }
 
-  private hit(entry: Entry): StoredDocument {
+  private hit(entry: DocumentCacheEntry): StoredDocument {
     this.hits++;
-    if (entry !== this.newest) {
-      this.unlink(entry);
-      this.append(entry);
+    if (entry !== this.budget.newest) {
+      this.budget.unlink(entry);
+      this.budget.append(entry);
     }
     return entry.doc;
   }
@@ -90,64 +142,48 @@ export class DocumentCache {
    */
   set(key: string, doc: StoredDocument, bytes: number): void {
     const entry = this.entries.get(key);
-    if (bytes > this.bytesMax) {
+    const budget = this.budget;
+    if (bytes > budget.bytesMax) {
       if (entry !== undefined) this.delete(key);
       return;
     }
     if (entry === undefined) {
-      const added: Entry = { key, doc, bytes, older: undefined, newer: undefined };
+      const added: DocumentCacheEntry = { key, owner: this, doc, bytes, older: undefined, newer: undefined };
       this.entries.set(key, added);
-      this.append(added);
+      budget.append(added);
       this.bytesUsed += bytes;
+      budget.bytesUsed += bytes;
     } else {
       if (entry.doc.docid !== doc.docid && this.keysByDocid.get(entry.doc.docid) === key) this.keysByDocid.delete(entry.doc.docid);
       this.bytesUsed += bytes - entry.bytes;
+      budget.bytesUsed += bytes - entry.bytes;
       entry.doc = doc;
       entry.bytes = bytes;
-      if (entry !== this.newest) {
-        this.unlink(entry);
-        this.append(entry);
+      if (entry !== budget.newest) {
+        budget.unlink(entry);
+        budget.append(entry);
       }
     }
     this.keysByDocid.set(doc.docid, key);
-    if (this.bytesUsed > this.bytesMax) this.evict();
+    if (budget.bytesUsed > budget.bytesMax) budget.evict();
   }
 
   delete(key: string): void {
     const entry = this.entries.get(key);
     if (entry === undefined) return;
     this.entries.delete(key);
-    this.unlink(entry);
+    this.budget.unlink(entry);
     if (this.keysByDocid.get(entry.doc.docid) === key) this.keysByDocid.delete(entry.doc.docid);
     this.bytesUsed -= entry.bytes;
+    this.budget.bytesUsed -= entry.bytes;
   }
 
+  /** Empties this cache (a closed or recovered shard copy); other caches of the budget keep theirs. */
   clear(): void {
+    for (const entry of this.entries.values()) this.budget.unlink(entry);
+    this.budget.bytesUsed -= this.bytesUsed;
     this.entries.clear();
     this.keysByDocid.clear();
-    this.oldest = undefined;
-    this.newest = undefined;
     this.bytesUsed = 0;
-  }
-
-  private evict(): void {
-    while (this.bytesUsed > this.bytesMax && this.oldest !== undefined) this.delete(this.oldest.key);
-  }
-
-  private append(entry: Entry): void {
-    entry.older = this.newest;
-    entry.newer = undefined;
-    if (this.newest === undefined) this.oldest = entry;
-    else this.newest.newer = entry;
-    this.newest = entry;
-  }
-
-  private unlink(entry: Entry): void {
-    if (entry.older === undefined) this.oldest = entry.newer;
-    else entry.older.newer = entry.newer;
-    if (entry.newer === undefined) this.newest = entry.older;
-    else entry.newer.older = entry.older;
-    entry.older = undefined;
-    entry.newer = undefined;
   }
 }

@@ -4,6 +4,7 @@
  */
 import type { ScriptRunner } from '@tessera/scripting';
 import type { ContentVolumesOptions } from '../content/volumes.js';
+import type { DocumentCacheBudget } from '../documents/document-cache.js';
 import { engineErrors } from '../errors.js';
 import type { ShardIndexOptions } from '../indexing/index.js';
 import type { EngineLogger } from '../logger.js';
@@ -13,6 +14,12 @@ export interface ShardOptions {
   path: string;
   /** Budget of the decoded-document cache, estimated bytes. Default 64 MiB; 0 disables it. */
   documentCacheBytesMax?: number | undefined;
+  /**
+   * A decoded-document budget shared with other shard copies (a node's: ShardNode makes one from its
+   * `documentCacheBytesMax`); when given, `documentCacheBytesMax` is ignored and this copy's cache competes
+   * with the others for one bound. Default: a budget of this copy's own.
+   */
+  documentCache?: DocumentCacheBudget | undefined;
   /** How long the first write of an idle shard waits for others to share its batch, ms. Default 0 (next event-loop turn). */
   groupCommitWindowMs?: number | undefined;
   /** Document changes per LevelDB batch at most; writers beyond wait for the next batch. Default 1,000. */
@@ -43,6 +50,7 @@ export interface ShardOptions {
 /** ShardOptions with every default applied and checked. */
 export interface ShardSettings {
   documentCacheBytesMax: number;
+  documentCache: DocumentCacheBudget | undefined;
   groupCommitWindowMs: number;
   batchEntriesMax: number;
   oplogEntriesMax: number;
@@ -95,5 +103,5 @@ export function resolveOptions(options: ShardOptions): ShardSettings {
   if (!Number.isSafeInteger(storeWriteBufferBytes) || storeWriteBufferBytes < STORE_WRITE_BUFFER_BYTES_MIN || storeWriteBufferBytes > STORE_WRITE_BUFFER_BYTES_MAX) {
     throw engineErrors.invalidOption('storeWriteBufferBytes', `must be an integer between ${STORE_WRITE_BUFFER_BYTES_MIN} and ${STORE_WRITE_BUFFER_BYTES_MAX}`);
   }
-  return { documentCacheBytesMax, groupCommitWindowMs, batchEntriesMax, oplogEntriesMax, storeWriteBufferBytes, analysisThread: options.analysisThread ?? true };
+  return { documentCacheBytesMax, documentCache: options.documentCache, groupCommitWindowMs, batchEntriesMax, oplogEntriesMax, storeWriteBufferBytes, analysisThread: options.analysisThread ?? true };
 }

@@ -93,7 +93,7 @@ export class ShardState {
     this.counters = counters;
     this.analysisThread = settings.analysisThread;
     this.position = new ReplicaPosition(replication);
-    this.cache = new DocumentCache(settings.documentCacheBytesMax);
+    this.cache = new DocumentCache(settings.documentCache ?? settings.documentCacheBytesMax);
     this.oplog = new Oplog(db, settings.oplogEntriesMax, oplogFirstSeq);
     this.reader = new GetCoalescer(db);
     this.writer = new GroupCommit((changes, sync) => commitBatch(this, changes, sync), {

@@ -301,3 +301,50 @@ describe('form-urlencoded and opaque bodies', () => {
     expect(d.mediaType).toBe('image/png');
   });
 });
+
+describe('arrayItemsMax', () => {
+  const limits: DecodeLimits = { ...LIMITS, arrayItemsMax: 1000 };
+  const items = (n: number) => Array.from({ length: n }, (_, i) => i);
+
+  it('refuses an array of one item more in every codec, and takes one at the limit', () => {
+    for (const [body, type] of [
+      [JSON.stringify({ values: items(1001) }), 'application/json'],
+      [`values: [${items(1001).join(', ')}]\n`, 'application/yaml'],
+      [`values:\n${items(1001).map((i) => `  - ${i}`).join('\n')}\n`, 'application/yaml'],
+      [encode({ values: items(1001) }), 'application/msgpack'],
+      [JSON.stringify({ values: [items(1001)] }), 'application/x-ndjson'],
+    ] as const) {
+      const err = error(body, type, limits);
+      expect([type, err.code, err.status]).toEqual([type, 'too_many_values', 400]);
+    }
+    expect(value(JSON.stringify({ values: items(1000) }), 'application/json', limits)).toEqual({ values: items(1000) });
+    expect(value(`values: [${items(1000).join(', ')}]\n`, 'application/yaml', limits)).toEqual({ values: items(1000) });
+    expect(value(encode({ values: items(1000) }), 'application/msgpack', limits)).toEqual({ values: items(1000) });
+    // Without the limit, nothing bounds an array but the other limits.
+    expect((value(JSON.stringify({ values: items(5000) }), 'application/json') as { values: unknown[] }).values).toHaveLength(5000);
+  });
+
+  it('refuses a long array before the value is built: a body malformed after it is refused for the array', () => {
+    // Each would be body_malformed if the decoder got as far as the end of the body.
+    const json = `{"values": [${items(5000).join(',')}, oops`;
+    expect(error(json, 'application/json', limits).code).toBe('too_many_values');
+    expect(error(json, 'application/json').code).toBe('body_malformed');
+    const yaml = `values: [${items(5000).join(', ')}, {{{`;
+    expect(error(yaml, 'application/yaml', limits).code).toBe('too_many_values');
+    expect(error(yaml, 'application/yaml').code).toBe('body_malformed');
+    const yamlBlock = `values:\n${items(5000).map((i) => `  - ${i}`).join('\n')}\n  - [oops\n`;
+    expect(error(yamlBlock, 'application/yaml', limits).code).toBe('too_many_values');
+    // MessagePack: an array32 header of 5,000 items, then a stray byte: refused from the header, not for the byte.
+    const header = Buffer.from([0x81, 0xa1, 0x76, 0xdd, 0x00, 0x00, 0x13, 0x88]);
+    const msgpack = Buffer.concat([header, Buffer.alloc(5000, 0x01), Buffer.from([0xc1])]);
+    expect(error(msgpack, 'application/msgpack', limits).code).toBe('too_many_values');
+    expect(error(msgpack, 'application/msgpack').code).toBe('body_malformed');
+  });
+
+  it('YAML refuses a mapping of more entries than fieldsMax while lexing', () => {
+    const yaml = `${items(2000).map((i) => `k${i}: ${i}`).join('\n')}\nbad: [oops\n`;
+    const fieldLimits: DecodeLimits = { ...LIMITS, fieldsMax: 1000 };
+    expect(error(yaml, 'application/yaml', fieldLimits).code).toBe('too_many_fields');
+    expect(error(yaml, 'application/yaml').code).toBe('body_malformed');
+  });
+});

@@ -12,6 +12,8 @@ export const CODEC_ERROR_STATUS = {
   body_too_deep: 400,
   /** More object keys than `fieldsMax` in one value (API.md §13: 10,000). */
   too_many_fields: 400,
+  /** An array with more items than `arrayItemsMax` (the document limit on a field's values has the same code). */
+  too_many_values: 400,
   /** One YAML scalar's source is longer than `yamlScalarCharsMax` (the document limit of a string value has the same code). */
   value_too_large: 400,
   /** A key no codec may create (`__proto__`) or a dotted name with an empty segment. */
@@ -45,6 +47,10 @@ export function tooManyValues(what: string, valuesMax: number): TesseraError {
 /** One scalar of a text body (its source: quotes, escapes and line breaks included) is longer than `charsMax`. */
 export function scalarTooLong(what: string, charsMax: number): TesseraError {
   return codecError('value_too_large', `${what} scalar longer than ${charsMax} characters`);
+}
+
+export function tooManyArrayItems(itemsMax: number): TesseraError {
+  return codecError('too_many_values', `Body has an array of more than ${itemsMax} items`);
 }
 
 export function tooManyFields(fieldsMax: number): TesseraError {

@@ -3,13 +3,14 @@
  * JSON.parse runs first, then JSON.parse on the text without comments and
  * trailing commas, and JSON5 only when both fail, because JSON5.parse is
  * 24× slower on plain JSON (ENGINE.md, codecs). Depth is pre-scanned on the
- * text before either parser runs; keys, `__proto__` and NaN/Infinity (JSON5
+ * text before either parser runs, with the items of each array; keys, `__proto__` and NaN/Infinity (JSON5
  * literals, or `1e400` overflowing in JSON.parse) are checked on the value.
  */
 import JSON5 from 'json5';
 import { bodyMalformed } from './errors.js';
 import { scanJsonDepth } from './json-depth.js';
 import { stripJsonComments } from './json-strip.js';
+import { arrayItemsMaxOf } from './limits.js';
 import type { DecodeLimits } from './types.js';
 import { checkDecodedValue } from './value-check.js';
 
@@ -18,7 +19,7 @@ export const NOT_JSON: unique symbol = Symbol('not JSON');
 
 /** Parse JSON/JSON5 text under limits; 400 when malformed or over a limit. */
 export function parseJsonText(text: string, limits: DecodeLimits, what: string): unknown {
-  scanJsonDepth(text, limits.depthMax);
+  scanJsonDepth(text, limits.depthMax, arrayItemsMaxOf(limits));
   let value: unknown;
   try {
     value = parseSyntax(text);
@@ -34,7 +35,7 @@ export function parseJsonText(text: string, limits: DecodeLimits, what: string):
  * bodies are JSON only if they parse). Limit violations still throw 400.
  */
 export function tryParseJsonText(text: string, limits: DecodeLimits, what: string): unknown {
-  scanJsonDepth(text, limits.depthMax);
+  scanJsonDepth(text, limits.depthMax, arrayItemsMaxOf(limits));
   let value: unknown;
   try {
     value = parseSyntax(text);

@@ -14,6 +14,11 @@ export const DEFAULT_DECODE_LIMITS: Readonly<DecodeLimits> = Object.freeze({
   yamlScalarCharsMax: 2 * 1024 * 1024,
 });
 
+/** Items one array of a body may hold: the limit's, else no bound. */
+export function arrayItemsMaxOf(limits: DecodeLimits): number {
+  return limits.arrayItemsMax ?? Number.POSITIVE_INFINITY;
+}
+
 /** A YAML body's values bound: the limit's, else the default. */
 export function yamlValuesMaxOf(limits: DecodeLimits): number {
   return limits.yamlValuesMax ?? (DEFAULT_DECODE_LIMITS.yamlValuesMax as number);

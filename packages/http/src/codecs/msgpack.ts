@@ -4,7 +4,7 @@
  *   - every declared str/bin length and array/map count fits in the bytes
  *     left (each item takes ≥ 1 byte), so a str32 declaring 4 GB is refused
  *     from its 5-byte header and the decoder never sizes anything from a lie;
- *   - nesting depth, total map keys, `__proto__` keys, key types (string or
+ *   - nesting depth, items of one array (`arrayItemsMax`), total map keys, `__proto__` keys, key types (string or
  *     integer), NaN/Infinity floats, UTF-8 of every string, extension types
  *     (refused: no JSON equivalent) and the reserved byte 0xc1;
  *   - nothing follows the value.
@@ -14,7 +14,8 @@
 import { isUtf8 } from 'node:buffer';
 import { Decoder } from '@msgpack/msgpack';
 import { TesseraError } from '@tessera/errors';
-import { bodyMalformed, bodyTooDeep, invalidFieldName, tooManyFields } from './errors.js';
+import { bodyMalformed, bodyTooDeep, invalidFieldName, tooManyArrayItems, tooManyFields } from './errors.js';
+import { arrayItemsMaxOf } from './limits.js';
 import type { DecodeLimits } from './types.js';
 
 const WHAT = 'MessagePack';
@@ -48,6 +49,7 @@ const floatScratch = new DataView(new ArrayBuffer(8));
 /** Validates one MessagePack value spanning all of `bytes`; throws TesseraError 400. */
 export function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits): void {
   const { depthMax, fieldsMax } = limits;
+  const arrayItemsMax = arrayItemsMaxOf(limits);
   if (itemsLeftScratch.length < depthMax) {
     itemsLeftScratch = new Float64Array(depthMax);
     isMapScratch = new Uint8Array(depthMax);
@@ -119,6 +121,8 @@ export function scanMsgpack(bytes: Uint8Array, limits: DecodeLimits): void {
       if (containerIsMap) {
         fields += containerItems;
         if (fields > fieldsMax) throw tooManyFields(fieldsMax);
+      } else if (containerItems > arrayItemsMax) {
+        throw tooManyArrayItems(arrayItemsMax);
       }
       itemsLeft[level] = items;
       isMap[level] = containerIsMap ? 1 : 0;

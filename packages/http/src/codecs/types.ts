@@ -23,6 +23,13 @@ export interface DecodeLimits {
    * on strings (1 MiB) could refuse it.
    */
   yamlScalarCharsMax?: number;
+  /**
+   * Items of one array in a body; beyond → 400 `too_many_values` (no bound when absent). The server sets it to
+   * `valuesPerFieldMax` (10,000): a longer array can be no document's field, and searches and schemas are far
+   * smaller. Checked before the value is built where the codec allows (JSON's depth pre-scan, MessagePack's
+   * header scan, YAML's lexer), so a 1,000,000-item array costs milliseconds, not its decoded size (YAML: ~100 MB).
+   */
+  arrayItemsMax?: number;
 }
 
 /** A decoded request body: a structured value, or opaque bytes (stored content, §6). */

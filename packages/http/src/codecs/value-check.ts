@@ -4,6 +4,7 @@
  * stack before any limit bites. The walk refuses
  *   - nesting deeper than `depthMax` (also catches cyclic YAML anchors),
  *   - more than `fieldsMax` object keys in total,
+ *   - an array of more than `arrayItemsMax` items (the codecs' pre-scans refuse most before decoding),
  *   - a `__proto__` key, or any object whose prototype a codec replaced,
  *   - objects other than plain objects and arrays (Date, Map, Set…),
  *   - NaN/±Infinity (JSON5 literals, YAML `.nan`/`.inf`, JSON `1e400`),
@@ -11,7 +12,8 @@
  *     small body can name a huge value; every other codec spends ≥ 1 byte per
  *     value and never comes near the bound.
  */
-import { bodyMalformed, bodyTooDeep, invalidFieldName, tooManyFields, tooManyValues } from './errors.js';
+import { bodyMalformed, bodyTooDeep, invalidFieldName, tooManyArrayItems, tooManyFields, tooManyValues } from './errors.js';
+import { arrayItemsMaxOf } from './limits.js';
 import type { DecodeLimits } from './types.js';
 
 /** Leaves that are objects: MessagePack `bin` decodes to a Uint8Array. */
@@ -30,11 +32,13 @@ export function checkDecodedValue(root: unknown, limits: DecodeLimits, valuesMax
   const depths: number[] = [1];
   let fields = 0;
   let values = 1;
+  const arrayItemsMax = arrayItemsMaxOf(limits);
   while (pending.length > 0) {
     const node = pending.pop() as object;
     const childDepth = (depths.pop() as number) + 1;
     if (Array.isArray(node)) {
       const n = node.length;
+      if (n > arrayItemsMax) throw tooManyArrayItems(arrayItemsMax);
       values += n;
       if (values > valuesMax) throw tooManyValues(what, valuesMax);
       for (let i = 0; i < n; i++) {
