@@ -14,26 +14,19 @@ import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { NODE_REFUSED_METHOD, SHARD_NODE_HELLO_ROLE, type NodeAnnouncement } from '@tessera/coordinator';
 import { TesseraError } from '@tessera/errors';
-import type { ScriptRunnerOptions } from '@tessera/engine';
 import { PrimaryLease, PRIMARY_LEASE_DEFAULTS, ShardNode } from '@tessera/node';
 import { connectPeer, type RpcHandler, type RpcPeer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
+import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { TESSERA_VERSION } from './version.js';
 
-export interface NodeProcessOptions {
+export interface NodeProcessOptions extends ShardHostOptions {
   /** The coordinator's RPC address, `ws://host:port`. */
   join: string;
   /** Shard copies are allocated to this name: keep it (and the data directory) across restarts. */
   name: string;
   dataDir: string;
-  documentCacheBytesMax: number;
-  storeWriteBufferBytes: number;
-  contentVolumeBytesMax: number;
-  writeBufferBytesMax: number;
-  writeBufferOpsMax: number;
-  /** Budgets and cache of the Lua scripts (engine defaults when absent). */
-  scripts?: ScriptRunnerOptions;
   /** Time the calls running at SIGTERM get to finish. */
   shutdownGraceMs: number;
   /** Writes as primary are refused this long after the coordinator was last heard (@tessera/node primary-lease.ts). */
@@ -69,17 +62,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
     onExpired: (silentMs) => log.warn({ silentMs, leaseMs: options.primaryLeaseMs }, 'primary lease expired: no writes as primary until the coordinator is heard again'),
     onRenewed: () => log.info('coordinator heard again: primary lease renewed'),
   });
-  const node = new ShardNode({
-    name: options.name,
-    dataDir: nodeDir,
-    documentCacheBytesMax: options.documentCacheBytesMax,
-    storeWriteBufferBytes: options.storeWriteBufferBytes,
-    content: { volumeBytesMax: options.contentVolumeBytesMax },
-    index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
-    scripts: options.scripts,
-    primaryWriteGate: (where) => lease.check(where),
-    log: log.child({ component: 'node', node: options.name }),
-  });
+  const node = new ShardNode({ ...shardNodeOptions(options, options.name, nodeDir, log), primaryWriteGate: (where) => lease.check(where) });
   node.warm();
   const announcement: NodeAnnouncement = { dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION };
   const rpcLog = log.child({ component: 'rpc' });

@@ -6,16 +6,17 @@ import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
-import { CONTENT_DEFAULTS, SHARD_DEFAULTS, type ScriptRunnerOptions } from '@tessera/engine';
+import { CONTENT_DEFAULTS, SHARD_DEFAULTS } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
 import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
+import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { logLinesDropped } from './logging.js';
 import { TESSERA_VERSION } from './version.js';
 
-export interface ServeOptions {
+export interface ServeOptions extends ShardHostOptions {
   host: string;
   port: number;
   dataDir: string;
@@ -41,17 +42,6 @@ export interface ServeOptions {
   documentWordsMax: number;
   /** `--strict` (API.md §8.8). */
   strict: boolean;
-  documentCacheBytesMax: number;
-  /** LevelDB write buffer (memtable) of each shard copy's database, bytes. */
-  storeWriteBufferBytes: number;
-  /** A stored-content volume file is rolled over at this size, bytes. */
-  contentVolumeBytesMax: number;
-  /** A shard's write buffer is flushed into a segment past this many estimated bytes… */
-  writeBufferBytesMax: number;
-  /** …or this many changes. */
-  writeBufferOpsMax: number;
-  /** Budgets and cache of the Lua scripts (engine defaults when absent). */
-  scripts?: ScriptRunnerOptions;
   shutdownGraceMs: number;
   slowRequestMs: number;
   /** A node lost this long has its shard copies re-allocated to other nodes. */
@@ -109,16 +99,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
   const dataLock = await lockDataDirectory(dataDir);
   const nodeDir = join(dataDir, 'nodes', options.nodeName);
   const nodeLock = await lockDataDirectory(nodeDir);
-  const node = new ShardNode({
-    name: options.nodeName,
-    dataDir: nodeDir,
-    documentCacheBytesMax: options.documentCacheBytesMax,
-    storeWriteBufferBytes: options.storeWriteBufferBytes,
-    content: { volumeBytesMax: options.contentVolumeBytesMax },
-    index: { writeBufferBytesMax: options.writeBufferBytesMax, writeBufferOpsMax: options.writeBufferOpsMax },
-    scripts: options.scripts,
-    log: log.child({ component: 'node', node: options.nodeName }),
-  });
+  const node = new ShardNode(shardNodeOptions(options, options.nodeName, nodeDir, log));
   node.warm();
   const nodes = new NodeDirectory();
   nodes.add({

@@ -126,7 +126,7 @@ export class Coordinator {
     }, options.log);
     await loadTemplates(registry, options.templates);
     followMembership(options.nodes, registry, options.log);
-    const router = await ShardRouter.create();
+    const router = new ShardRouter();
     const documents = new DocumentHandlers(registry, replication, router, options.documentLimits ?? DOCUMENT_LIMITS_DEFAULTS);
     registry.useSchemaPolicy(new SchemaPolicy({
       strict: options.strict ?? false, documents: foreignDocuments(registry, documents, router), log: options.log,

@@ -8,6 +8,7 @@
  * lives here, below both (as the schema does).
  */
 export { mediaTypeOf } from './media-type.js';
+export { isPlainObject } from './plain-object.js';
 export type { ContentLink, DocumentBody, DocumentId } from './document.js';
 export type { ContentWrite, WriteOp, WriteRequest, WriteResult, WriteScript } from './write.js';
 export type { ReplicatedChange, ReplicatedContent } from './replicated-change.js';

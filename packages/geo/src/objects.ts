@@ -18,6 +18,7 @@
  * `_lat`/`_lng` spell `_latitude`/`_longitude` (Xapiand's short forms).
  * Coordinates are numbers: DMS or decimal-degree text is a 400.
  */
+import { isPlainObject } from '@tessera/documents';
 import { convexRing } from './convex.js';
 import { geoErrors } from './errors.js';
 import { parseEwkt } from './ewkt.js';
@@ -35,9 +36,6 @@ export const GEO_SHAPE_KEYS: ReadonlySet<string> = new Set([
 const LATITUDE_KEYS = new Set(['_latitude', '_lat']);
 const LONGITUDE_KEYS = new Set(['_longitude', '_lng']);
 
-function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
-}
 
 /**
  * `[lon, lat]` or `[lon, lat, h]` of finite numbers with the longitude in

@@ -34,9 +34,7 @@ export function isCommentKey(key: string): boolean {
   return key.length === 0 || key.charCodeAt(0) === 0x23;
 }
 
-export function isPlainObject(v: unknown): v is Record<string, unknown> {
-  return v !== null && typeof v === 'object' && !Array.isArray(v) && !ArrayBuffer.isView(v);
-}
+export { isPlainObject } from '@tessera/documents';
 
 export function hasOwn(obj: object, key: string): boolean {
   return Object.prototype.hasOwnProperty.call(obj, key);

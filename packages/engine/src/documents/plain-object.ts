@@ -5,18 +5,9 @@
  * own properties, so no key (not even `__proto__`) can reach a prototype.
  */
 
-/**
- * An object made by `{}`/a decoder or with a null prototype — not an array,
- * Date, Uint8Array, Map, class instance… Its prototype is null or a root
- * prototype (whose own prototype is null), which holds for `Object.prototype`
- * of any realm: objects made by `structuredClone` or in a `vm` context (jest)
- * count too.
- */
-export function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto: unknown = Object.getPrototypeOf(value);
-  return proto === null || Object.getPrototypeOf(proto) === null;
-}
+import { isPlainObject } from '@tessera/documents';
+
+export { isPlainObject };
 
 /**
  * `target[key] = value` as an own data property. Plain assignment of

@@ -17,6 +17,7 @@
  * empty compound array and arrays inside arrays are 400s; `"*"` as an
  * element at the top is `all`; range ends are strings or numbers.
  */
+import { isPlainObject } from '@tessera/schema';
 import type { BoolOp, CastName, LeafValue, Query, RangeEnd, ShapeName, TextNode, TextOp } from './ast.js';
 import { queryErrors, type SyntaxErrorFactory } from './errors.js';
 import { countFuzzy, parseRangeString, splitFieldName, stringLeaf, uncountedStringLeaf, type ParseContext } from './leaf.js';
@@ -57,11 +58,6 @@ const fail: SyntaxErrorFactory = (message) => queryErrors.invalidQuery(message);
 
 type Path = readonly string[] | null;
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  if (value === null || typeof value !== 'object' || Array.isArray(value)) return false;
-  const proto = Object.getPrototypeOf(value) as unknown;
-  return proto === Object.prototype || proto === null;
-}
 
 function isEmptyObject(value: unknown): boolean {
   return isPlainObject(value) && Object.keys(value).length === 0;

@@ -7,6 +7,7 @@
  * exists (unknown → ignored) and geo without `_value` (400) are the Weight's
  * to check: both need the schema.
  */
+import { isPlainObject } from '@tessera/schema';
 import type { SortKey } from './ast.js';
 import { queryErrors } from './errors.js';
 import { splitFieldName } from './leaf.js';
@@ -25,9 +26,6 @@ const METRICS: ReadonlyMap<string, string> = new Map([
 
 const SCORE = '_score';
 
-function isPlainObject(value: unknown): value is Record<string, unknown> {
-  return value !== null && typeof value === 'object' && !Array.isArray(value);
-}
 
 function sortPath(name: string, limits: QueryLimits): string {
   if (name === SCORE || name === '_weight') return SCORE;
