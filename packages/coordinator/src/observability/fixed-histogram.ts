@@ -7,15 +7,14 @@
  * observation). Buckets are cumulated only at scrape time. Registered in a
  * prom-client Registry like any other metric.
  */
+import { BucketHistogram } from '@tessera/documents';
 import type { MetricValue, Registry } from 'prom-client';
 
-export interface HistogramSeries {
-  readonly labels: Record<string, string>;
-  readonly bounds: readonly number[];
-  /** Observations per bucket (not cumulative): `counts[i]` ≤ bounds[i], the last one above every bound. */
-  readonly counts: Float64Array;
-  count: number;
-  sum: number;
+/** One label set's buckets (@tessera/documents' BucketHistogram, the engine's too): keep it and `observe` into it. */
+export class HistogramSeries extends BucketHistogram {
+  constructor(readonly labels: Record<string, string>, bounds: readonly number[]) {
+    super(bounds);
+  }
 }
 
 /** Latency buckets, seconds, from a cached GET (tens of µs) to a slow search or a stuck disk (10 s). */
@@ -51,14 +50,14 @@ export class FixedHistogram<L extends string> {
     registry.registerMetric(this as never);
   }
 
-  /** The series of one label set, to keep and feed with `observeHistogram`; null past seriesMax. */
+  /** The series of one label set, to keep and `observe` into; null past seriesMax. */
   seriesOf(labels: Record<L, string>): HistogramSeries | null {
     let key = '';
     for (const name of this.labelNames) key += `${labels[name]}\u0000`;
     let s = this.series.get(key);
     if (s === undefined) {
       if (this.series.size >= this.seriesMax) return null;
-      s = { labels: { ...labels }, bounds: this.bounds, counts: new Float64Array(this.bounds.length + 1), count: 0, sum: 0 };
+      s = new HistogramSeries({ ...labels }, this.bounds);
       this.series.set(key, s);
     }
     return s;
@@ -73,22 +72,8 @@ export class FixedHistogram<L extends string> {
 
   reset(): void {
     // Series handed out by seriesOf stay valid: they are zeroed, not dropped.
-    for (const s of this.series.values()) {
-      s.counts.fill(0);
-      s.count = 0;
-      s.sum = 0;
-    }
+    for (const s of this.series.values()) s.reset();
   }
-}
-
-export function observeHistogram(s: HistogramSeries, value: number): void {
-  const bounds = s.bounds;
-  // Linear: 16 bounds at most, and most observations land in the first few.
-  let i = 0;
-  while (i < bounds.length && value > (bounds[i] as number)) i++;
-  s.counts[i]++;
-  s.count++;
-  s.sum += value;
 }
 
 /**

@@ -1,7 +1,7 @@
 import { TesseraError } from '@tessera/errors';
 import { DEFERRED, type NodeStatsReply, type RpcClient } from '@tessera/rpc';
 import { Registry } from 'prom-client';
-import { FixedHistogram, observeHistogram } from './fixed-histogram.js';
+import { FixedHistogram } from './fixed-histogram.js';
 import { Metrics } from './metrics.js';
 
 /** The sample lines of one metric family (`name…`), as `labels value` text. */
@@ -16,8 +16,8 @@ describe('FixedHistogram', () => {
     const a = h.seriesOf({ kind: 'a' });
     const b = h.seriesOf({ kind: 'b' });
     expect(a).not.toBeNull();
-    for (const v of [0.05, 0.1, 0.5, 2]) observeHistogram(a!, v);
-    observeHistogram(b!, 0.2);
+    for (const v of [0.05, 0.1, 0.5, 2]) a!.observe(v);
+    b!.observe(0.2);
     expect(h.seriesOf({ kind: 'a' })).toBe(a);
     const text = await registry.metrics();
     expect(text).toContain('# TYPE t_seconds histogram');

@@ -10,7 +10,7 @@
 import type { NodeStatsReply, RpcClient } from '@tessera/rpc';
 import { collectDefaultMetrics, Counter, Gauge, Registry } from 'prom-client';
 import {
-  CollectedHistogram, FixedHistogram, LATENCY_SECONDS_BUCKETS, observeHistogram, type CollectedSeries, type HistogramSeries,
+  CollectedHistogram, FixedHistogram, LATENCY_SECONDS_BUCKETS, type CollectedSeries, type HistogramSeries,
 } from './fixed-histogram.js';
 import { TimedRpcClient } from './timed-rpc-client.js';
 import type { ReplicationLag } from '../replication/replicator.js';
@@ -215,7 +215,7 @@ export class Metrics {
       };
     }
     if (series.summary !== null) observeSeries(series.summary, seconds);
-    if (series.histogram !== null) observeHistogram(series.histogram, seconds);
+    if (series.histogram !== null) series.histogram.observe(seconds);
     if (operation === undefined || status >= 500) return;
     let op = this.operationSeries.get(operation);
     if (op === undefined) this.operationSeries.set(operation, op = this.operations.seriesOf({ operation }));

@@ -5,7 +5,7 @@
  * process, WebSocket), so none of them knows about metrics.
  */
 import { DEFERRED, type NodeCalls, type RpcCallOptions, type RpcClient } from '@tessera/rpc';
-import { observeHistogram, type HistogramSeries } from './fixed-histogram.js';
+import type { HistogramSeries } from './fixed-histogram.js';
 
 /** The series for a method (null: no series left for it; the call is not timed). */
 export type RpcSeriesOf = (method: string) => HistogramSeries | null;
@@ -32,7 +32,7 @@ export class TimedRpcClient implements RpcClient {
     const series = this.seriesOf(method);
     const call = this.inner.call(method, params, options);
     if (series !== null) {
-      const observe = (): void => observeHistogram(series, (performance.now() - startedMs) / 1000);
+      const observe = (): void => series.observe((performance.now() - startedMs) / 1000);
       call.then(observe, observe);
     }
     return call;
@@ -56,7 +56,7 @@ export class TimedRpcClient implements RpcClient {
 
   private observe(method: string, startedMs: number): void {
     const series = this.seriesOf(method);
-    if (series !== null) observeHistogram(series, (performance.now() - startedMs) / 1000);
+    if (series !== null) series.observe((performance.now() - startedMs) / 1000);
   }
 
   close(): Promise<void> {
