@@ -17,6 +17,7 @@ import {
 import { runCoordinator } from './coordinator.js';
 import { runDump } from './dump.js';
 import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
+import { collectWhenIdle, IDLE_COLLECTOR_DEFAULTS } from './idle-gc.js';
 import { CLOSE_AFTER_DRAIN_MS_MAX, exitAfterLog, exitOnCrash, stopOnSignals } from './lifecycle.js';
 import { createLogger, LoggerError, type ProcessLogger } from './logging.js';
 import { runNode } from './node.js';
@@ -202,6 +203,7 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
     return;
   }
   stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX, proc);
+  collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (before, after) => log.debug({ heapUsedBefore: before, heapUsedAfter: after }, 'idle: heap collected'));
 }
 
 function start(command: CommandName, resolved: ResolvedConfig<CommandName>, log: Logger): Promise<{ close(): Promise<void> }> {
