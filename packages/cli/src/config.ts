@@ -23,7 +23,7 @@ import { PRIMARY_LEASE_MS_MAX } from '@tessera/node';
 import { parseTemplate } from '@tessera/coordinator';
 import { COORDINATOR_DEFAULTS, type CoordinatorProcessOptions } from './coordinator.js';
 import { NODE_DEFAULTS, type NodeProcessOptions } from './node.js';
-import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, type ServeOptions } from './serve.js';
+import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, type ApiSettings, type ServeOptions } from './serve.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -47,7 +47,7 @@ export interface ShardHostConfig {
 }
 
 /** Every setting of `tessera serve`, under its config-file key (the flag name in camelCase). */
-export interface ServeConfig extends ShardHostConfig {
+export interface ServeConfig extends ShardHostConfig, ApiSettings {
   port: number;
   host: string;
   data: string;
@@ -56,24 +56,6 @@ export interface ServeConfig extends ShardHostConfig {
   replicas: number;
   logLevel: LogLevel;
   logPretty: boolean;
-  bodyBytesMax: number;
-  restoreBodyBytesMax: number;
-  contentBodyBytesMax: number;
-  headerBytesMax: number;
-  urlBytesMax: number;
-  headersTimeoutMs: number;
-  bodyTimeoutMs: number;
-  idleTimeoutMs: number;
-  depthMax: number;
-  fieldsMax: number;
-  valuesPerFieldMax: number;
-  documentValuesMax: number;
-  stringBytesMax: number;
-  documentWordsMax: number;
-  strict: boolean;
-  shutdownGraceMs: number;
-  slowRequestMs: number;
-  nodeLeftDelayMs: number;
   /** Index templates by name (API.md §16.1): config file only, no flag or variable (FILE_ONLY_KEYS). */
   templates?: Record<string, unknown>;
 }

@@ -16,17 +16,11 @@ import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { logLinesDropped } from './logging.js';
 import { TESSERA_VERSION } from './version.js';
 
-export interface ServeOptions extends ShardHostOptions {
-  host: string;
-  port: number;
-  dataDir: string;
-  nodeName: string;
-  clusterName: string;
-  numberOfShards: number;
-  numberOfReplicas: number;
+/** What the HTTP API is told, under the same names in the config file and in the options: limits, timeouts, policies. */
+export interface ApiSettings {
   bodyBytesMax: number;
   restoreBodyBytesMax: number;
-  /** Largest stored-content body (API.md §6), bytes. */
+  /** Largest stored-content body, bytes. */
   contentBodyBytesMax: number;
   headerBytesMax: number;
   urlBytesMax: number;
@@ -35,17 +29,27 @@ export interface ServeOptions extends ShardHostOptions {
   bodyTimeoutMs: number;
   depthMax: number;
   fieldsMax: number;
-  /** What one document may cost (API.md §13; @tessera/schema document-limits.ts). */
+  /** What one document may cost (@tessera/schema document-limits.ts). */
   valuesPerFieldMax: number;
   documentValuesMax: number;
   stringBytesMax: number;
   documentWordsMax: number;
-  /** `--strict` (API.md §8.8). */
+  /** `--strict`: every new field needs `_type`, every new index `_settings`. */
   strict: boolean;
   shutdownGraceMs: number;
   slowRequestMs: number;
   /** A node lost this long has its shard copies re-allocated to other nodes. */
   nodeLeftDelayMs: number;
+}
+
+export interface ServeOptions extends ShardHostOptions, ApiSettings {
+  host: string;
+  port: number;
+  dataDir: string;
+  nodeName: string;
+  clusterName: string;
+  numberOfShards: number;
+  numberOfReplicas: number;
   /** Index templates of the config file by name (API.md §16.1), stored in the cluster state at start. */
   templates?: Record<string, unknown>;
 }

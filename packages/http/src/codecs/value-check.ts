@@ -33,26 +33,28 @@ export function checkDecodedValue(root: unknown, limits: DecodeLimits, valuesMax
   let fields = 0;
   let values = 1;
   const arrayItemsMax = arrayItemsMaxOf(limits);
+  let childDepth = 1;
+  /** A child value: a container goes on the pending stack at `childDepth`, a number must be finite. */
+  const child = (v: unknown): void => {
+    if (typeof v === 'object') {
+      if (isContainer(v)) {
+        if (childDepth > limits.depthMax) throw bodyTooDeep(limits.depthMax);
+        pending.push(v);
+        depths.push(childDepth);
+      }
+    } else if (typeof v === 'number' && !Number.isFinite(v)) {
+      throw nonFinite(what);
+    }
+  };
   while (pending.length > 0) {
     const node = pending.pop() as object;
-    const childDepth = (depths.pop() as number) + 1;
+    childDepth = (depths.pop() as number) + 1;
     if (Array.isArray(node)) {
       const n = node.length;
       if (n > arrayItemsMax) throw tooManyArrayItems(arrayItemsMax);
       values += n;
       if (values > valuesMax) throw tooManyValues(what, valuesMax);
-      for (let i = 0; i < n; i++) {
-        const v: unknown = node[i];
-        if (typeof v === 'object') {
-          if (isContainer(v)) {
-            if (childDepth > limits.depthMax) throw bodyTooDeep(limits.depthMax);
-            pending.push(v);
-            depths.push(childDepth);
-          }
-        } else if (typeof v === 'number' && !Number.isFinite(v)) {
-          throw nonFinite(what);
-        }
-      }
+      for (let i = 0; i < n; i++) child(node[i]);
       continue;
     }
     const proto: unknown = Object.getPrototypeOf(node);
@@ -72,16 +74,7 @@ export function checkDecodedValue(root: unknown, limits: DecodeLimits, valuesMax
     for (let i = 0; i < n; i++) {
       const key = keys[i] as string;
       if (key === '__proto__') throw invalidFieldName(key);
-      const v: unknown = (node as Record<string, unknown>)[key];
-      if (typeof v === 'object') {
-        if (isContainer(v)) {
-          if (childDepth > limits.depthMax) throw bodyTooDeep(limits.depthMax);
-          pending.push(v);
-          depths.push(childDepth);
-        }
-      } else if (typeof v === 'number' && !Number.isFinite(v)) {
-        throw nonFinite(what);
-      }
+      child((node as Record<string, unknown>)[key]);
     }
   }
 }
