@@ -9,6 +9,7 @@
  */
 export { mediaTypeOf } from './media-type.js';
 export { isPlainObject } from './plain-object.js';
+export { compareCodePoints } from './code-points.js';
 export { BucketHistogram, type HistogramSnapshot } from './histogram.js';
 export type { ContentLink, DocumentBody, DocumentId } from './document.js';
 export type { ContentWrite, WriteOp, WriteRequest, WriteResult, WriteScript } from './write.js';

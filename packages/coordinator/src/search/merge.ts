@@ -5,6 +5,7 @@
  * a value last), then weight descending, then `_id` ascending (API.md §9.5) —
  * and keeps the requested page. Totals add up exactly.
  */
+import { compareCodePoints } from '@tessera/documents';
 import type { DocumentId, SearchHitReply } from '@tessera/rpc';
 
 export interface ShardHit extends SearchHitReply {
@@ -28,15 +29,14 @@ export function compareHits(orders: ReadonlyArray<'asc' | 'desc'>) {
 /** Missing values come last in both directions. */
 function compareSortValue(a: number | string | null, b: number | string | null, order: 'asc' | 'desc'): number {
   if (a === null || b === null) return a === b ? 0 : a === null ? 1 : -1;
-  const c = a < b ? -1 : a > b ? 1 : 0;
+  // Strings in code point order, as the shards sorted them (`<` compares UTF-16 units).
+  const c = typeof a === 'string' && typeof b === 'string' ? compareCodePoints(a, b) : a < b ? -1 : a > b ? 1 : 0;
   return order === 'asc' ? c : -c;
 }
 
 function compareIds(a: DocumentId, b: DocumentId): number {
   if (typeof a === 'number' && typeof b === 'number') return a - b;
-  const x = String(a);
-  const y = String(b);
-  return x < y ? -1 : x > y ? 1 : 0;
+  return compareCodePoints(String(a), String(b));
 }
 
 /** The page [offset, offset + limit) of the merged order. */

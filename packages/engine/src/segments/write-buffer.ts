@@ -8,6 +8,7 @@
  * it into an immutable segment once it passes its byte budget.
  */
 import assert from 'node:assert/strict';
+import { compareCodePoints } from '@tessera/documents';
 import { BufferedPostings, type PostingsSnapshot, type TextTokens } from '../postings/buffered-postings.js';
 import { MemoryPostingsIterator } from '../postings/memory-postings-iterator.js';
 import { NumericColumnBuilder, StringColumnBuilder } from '../values/column-builder.js';
@@ -322,14 +323,5 @@ export interface FlushSnapshot {
   }>;
 }
 
-/** Code point order (UTF-8 byte order), which segments use; `<` on strings compares UTF-16 units. */
-export function compareCodePoints(a: string, b: string): number {
-  const n = Math.min(a.length, b.length);
-  for (let i = 0; i < n; i++) {
-    const x = a.codePointAt(i)!;
-    const y = b.codePointAt(i)!;
-    if (x !== y) return x - y;
-    if (x > 0xffff) i++;
-  }
-  return a.length - b.length;
-}
+/** Code point order (UTF-8 byte order), which segments use: @tessera/documents' one string order. */
+export { compareCodePoints };
