@@ -17,9 +17,10 @@
 // Talks only to 127.0.0.1; seeded; bounded in cases and time; stops itself.
 //
 //   node scripts/reliability/fuzz-bodies.mjs [--cases 20000] [--seed 18] [--time-limit-s 3600] [--codecs json,msgpack,yaml]
-//     [--settle-s 60] [--settle-quiet-s 25] [--node-arg=--trace-gc]
+//     [--settle-s 60] [--settle-quiet-s 25] [--node-arg=--trace-gc] [--heap-snapshot DIR]
+// --heap-snapshot writes a heap snapshot of the settled server into DIR (open it in Chrome's DevTools, Memory tab).
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { Agent, request as httpRequest } from 'node:http';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -49,6 +50,7 @@ const { values: args } = parseArgs({
     'settle-quiet-s': { type: 'string', default: '25' },
     // Extra node flags for the server, after SERVER_NODE_FLAGS (e.g. --node-arg=--trace-gc).
     'node-arg': { type: 'string', multiple: true, default: [] },
+    'heap-snapshot': { type: 'string' },
   },
 });
 const CASES = Number(args.cases);
@@ -148,8 +150,25 @@ function makeCase(codec) {
 
 // ---- server ---------------------------------------------------------------
 
+/** Signal the server for a heap snapshot and wait until its file stops growing. */
+async function heapSnapshot(dir) {
+  const before = new Set(readdirSync(dir));
+  server.kill('SIGUSR2');
+  for (let waited = 0, size = -1; waited < 300_000; waited += 500) {
+    await new Promise((r) => setTimeout(r, 500));
+    const file = readdirSync(dir).find((name) => name.endsWith('.heapsnapshot') && !before.has(name));
+    if (file === undefined) continue;
+    const now = statSync(join(dir, file)).size;
+    if (now === size && now > 0) return join(dir, file);
+    size = now;
+  }
+  return 'none written in 300 s';
+}
+
 const dataDir = mkdtempSync(join(tmpdir(), 'tessera-fuzz-'));
-const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...args['node-arg'], CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', dataDir, '--log-level', 'info'], {
+const snapshotDir = args['heap-snapshot'] === undefined ? undefined : resolve(args['heap-snapshot']);
+const snapshotFlags = snapshotDir === undefined ? [] : ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshotDir}`];
+const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...snapshotFlags, ...args['node-arg'], CLI, 'serve', '--port', '0', '--host', '127.0.0.1', '--data', dataDir, '--log-level', 'info'], {
   stdio: ['ignore', 'pipe', 'pipe'],
   env: { ...process.env, ...SERVER_ENV },
 });
@@ -290,6 +309,7 @@ while (!crashed && Date.now() - settleStarted < Number(args['settle-s']) * 1000 
 }
 const settleSeconds = (Date.now() - settleStarted) / 1000;
 const heapSettled = crashed ? null : await heapFigures();
+if (snapshotDir !== undefined && !crashed) console.error(`heap snapshot: ${await heapSnapshot(snapshotDir)}`);
 clearInterval(sampler);
 const peakMb = Math.max(end.hwmMb, settled.hwmMb || 0, peakSampledMb);
 const immediateGrowthMb = end.rssMb - afterWarmup.rssMb;

@@ -4,7 +4,8 @@ const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 it('collects the heap once the event loop is idle after it grew, and not while it stays small', async () => {
   const collections: Array<[number, number]> = [];
-  const stop = collectWhenIdle({ intervalMs: 100, idleUtilisationMax: 0.5, growthBytes: 16 * 1024 * 1024 }, (before, after) => collections.push([before, after]));
+  const stop = collectWhenIdle({ intervalMs: 100, idleUtilisationMax: 0.5, growthBytes: 16 * 1024 * 1024, slackCollectionsMax: 0, slackQuietMs: 0 },
+    (c) => collections.push([c.heapUsedBefore, c.heapUsedAfter]));
   try {
     await sleep(350);
     expect(collections).toEqual([]);

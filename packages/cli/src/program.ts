@@ -203,7 +203,7 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
     return;
   }
   stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX, proc);
-  collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (before, after) => log.debug({ heapUsedBefore: before, heapUsedAfter: after }, 'idle: heap collected'));
+  collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (collection) => log.debug(collection, 'idle: heap collected'));
 }
 
 function start(command: CommandName, resolved: ResolvedConfig<CommandName>, log: Logger): Promise<{ close(): Promise<void> }> {

@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import { Encoder } from '@msgpack/msgpack';
 import { decodeDocumentRecord, decodeOplogEntry, encodeBody, encodeDocumentRecord, encodeOplogEntry } from './records.js';
 
@@ -34,5 +36,32 @@ describe('records', () => {
     for (const [i, bytes] of held) {
       expect(decodeDocumentRecord(encodeDocumentRecord({ id: i, docid: 1, version: 1, seq: 1 }, bytes)).body.i).toBe(i);
     }
+  });
+});
+
+describe('the encoder buffer', () => {
+  const gc = (): void => {
+    setFlagsFromString('--expose-gc');
+    (runInNewContext('gc') as () => void)();
+  };
+
+  it('is not kept at the size one large body grew it to', () => {
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    // A 1 MB string is reserved 3 bytes per unit, and msgpackr grows its buffer to 4× that: 12 MB.
+    let bytes: Uint8Array | undefined = encodeBody({ digits: '9'.repeat(1_000_000) });
+    expect(bytes.byteLength).toBeGreaterThan(1_000_000);
+    bytes = undefined;
+    expect(encodeBody({ small: 1 }).byteLength).toBeLessThan(32);
+    gc();
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(2 * 1024 * 1024);
+  });
+
+  it('is not kept grown by a body that could not be encoded', () => {
+    gc();
+    const before = process.memoryUsage().arrayBuffers;
+    expect(() => encodeBody({ digits: '9'.repeat(1_000_000), f: () => 1 } as never)).toThrow('a function cannot be stored');
+    gc();
+    expect(process.memoryUsage().arrayBuffers - before).toBeLessThan(2 * 1024 * 1024);
   });
 });

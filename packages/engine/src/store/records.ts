@@ -25,6 +25,9 @@ import type { ReplicationState } from '../replication/position.js';
  * are nil. Integers beyond 32 bits are written as float64, read back as the
  * same number. Decoding stays with @msgpack/msgpack, which reads both.
  * The encoder's results share a growing buffer and stay valid (slices).
+ * That buffer is msgpackr's, one per process, and grows to the largest record
+ * it ever wrote: after one past ENCODER_BUFFER_BYTES_KEEP it gets a fresh one
+ * (measured: a 12 MB buffer kept for good after one 1 MB string).
  */
 // `skipValues` and `writeFunction` are in msgpackr's code and README, not in its typings.
 const encoder = new Packr({
@@ -33,8 +36,22 @@ const encoder = new Packr({
   writeFunction: () => { throw new TypeError('a function cannot be stored'); },
 } as ConstructorParameters<typeof Packr>[0]);
 const decoder = new Decoder();
+const ENCODER_BUFFER_BYTES_KEEP = 1 << 20;
+const ENCODER_BUFFER_BYTES_FRESH = 8192;
 
-const KEY_BODY = encoder.pack('body');
+function pack(value: unknown): Buffer {
+  let bytes: Buffer | undefined;
+  try {
+    bytes = encoder.pack(value);
+    return bytes;
+  } finally {
+    // The old buffer lives on only in the slices handed out. A pack that threw may have grown it too; one that did
+    // not grows it to 4× its reservation (3 bytes per UTF-16 unit for a string): a 1 MB string made 12 MB.
+    if (bytes === undefined || bytes.buffer.byteLength > ENCODER_BUFFER_BYTES_KEEP) encoder.useBuffer(Buffer.allocUnsafeSlow(ENCODER_BUFFER_BYTES_FRESH));
+  }
+}
+
+const KEY_BODY = pack('body');
 /** msgpack fixmap header bytes: 0x80 | entries, for 0–15 entries. */
 const FIXMAP = 0x80;
 const FIXMAP_LAST = 0x8f;
@@ -54,7 +71,7 @@ export interface ShardCounters {
 export const SHARD_FORMAT = 1;
 
 export function encodeBody(body: DocumentBody): Uint8Array {
-  return encoder.pack(body);
+  return pack(body);
 }
 
 /**
@@ -129,7 +146,7 @@ export function encodeDocumentRecord(doc: {
   addOrigin(head, doc, doc.seq);
   addContent(head, doc.content);
   addIndexed(head, doc.indexed);
-  return withBody(encoder.pack(head), body);
+  return withBody(pack(head), body);
 }
 
 export function decodeDocumentRecord(bytes: Uint8Array): StoredDocument {
@@ -157,8 +174,8 @@ export function encodeOplogEntry(entry: Omit<OplogEntry, 'body'>, body: Uint8Arr
   addOrigin(head, entry, entry.seq);
   addContent(head, entry.content);
   addIndexed(head, entry.indexed);
-  if (body === undefined) return encoder.pack(head);
-  return withBody(encoder.pack(head), body);
+  if (body === undefined) return pack(head);
+  return withBody(pack(head), body);
 }
 
 export function decodeOplogEntry(bytes: Uint8Array): OplogEntry {
@@ -184,7 +201,7 @@ export function decodeOplogEntry(bytes: Uint8Array): OplogEntry {
 }
 
 export function encodeReplicationState(state: ReplicationState): Buffer {
-  return encoder.pack({ term: state.term, checkpointTerm: state.checkpointTerm, checkpoint: state.checkpoint });
+  return pack({ term: state.term, checkpointTerm: state.checkpointTerm, checkpoint: state.checkpoint });
 }
 
 export function decodeReplicationState(bytes: Uint8Array): ReplicationState {
@@ -199,7 +216,7 @@ export function decodeReplicationState(bytes: Uint8Array): ReplicationState {
 }
 
 export function encodeCounters(counters: ShardCounters): Buffer {
-  return encoder.pack({
+  return pack({
     lastDocid: counters.lastDocid, seq: counters.seq, documents: counters.documents, maxNumericId: counters.maxNumericId,
   });
 }
@@ -216,7 +233,7 @@ export function decodeCounters(bytes: Uint8Array): ShardCounters {
 }
 
 export function encodeFormat(): Buffer {
-  return encoder.pack(SHARD_FORMAT);
+  return pack(SHARD_FORMAT);
 }
 
 export function decodeFormat(bytes: Uint8Array): unknown {

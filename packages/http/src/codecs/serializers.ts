@@ -17,7 +17,10 @@ export const INDENT_MAX = 16;
 const MSGPACK_DEPTH_MAX = 1024;
 const YAML_INDENT_DEFAULT = 2;
 
-const msgpackEncoder = new Encoder({ ignoreUndefined: true, maxDepth: MSGPACK_DEPTH_MAX });
+const MSGPACK_ENCODER_OPTIONS = { ignoreUndefined: true, maxDepth: MSGPACK_DEPTH_MAX } as const;
+/** The encoder keeps its buffer at the largest size it ever needed: one grown past this for a big response is replaced. */
+const MSGPACK_ENCODER_BYTES_KEEP = 1 << 20;
+let msgpackEncoder = new Encoder(MSGPACK_ENCODER_OPTIONS);
 
 function encodeJson(value: unknown, indent: number): string {
   // JSON.stringify(undefined) is undefined: answer `null` rather than no body.
@@ -70,8 +73,10 @@ function blockScalarUnsafe(text: string, atRoot: boolean, indent: number): boole
 }
 
 function encodeMsgpack(value: unknown): Buffer {
-  const bytes = msgpackEncoder.encode(value ?? null);
-  return Buffer.from(bytes.buffer, bytes.byteOffset, bytes.byteLength);
+  const shared = msgpackEncoder.encodeSharedRef(value ?? null);
+  const bytes = Buffer.from(shared);
+  if (shared.buffer.byteLength > MSGPACK_ENCODER_BYTES_KEEP) msgpackEncoder = new Encoder(MSGPACK_ENCODER_OPTIONS);
+  return bytes;
 }
 
 const ENCODERS: Record<SerializerFormat, { charset: boolean; encode(value: unknown, indent: number): Buffer | string }> = {
