@@ -96,6 +96,19 @@ describe('time, timedelta and uuid', () => {
     expect(await ids('/shops/', { open: { _in: '[12:30..10:00]' } })).toEqual([]);
   });
 
+  test('terms only: ranges match by the N-named accuracy buckets (§8.3), as INFO lists them', async () => {
+    expect((await call(server, 'PUT', '/shop_terms/', {
+      _settings: { number_of_shards: 2 }, _schema: { open: { _type: 'time', _index: 'field_terms' } },
+    })).status).toBe(200);
+    for (const { _id, open } of SHOPS) expect((await call(server, 'PUT', `/shop_terms/${_id}`, { open })).status).toBe(200);
+    const terms = (await call(server, 'INFO', '/shop_terms/2')).json.terms.open;
+    expect(Object.keys(terms['<3c>'])).toEqual([expect.stringMatching(/^N/)]);
+    expect(Object.keys(terms['<e10>'])).toEqual([expect.stringMatching(/^N/)]);
+    // 10:00..10:30 is 30 minutes: the hour step, bucket 10:00; 11:00..12:59 spans buckets 11:00 and 12:00.
+    expect(await ids('/shop_terms/', { open: { _in: '[10:00..10:30]' } })).toEqual([2]);
+    expect(await ids('/shop_terms/', { open: { _in: '[11:00..12:59]' } })).toEqual([3, 4]);
+  });
+
   test('sorts by seconds', async () => {
     expect(await ids('/shops/', '*', 'open')).toEqual([1, 2, 3, 4, 5]);
     expect(await ids('/shops/', '*', '-late')).toEqual([4, 3, 2, 1, 5]);

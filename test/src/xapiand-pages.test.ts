@@ -276,3 +276,283 @@ describe('reference-guide/search/query-dsl/compound-queries/geospatial-searches'
     }
   });
 });
+
+describe('tutorials/spatial-search', () => {
+  // The tutorial's cities.ndjson (1000 US cities), cut to the Bay Area around
+  // El Cerrito and two far cities, one of them a second Richmond: the circle
+  // query's result depends on these alone (the population range weighs 0 and
+  // a shape's weight is the angle to its centre, §9.3, so no statistics).
+  const cities: Array<[city: string, state: string, longitude: number, latitude: number, population: number]> = [
+    ['Richmond', 'Virginia', -77.4360481, 37.5407246, 214114],
+    ['San Francisco', 'California', -122.4194155, 37.7749295, 837442],
+    ['San Mateo', 'California', -122.3255254, 37.5629917, 101128],
+    ['San Leandro', 'California', -122.1560768, 37.7249296, 87965],
+    ['Vallejo', 'California', -122.2566367, 38.1040864, 118837],
+    ['Walnut Creek', 'California', -122.0651819, 37.9100783, 66900],
+    ['Berkeley', 'California', -122.272747, 37.8715926, 116768],
+    ['Martinez', 'California', -122.1341321, 38.0193657, 37165],
+    ['Oakland', 'California', -122.2711137, 37.8043637, 406253],
+    ['Richmond', 'California', -122.3477486, 37.9357576, 107571],
+    ['Hayward', 'California', -122.0807964, 37.6688205, 151574],
+    ['Alameda', 'California', -122.2416355, 37.7652065, 76419],
+    ['Concord', 'California', -122.0310733, 37.9779776, 125880],
+    ['San Rafael', 'California', -122.5310874, 37.9735346, 58994],
+    ['Daly City', 'California', -122.4702079, 37.6879241, 104739],
+    ['New York', 'New York', -74.0059413, 40.7127837, 8405837],
+  ];
+  const query = (radius: number): Record<string, unknown> => ({
+    population: { _in: { _range: { _from: 100000 } } },
+    location: { _in: { _circle: { _latitude: 37.9180233, _longitude: -122.3198401, _radius: radius } } },
+  });
+  const nearSanFrancisco = { location: { _order: 'asc', _value: { _point: { _latitude: 37.7576171, _longitude: -122.5776844 } } } };
+  const hits = async (body: Record<string, unknown>): Promise<unknown[]> => {
+    const r = await call(server, 'GET', '/cities/:search?pretty', body);
+    expect(r.status).toBe(200);
+    // The page shows Xapiand's pre-0.14 envelope (`#query.#hits`); Tessera answers `hits` (API.md §9.2).
+    expect(r.json.total).toBe(r.json.hits.length);
+    return r.json.hits;
+  };
+
+  beforeAll(async () => {
+    const ndjson = cities.map(([city, state, _longitude, _latitude, population]) =>
+      JSON.stringify({ city, state, location: { _point: { _longitude, _latitude } }, population })).join('\n');
+    const r = await call(server, 'POST', '/cities/:restore?pretty', ndjson, { 'content-type': 'application/x-ndjson' });
+    expect([r.status, r.json.indexed]).toEqual([200, cities.length]);
+  });
+
+  it('Searching: the big cities within 20 km of El Cerrito, nearest first', async () => {
+    // The page lists Vallejo fifth: it lies 21.4 km away, outside the circle.
+    // Xapiand matches the HTM trixels that cover the circle (the tutorial's
+    // map); API.md §9.3 matches geo values inside the shape, exactly.
+    expect(await hits({ _query: query(20000), _selector: 'city' })).toEqual(['Richmond', 'Berkeley', 'Oakland', 'San Francisco']);
+    // With the circle reaching it, Vallejo follows, as on the page.
+    expect(await hits({ _query: query(22000), _selector: 'city' })).toEqual(['Richmond', 'Berkeley', 'Oakland', 'San Francisco', 'Vallejo']);
+  });
+
+  it('Sorting: the same cities, nearest to San Francisco first', async () => {
+    // As above, Vallejo only once the circle reaches it (API.md §9.3).
+    expect(await hits({ _query: query(20000), _sort: nearSanFrancisco, _selector: 'city' })).toEqual(['San Francisco', 'Oakland', 'Richmond', 'Berkeley']);
+    expect(await hits({ _query: query(22000), _sort: nearSanFrancisco, _selector: 'city' })).toEqual(['San Francisco', 'Oakland', 'Richmond', 'Berkeley', 'Vallejo']);
+  });
+});
+
+/** The keys of an object, sorted (the pages' `have.all.keys`). */
+const keysOf = (o: object): string[] => sorted(Object.keys(o));
+const NUMERIC_ACCURACY = ['<186a0>', '<2710>', '<3e8>', '<5f5e100>', '<64>', '<f4240>'];
+const DATE_ACCURACY = ['<12cc0300>', '<15180>', '<1e13380>', '<278d00>', '<bbf81e00>', '<e10>'];
+const GEO_ACCURACY = ['<3>', '<5>', '<8>', '<a>', '<c>', '<f>'];
+
+/**
+ * A field's INFO terms as the pages check them: one term under each accuracy
+ * prefix and one for the value, all of type `typeChar` (`bucketTypeChar`
+ * under the prefixes). The tokens are Tessera's own (API.md §5.8), so only
+ * their type chars and counts are compared.
+ */
+function expectAccuracyTerms(field: Record<string, object>, prefixes: string[], typeChar: string, bucketTypeChar = typeChar): void {
+  const valueTerms = Object.keys(field).filter((k) => !prefixes.includes(k));
+  expect(valueTerms).toEqual([expect.stringMatching(new RegExp(`^${typeChar}`))]);
+  for (const prefix of prefixes) expect(Object.keys(field[prefix]!)).toEqual([expect.stringMatching(new RegExp(`^${bucketTypeChar}`))]);
+}
+
+describe('tests/dataStructures/objects', () => {
+  const put = async (path: string, body: unknown): Promise<void> => expect((await call(server, 'PUT', path, body)).status).toBe(200);
+  const get = async (path: string): Promise<any> => (await call(server, 'GET', path)).json;
+  const info = async (path: string): Promise<any> => {
+    const r = await call(server, 'INFO', path);
+    expect(r.status).toBe(200);
+    return r.json;
+  };
+
+  it('Object of Mixed Types', async () => {
+    await put('/test/mixed_objects/doc', { types: { type: 'human', legs: 2, arms: 2 } });
+    const schema = (await get('/test/mixed_objects/'))._schema;
+    expect([schema.types.type._type, schema.types.legs._type, schema.types.arms._type]).toEqual(['text', 'integer', 'integer']);
+    const i = await info('/test/mixed_objects/doc');
+    expectAccuracyTerms(i.terms.types.arms, NUMERIC_ACCURACY, 'N');
+    expectAccuracyTerms(i.terms.types.legs, NUMERIC_ACCURACY, 'N');
+    expect(keysOf(i.terms.types.type)).toEqual(['Shuman']);
+    expect(keysOf(i.values)).toEqual(sorted(['0', '1', '1663382011', '3248593248', '3741895486']));
+  });
+
+  it('Value With Nested Object', async () => {
+    await put('/test/value_object_nested/doc', { types: { _value: { type: 'human', legs: 2, arms: 2, name: { first: 'John', last: 'Doe' } } } });
+    const { types } = (await get('/test/value_object_nested/'))._schema;
+    expect([types.type._type, types.legs._type, types.arms._type, types.name._type, types.name.first._type, types.name.last._type])
+      .toEqual(['text', 'integer', 'integer', 'object', 'text', 'text']);
+  });
+
+  it.each(['object', 'nested_object'])('Simple Object and Nested Object (/test/%s/): INFO drills into terms.name', async (index) => {
+    await put(`/test/${index}/doc`, { name: { _value: { first: 'John', middle: 'R', last: 'Doe' } } });
+    expect((await get(`/test/${index}/._schema.name`))._type).toBe('object');
+    // The selector after the ID drills into INFO's answer (API.md §1.1, §1.3).
+    const name = await info(`/test/${index}/doc.terms.name`);
+    expect(keysOf(name)).toEqual(['first', 'last', 'middle']);
+    expect(keysOf(name.first)).toEqual(['Sjohn']);
+    expect(keysOf(name.last)).toEqual(['Sdoe']);
+    expect(keysOf(name.middle)).toEqual(['Sr']);
+    // A drill path INFO's answer lacks: 404 (§1.3).
+    expect((await call(server, 'INFO', `/test/${index}/doc.terms.nickname`)).status).toBe(404);
+  });
+
+  it('Complex Object', async () => {
+    const personality = 'A lot can be assumed when you first see Michael Lee, but at the very least you will find out he is elegant and heroic. '
+      + 'Of course he is also loyal, passionate and clever, but in a way they are lesser traits and tained by behaviors of being prejudiced as well. '
+      + 'His elegance though, this is what he is kind of cherished for. Friends frequently count on this and his excitement in times of need. '
+      + 'All in all, Michael has a range of flaws to deal with too. His disruptive nature and insulting nature risk ruining pleasant moods and reach all around. '
+      + 'Fortunately his heroic nature helps lighten the blows and moods when needed.';
+    await put('/test/complex_object/doc', {
+      accountNumber: 121931,
+      balance: 221.46,
+      employer: 'Globoil',
+      name: { firstName: 'Michael', lastName: 'Lee' },
+      age: 24,
+      gender: 'male',
+      contact: { address: '630 Victor Road', city: 'Leyner', state: 'Indiana', postcode: '61952', phone: '+1 (924) 594-3216', email: 'michael.lee@globoil.co.uk' },
+      checkin: { _point: { _longitude: -95.63079, _latitude: 31.76212 } },
+      favoriteFruit: 'lemon',
+      eyeColor: 'blue',
+      style: { _namespace: true, clothing: { pants: 'khakis', shirt: 't-shirt' }, hairstyle: 'slick back' },
+      personality: { _language: 'en', _value: personality, _type: 'text' },
+    });
+
+    const s = await get('/test/complex_object/._schema');
+    const types = (paths: string[]): string[] => paths.map((p) => p.split('.').reduce((node, key) => node[key], s)._type);
+    expect(types(['accountNumber', 'balance', 'employer', 'name', 'name.firstName', 'name.lastName', 'age', 'gender'])).toEqual(
+      ['integer', 'floating', 'text', 'object', 'text', 'text', 'integer', 'text']);
+    expect(types(['contact', 'contact.address', 'contact.city', 'contact.state', 'contact.postcode', 'contact.phone', 'contact.email'])).toEqual(
+      ['object', 'text', 'text', 'text', 'text', 'text', 'text']);
+    expect(types(['checkin', 'favoriteFruit', 'eyeColor', 'style', 'personality'])).toEqual(['geo', 'text', 'text', 'text', 'text']);
+
+    const { terms } = await info('/test/complex_object/doc');
+    // `_language: en` stems: the stems under `Z<path>`, beside the words.
+    expect(keysOf(terms.Zpersonality)).toEqual(sorted(['Sassum', 'Sbehavior', 'Sblow', 'Scherish', 'Sclever', 'Scount', 'Sdeal', 'Sdisrupt', 'Seleg', 'Sexcit',
+      'Sfind', 'Sflaw', 'Sfortun', 'Sfrequent', 'Sfriend', 'Shelp', 'Sheroic', 'Sinsult', 'Skind', 'Slee', 'Slesser', 'Slighten', 'Slot', 'Sloyal',
+      'Smichael', 'Smood', 'Snatur', 'Sneed', 'Spassion', 'Spleasant', 'Sprejud', 'Srang', 'Sreach', 'Srisk', 'Sruin', 'Stain', 'Stime', 'Strait']));
+    expect(keysOf(terms.personality)).toEqual(sorted(['Sa', 'Sall', 'Salso', 'Sand', 'Sare', 'Saround', 'Sas', 'Sassumed', 'Sat', 'Sbe', 'Sbehaviors',
+      'Sbeing', 'Sblows', 'Sbut', 'Sby', 'Scan', 'Scherished', 'Sclever', 'Scount', 'Scourse', 'Sdeal', 'Sdisruptive', 'Selegance', 'Selegant',
+      'Sexcitement', 'Sfind', 'Sfirst', 'Sflaws', 'Sfor', 'Sfortunately', 'Sfrequently', 'Sfriends', 'Shas', 'She', 'Shelps', 'Sheroic', 'Shis',
+      'Sin', 'Sinsulting', 'Sis', 'Skind', 'Sleast', 'Slee', 'Slesser', 'Slighten', 'Slot', 'Sloyal', 'Smichael', 'Smoods', 'Snature', 'Sneed',
+      'Sneeded', 'Sof', 'Son', 'Sout', 'Spassionate', 'Spleasant', 'Sprejudiced', 'Srange', 'Sreach', 'Srisk', 'Sruining', 'Ssee', 'Stained',
+      'Sthe', 'Sthey', 'Sthis', 'Sthough', 'Stimes', 'Sto', 'Stoo', 'Straits', 'Svery', 'Sway', 'Swell', 'Swhat', 'Swhen', 'Swill', 'Swith', 'Syou']));
+    expect(keysOf(terms.contact.address)).toEqual(['S630', 'Sroad', 'Svictor']);
+    expect(keysOf(terms.contact.city)).toEqual(['Sleyner']);
+    expect(keysOf(terms.contact.email)).toEqual(['Sco', 'Sgloboil', 'Slee', 'Smichael', 'Suk']);
+    expect(keysOf(terms.contact.phone)).toEqual(['S1', 'S3216', 'S594', 'S924']);
+    expect(keysOf(terms.contact.postcode)).toEqual(['S61952']);
+    expect(keysOf(terms.contact.state)).toEqual(['Sindiana']);
+    expect(keysOf(terms.employer)).toEqual(['Sgloboil']);
+    expect(keysOf(terms.eyeColor)).toEqual(['Sblue']);
+    expect(keysOf(terms.favoriteFruit)).toEqual(['Slemon']);
+    expect(keysOf(terms.gender)).toEqual(['Smale']);
+    expect(keysOf(terms.name.firstName)).toEqual(['Smichael']);
+    expect(keysOf(terms.name.lastName)).toEqual(['Slee']);
+    expect(keysOf(terms.style.clothing.pants)).toEqual(['Skhakis']);
+    expect(keysOf(terms.style.clothing.shirt)).toEqual(['Sshirt', 'St']);
+    expect(keysOf(terms.style.hairstyle)).toEqual(['Sback', 'Sslick']);
+    expect(keysOf(terms.style.pants)).toEqual(['Skhakis']);
+    expect(keysOf(terms.style.shirt)).toEqual(['Sshirt', 'St']);
+    // Xapiand's binary term for 221.46 holds a `.` byte, so its page nests a
+    // key under the value term; Tessera's tokens are hex, without dots (§5.8).
+    for (const field of ['accountNumber', 'age', 'balance']) expectAccuracyTerms(terms[field], NUMERIC_ACCURACY, 'N');
+    expectAccuracyTerms(terms.checkin, GEO_ACCURACY, 'G');
+  });
+});
+
+describe('tests/dataStructures/arrays', () => {
+  const SLOT = '1680431078'; // `types.` as text (API.md §5.8)
+  const index = async (path: string, types: unknown): Promise<any> => {
+    expect((await call(server, 'PUT', `${path}doc`, { types })).status).toBe(200);
+    expect((await call(server, 'GET', `${path}._schema.types`)).json._type).toBe('array/text');
+    const r = await call(server, 'INFO', `${path}doc`);
+    expect(r.status).toBe(200);
+    return r.json;
+  };
+  const letters = (upTo: string): string[] => Array.from({ length: upTo.charCodeAt(0) - 64 }, (_, i) => String.fromCharCode(65 + i));
+
+  it('Single Array: one value, the raw string in its slot', async () => {
+    const i = await index('/test/array_single/', ['A']);
+    expect(i.terms.types).toHaveProperty('Sa');
+    expect(i.values[SLOT]).toBe('A');
+  });
+
+  it.each([
+    ['Simple Array', '/test/array/', letters('H')],
+    ['Array of Array', '/test/array-of-array/', [['A', 'B', 'C', 'D'], ['E', 'F', 'G', 'H']]],
+    ['Array of Array of Arrays', '/test/array-of-arrays-of-arrays/', [[['A', 'B'], ['C', 'D']], [['E', 'F'], ['G', 'H']]]],
+    ['Array Mixed With Text', '/test/arrays/', ['A', 'B', ['C', 'D'], ['E', 'F', ['G', 'H']], 'I', ['J', ['K', ['L', ['M', 'N']]]]]],
+  ])('%s: flattened into one field and one slot', async (_title, path, types) => {
+    const i = await index(path, types);
+    const expected = letters(path === '/test/arrays/' ? 'N' : 'H');
+    expect(keysOf(i.terms.types)).toEqual(expected.map((c) => `S${c.toLowerCase()}`));
+    // The page's slot holds Xapiand's serialised string list
+    // (`\0\1A\1B…`); Tessera's INFO lists the values (API.md §5.8).
+    expect(i.values[SLOT]).toEqual(expected);
+  });
+
+  it('Array of Objects', async () => {
+    const types = letters('H').map((property, n) => ({ property, number: n + 1 }));
+    expect((await call(server, 'PUT', '/test/array_of_objects/doc', { types })).status).toBe(200);
+    const schema = (await call(server, 'GET', '/test/array_of_objects/')).json._schema;
+    expect([schema.types._type, schema.types.property._type, schema.types.number._type]).toEqual(['array/object', 'text', 'integer']);
+    const i = (await call(server, 'INFO', '/test/array_of_objects/doc')).json;
+    expect(keysOf(i.terms.types.property)).toEqual(letters('H').map((c) => `S${c.toLowerCase()}`));
+    expect(keysOf(i.values)).toEqual(sorted(['0', '1', '1666287912', '3452157842']));
+  });
+});
+
+describe('tests/dataTypes/check-data-types', () => {
+  const ID = '~notmet';
+  const body = {
+    positive: { _type: 'positive', _value: 123456 },
+    integer: { _type: 'integer', _value: 123456 },
+    floating: { _type: 'floating', _value: 123456 },
+    boolean: { _type: 'boolean', _value: true },
+    keyword: { _type: 'keyword', _value: 'true' },
+    text: { _type: 'text', _value: 'this field is text' },
+    date: { _type: 'date', _value: '2019-05-17' },
+    datetime: { _type: 'datetime', _value: '2019-05-17T10:12:12.123' },
+    time: { _type: 'time', _value: '10:12:12.123' },
+    timedelta: { _type: 'timedelta', _value: '+10:12:12.123' },
+    uuid: { _type: 'uuid', _value: '22214800-78c7-11e9-b7d0-e5256ff63dab' },
+  };
+
+  beforeAll(async () => {
+    expect((await call(server, 'PUT', `/test/types/${ID}`, body)).status).toBe(200);
+  });
+
+  it('Check Datatypes: every type and its accuracy', async () => {
+    // Xapiand nests the fields under `_schema.schema`; Tessera's `_schema` holds them (API.md §7.2).
+    const schema = (await call(server, 'GET', '/test/types/')).json._schema;
+    for (const type of Object.keys(body)) expect({ type, is: schema[type]._type }).toEqual({ type, is: type });
+    const numeric = [100, 1000, 10000, 100000, 1000000, 100000000];
+    for (const type of ['floating', 'integer', 'positive']) expect(schema[type]._accuracy).toEqual(numeric);
+    for (const type of ['date', 'datetime']) expect(schema[type]._accuracy).toEqual(['hour', 'day', 'month', 'year', 'decade', 'century']);
+    for (const type of ['time', 'timedelta']) expect(schema[type]._accuracy).toEqual(['minute', 'hour']);
+  });
+
+  it('Info Datatypes: the terms and values of every type', async () => {
+    const { terms, values } = (await call(server, 'INFO', `/test/types/${ID}`)).json;
+    // The page's ID term is `QU` + the condensed UUID decoded; API.md §1.2
+    // keeps condensed UUIDs verbatim, so `~notmet` is a keyword ID.
+    expect(terms).toHaveProperty(`QK${ID}`);
+    expect(keysOf(terms.boolean)).toEqual(['Bt']);
+    expect(keysOf(terms.keyword)).toEqual(['Ktrue']);
+    expect(Object.keys(terms.uuid)).toEqual([expect.stringMatching(/^U/)]);
+    expect(keysOf(terms.text)).toEqual(['Sfield', 'Sis', 'Stext', 'Sthis']);
+    expectAccuracyTerms(terms.date, DATE_ACCURACY, 'D');
+    expectAccuracyTerms(terms.datetime, DATE_ACCURACY, 'D');
+    // A midnight date: the hour and the day buckets are one instant, one term (as on the page).
+    expect(Object.keys(terms.date['<e10>'])).toEqual(Object.keys(terms.date['<15180>']));
+    // The date and the datetime share every bucket from the day up.
+    for (const p of DATE_ACCURACY.filter((p) => p !== '<e10>')) expect(terms.datetime[p]).toEqual(terms.date[p]);
+    // 123456 as positive, integer and floating: the same terms (as on the page).
+    for (const type of ['floating', 'integer', 'positive']) expectAccuracyTerms(terms[type], NUMERIC_ACCURACY, 'N');
+    expect(terms.integer).toEqual(terms.floating);
+    expect(terms.positive).toEqual(terms.floating);
+    // A time's value term is `T`, its buckets (numbers of seconds) `N`.
+    for (const type of ['time', 'timedelta']) expectAccuracyTerms(terms[type], ['<3c>', '<e10>'], 'T', 'N');
+    expect(terms.timedelta).toEqual(terms.time);
+    expect(keysOf(values)).toEqual(sorted(['0', '1', '318005193', '774410579', '1446142349', '1627686662', '1998353627', '2090108769',
+      '2153937510', '2668794980', '3480268142', '3547094521', '3917830578']));
+  });
+});

@@ -35,7 +35,7 @@ export {
 } from './times.js';
 export { DEFAULT_GEO_ACCURACY, GEO_VALUE_KEYS, geoValueToken, isEwktString } from './geo.js';
 export {
-  accuracyBucket, accuracyPrefix, accuracyTerms, fieldTerm, globalTerm, sortableNumber, sortableToken, stemTerm,
+  accuracyBucket, accuracyPrefix, accuracyTerms, accuracyTypeChar, fieldTerm, globalTerm, sortableNumber, sortableToken, stemTerm,
   type TermSpec, textTerm, valueToken,
 } from './terms.js';
 export { checkDocumentLimits, DOCUMENT_LIMITS_DEFAULTS, type DocumentLimits } from './document-limits.js';

@@ -54,13 +54,13 @@ describe('time and timedelta fields', () => {
     expect(error(() => foldDocument(s, { d: 'soon' }))).toMatch(/^400 invalid_value: Invalid 'timedelta' value/);
   });
 
-  test('type char T, default accuracy minute and hour, named as seconds steps', () => {
+  test('type char T, default accuracy minute and hour, named as seconds steps, buckets as N terms', () => {
     const schema = createSchema({ t: { _type: 'time' } });
     const spec = fieldSpec(schema, 't')!;
     expect(spec.typeChar).toBe('T');
     expect(spec.accuracy).toEqual([60, 3600]);
     expect(fieldTerm(spec, 0)).toBe('t.T80');
-    expect(accuracyTerms(spec, 3725)).toEqual(['t.<3c>.Tc0ad10', 't.<e10>.Tc0ac20']);
+    expect(accuracyTerms(spec, 3725)).toEqual(['t.<3c>.Nc0ad10', 't.<e10>.Nc0ac20']);
     const described = describeSchema(schema).t as Record<string, unknown>;
     expect(described._accuracy).toEqual(['minute', 'hour']);
     expect(described._accuracy_prefix).toEqual(['<3c>.', '<e10>.']);

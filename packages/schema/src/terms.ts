@@ -1,7 +1,8 @@
 /**
  * Term names (API.md §5.8): `<prefix><type char><token>` under a field,
  * `<type char><token>` globally, `Z<prefix>S<stem>` for stems, and accuracy
- * terms `<prefix><<hex step>>.<type char><bucket token>`.
+ * terms `<prefix><<hex step>>.<type char><bucket token>` (times: `N`, see
+ * accuracyTypeChar).
  *
  * Numeric and date tokens are Tessera's own encoding (§5.8 leaves it open):
  * the float64 as 8 big-endian bytes with the sign bit flipped (all bits
@@ -18,7 +19,7 @@ import { dateUnitStart } from './dates.js';
 import { geoValueToken } from './geo.js';
 import type { IndexValue } from './convert.js';
 import type { FieldSpec } from './spec.js';
-import { DATE_UNIT_SECONDS, type DateUnit, isDateType } from './types.js';
+import { DATE_UNIT_SECONDS, type DateUnit, isDateType, isTimeType } from './types.js';
 
 const f64 = new Float64Array(1);
 const bytes = new Uint8Array(f64.buffer);
@@ -133,13 +134,24 @@ export function accuracyBucket(value: number, step: number | DateUnit): number {
   return b === 0 ? 0 : b;
 }
 
+/**
+ * Type char of a field's accuracy terms: the field's own, except for times
+ * and timedeltas, whose buckets are plain numbers of seconds and so numeric
+ * (`N`) terms, as Xapiand names them (`time.<3c>.N…` beside the value's
+ * `time.T…`).
+ */
+export function accuracyTypeChar(spec: Pick<TermSpec, 'type' | 'typeChar'>): string {
+  return isTimeType(spec.type) ? 'N' : spec.typeChar;
+}
+
 /** Accuracy terms of a numeric or date value, one per level, under `prefix` (the field's by default, `''` global). */
 export function accuracyTerms(spec: TermSpec, value: number, prefix: string = spec.prefix): string[] {
   const out: string[] = [];
   const dates = isDateType(spec.type);
+  const typeChar = accuracyTypeChar(spec);
   for (const step of spec.accuracy as ReadonlyArray<number | DateUnit>) {
     if (dates !== (typeof step === 'string')) continue;
-    out.push(prefix + accuracyPrefix(step) + spec.typeChar + sortableToken(accuracyBucket(value, step)));
+    out.push(prefix + accuracyPrefix(step) + typeChar + sortableToken(accuracyBucket(value, step)));
   }
   return out;
 }

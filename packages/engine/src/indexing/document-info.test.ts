@@ -19,7 +19,7 @@ describe('documentInfo (API.md §5.8)', () => {
     expect(terms.age[`N${sortableToken(150)}`]).toEqual({ wdf: 1 });
     expect(terms.age['<64>'][`N${sortableToken(100)}`]).toEqual({ wdf: 1 });
     expect(terms.when[`T${sortableToken(37800)}`]).toEqual({ wdf: 1 });
-    expect(terms.when['<3c>'][`T${sortableToken(37800)}`]).toEqual({ wdf: 1 });
+    expect(terms.when['<3c>'][`N${sortableToken(37800)}`]).toEqual({ wdf: 1 });
     expect(terms.style.clothing.footwear.Sboots).toEqual({ wdf: 1, pos: [0] });
     expect(terms.style.footwear.Sboots).toEqual({ wdf: 1, pos: [0] });
     expect(Object.keys(terms).some((k) => 'term_freq' in (terms[k] as object))).toBe(false);

@@ -18,7 +18,7 @@
  */
 import { idTerm as documentIdTerm } from '../indexing/document-terms.js';
 import {
-  accuracyBucket, accuracyPrefix, convertValue, DATE_UNIT_SECONDS, fieldSpec, fieldTerm, isDateType, isNumericType, parseType,
+  accuracyBucket, accuracyPrefix, accuracyTypeChar, convertValue, DATE_UNIT_SECONDS, fieldSpec, fieldTerm, isDateType, isNumericType, parseType,
   searchableFields, sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS,
   type DateUnit, type FieldSpec, type IndexValue, type Schema, type ScalarType,
 } from '@tessera/schema';
@@ -218,7 +218,7 @@ export class QueryCompiler {
     const seconds = (s: number | DateUnit): number => (typeof s === 'number' ? s : DATE_UNIT_SECONDS[s]);
     const sorted = [...steps].sort((a, b) => seconds(a) - seconds(b));
     const step = sorted.find((s) => seconds(s) >= width) ?? sorted[sorted.length - 1]!;
-    const base = spec.prefix + accuracyPrefix(step) + spec.typeChar;
+    const base = spec.prefix + accuracyPrefix(step) + accuracyTypeChar(spec);
     const first = lo === -Infinity ? -Infinity : accuracyBucket(lo, step);
     return new TermUnionWeight([base], (term) => {
       let start: number;
