@@ -9,6 +9,7 @@ import { createServer, connect, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
+import { Etcd3 } from 'etcd3';
 import { EtcdStateStore } from './etcd-store.js';
 import { describeStateStore } from './store.conformance.js';
 import type { LeaseEvent, StateStore } from './store.js';
@@ -216,6 +217,20 @@ describe('etcd state store', () => {
       await expect(store.compareAndSet(store.get(), { text: 'x'.repeat(2000) })).rejects.toMatchObject({ code: 'cluster_state_too_large', status: 507 });
       expect(await store.compareAndSet(store.get(), { text: 'small' })).toBe(true);
     } finally {
+      await store.close();
+    }
+  });
+
+  it('says it is not connected when a change in etcd is not its JSON (written by something else)', async () => {
+    const prefix = freshPrefix();
+    const store = await openStore<Doc>({ n: 0 }, prefix);
+    const raw = new Etcd3({ hosts: etcd.endpoint });
+    try {
+      await raw.put(`${prefix}/leased/bad`).value('not json');
+      await until(() => !store.health().connected, 5000, 'unhealthy');
+      expect(store.health().reason).toMatch(/cannot apply a change from etcd/);
+    } finally {
+      raw.close();
       await store.close();
     }
   });

@@ -119,6 +119,8 @@ export class EtcdStateStore<T> implements StateStore<T> {
   private watchDownReason: string | undefined;
   /** The watch dropped since it last connected: re-read once it is back. */
   private watchLost = false;
+  /** Why a change from etcd could not be applied, until the prefix is read again. */
+  private applyFailureReason: string | undefined;
   /** Why the last etcd call did not reach etcd, until one does. */
   private callFailureReason: string | undefined;
   private readonly inbox: InboxItem[] = [];
@@ -325,6 +327,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
     if (this.closed) return { connected: false, reason: 'the store is closed' };
     if (this.watchDownReason !== undefined) return { connected: false, reason: `etcd watch down: ${this.watchDownReason}` };
     if (this.callFailureReason !== undefined) return { connected: false, reason: this.callFailureReason };
+    if (this.applyFailureReason !== undefined) return { connected: false, reason: this.applyFailureReason };
     return { connected: true };
   }
 
@@ -411,6 +414,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
       this.tombstones.set(key, revision);
       await this.removeLeasedWithCause(key, cached);
     }
+    this.applyFailureReason = undefined;
     return revision;
   }
 
@@ -453,8 +457,13 @@ export class EtcdStateStore<T> implements StateStore<T> {
   /** Applies the watch's news one item at a time, in order (a delete's cause may need a call to etcd). */
   private async pump(): Promise<void> {
     for (let item = this.inbox.shift(); item !== undefined && !this.closed; item = this.inbox.shift()) {
-      if (item.kind === 'events') await this.applyWatchResponse(item.response);
-      else await this.rereadUntilDone(item.kind === 'rewatch');
+      try {
+        if (item.kind === 'events') await this.applyWatchResponse(item.response);
+        else await this.rereadUntilDone(item.kind === 'rewatch');
+      } catch (err) {
+        // A value that is not JSON (written to our keys by something else): the cache is no longer etcd's state.
+        this.applyFailureReason = `cannot apply a change from etcd: ${err instanceof Error ? err.message : String(err)}`;
+      }
     }
   }
 
@@ -462,9 +471,9 @@ export class EtcdStateStore<T> implements StateStore<T> {
     while (!this.closed) {
       try {
         if (watchAgain) {
-          const old = this.watcher;
+          // etcd cancelled it already: asking to cancel again would wait for an answer that never comes.
+          this.watcher?.removeAllListeners();
           this.watcher = undefined;
-          await old?.cancel().catch(() => undefined);
           await this.startWatch((await this.readAll()) + 1);
         } else {
           await this.readAll();
