@@ -104,9 +104,7 @@ export class LeaseTable {
 
   list(prefix: string): LeasedEntry[] {
     this.expire();
-    const out: LeasedEntry[] = [];
-    for (const [key, held] of this.values) if (key.startsWith(prefix)) out.push({ key, value: held.value, lease: held.lease });
-    return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
+    return leasedEntriesUnder(this.values, prefix);
   }
 
   watch(listener: (event: LeaseEvent) => void): () => void {
@@ -168,4 +166,11 @@ export class LeaseTable {
   private emit(event: LeaseEvent): void {
     for (const listener of [...this.listeners]) listener(event);
   }
+}
+
+/** `listLeased` of every store: the values whose key starts with `prefix`, by key (code unit order). */
+export function leasedEntriesUnder(values: ReadonlyMap<string, { value: LeasedValue; lease: LeaseId }>, prefix: string): LeasedEntry[] {
+  const out: LeasedEntry[] = [];
+  for (const [key, held] of values) if (key.startsWith(prefix)) out.push({ key, value: held.value, lease: held.lease });
+  return out.sort((a, b) => (a.key < b.key ? -1 : a.key > b.key ? 1 : 0));
 }

@@ -8,7 +8,7 @@
 import { mkdir, open, readFile, rename } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { LeaseTable, type LeaseTableLimits } from './lease-table.js';
-import type { LeaseEvent, LeaseId, LeasedEntry, LeasedValue, PutLeasedOptions, StateStore } from './store.js';
+import type { LeaseEvent, LeaseId, LeasedEntry, LeasedValue, PutLeasedOptions, StateStore, StateStoreHealth } from './store.js';
 
 export type { StateStore } from './store.js';
 
@@ -85,6 +85,11 @@ export class LocalStateStore<T> implements StateStore<T> {
 
   watchLeases(listener: (event: LeaseEvent) => void): () => void {
     return this.leases.watch(listener);
+  }
+
+  /** Always connected: the state is on this coordinator's own disk. */
+  health(): StateStoreHealth {
+    return { connected: true };
   }
 
   async close(): Promise<void> {

@@ -7,6 +7,11 @@
  * Lease timings are real: `ttlMs` is the shortest TTL the store honours
  * (etcd counts in seconds: give it 2,000). Every expiry is waited for as an
  * event, with `ttlMs` of slack for the store's timer.
+ *
+ * Every expectation holds for one store's own leases. What a store sees of
+ * another store's leases is the etcd store's own business (etcd tells a
+ * watcher that a value was deleted, not why: etcd-store.ts, tested in
+ * etcd-store.test.ts).
  */
 import type { LeaseEvent, StateStore } from './store.js';
 
@@ -91,6 +96,10 @@ export function describeStateStore(name: string, make: MakeStateStore, options: 
         const results = await Promise.all([store.compareAndSet(base, { n: 1, tags: ['x'] }), store.compareAndSet(base, { n: 2, tags: ['y'] })]);
         expect(results.filter(Boolean)).toHaveLength(1);
         expect(store.get()).toEqual(results[0] ? { n: 1, tags: ['x'] } : { n: 2, tags: ['y'] });
+      });
+
+      it('says it is connected once open', () => {
+        expect(store.health()).toEqual({ connected: true });
       });
 
       it('stops telling a watcher once it unwatched', async () => {

@@ -2,9 +2,11 @@
  * DESIGN.md's cluster-state store: one document read with `get`, replaced
  * with `compareAndSet` and followed with `watch`, plus **leases** — values
  * that live only as long as their holder keeps a lease alive. The local
- * store (local-store.ts) implements it for one coordinator; an etcd store
- * will implement the same interface (leases are etcd's own) and pass the
- * same suite (store.conformance.ts).
+ * store (local-store.ts) implements it for one coordinator; the etcd store
+ * (etcd-store.ts) for several, sharing it (leases are etcd's own); both pass
+ * the same suite (store.conformance.ts). The etcd store reaches etcd over the
+ * network: `health()` says whether it can now, and its calls reject with a
+ * 503 when it cannot.
  *
  * A lease is granted with a TTL and lives until `ttlMs` after its grant or
  * last keep-alive, or until it is revoked. When it ends, every value put
@@ -32,6 +34,12 @@ export type LeaseEvent =
   | { type: 'delete'; key: string; lease: LeaseId; cause: LeaseEndCause | 'deleted' }
   /** After the delete events of its values. */
   | { type: 'ended'; lease: LeaseId; cause: LeaseEndCause };
+
+export interface StateStoreHealth {
+  connected: boolean;
+  /** Why not, when not connected. */
+  reason?: string;
+}
 
 export interface PutLeasedOptions {
   /** Set only if no value holds the key (first one wins: an election). */
@@ -64,6 +72,9 @@ export interface StateStore<T> {
   listLeased(prefix: string): LeasedEntry[];
   /** `listener` gets every put and delete of a leased value and every lease that ends; returns the function that stops it. */
   watchLeases(listener: (event: LeaseEvent) => void): () => void;
+
+  /** Whether the store can read and write now: a coordinator cut off from it must stop deciding (readiness). */
+  health(): StateStoreHealth;
 
   /** Stop timers and connections; the store is not used after. */
   close(): Promise<void>;
