@@ -64,6 +64,10 @@ export interface ServeConfig extends ShardHostConfig, ApiSettings {
 export interface CoordinatorConfig extends Omit<ServeConfig, keyof ShardHostConfig> {
   rpcHost: string;
   rpcPort: number;
+  /** etcd client URLs, comma-separated; '' keeps the cluster state in the data directory. */
+  etcd: string;
+  etcdPrefix: string;
+  coordinatorLeaseMs: number;
 }
 
 /** `tessera node`: a shard node without HTTP, joining a coordinator. */
@@ -98,8 +102,8 @@ type Kind =
   | { type: 'enum'; values: readonly string[] }
   /** A switch: the flag alone sets it; variables and files say true or false. */
   | { type: 'boolean' }
-  /** An absolute URL with one of these schemes (`ws:`). */
-  | { type: 'url'; protocols: readonly string[] };
+  /** An absolute URL with one of these schemes (`ws:`); with `list`, one or more separated by commas. */
+  | { type: 'url'; protocols: readonly string[]; list?: boolean };
 
 export interface Setting {
   key: ConfigKey;
@@ -138,9 +142,12 @@ export const SETTINGS: readonly Setting[] = [
   setting('data', { type: 'path' }, SERVE_DEFAULTS.dataDir, 'data directory (created if missing)', ALL, { short: 'd' }),
   setting('name', { type: 'name' }, DEFAULT_NODE_NAME, 'node name (shard copies are allocated to it: keep it across restarts)', ALL,
     { env: 'TESSERA_NODE_NAME', defaults: { coordinator: COORDINATOR_DEFAULTS.name, node: null } }),
-  setting('join', { type: 'url', protocols: ['ws:', 'wss:'] }, NODE_DEFAULTS.join, 'the coordinator\'s RPC address to join', ['node']),
+  setting('join', { type: 'url', protocols: ['ws:', 'wss:'], list: true }, NODE_DEFAULTS.join, 'the coordinators\' RPC addresses to join, comma-separated: the node connects to each (every coordinator of the cluster)', ['node']),
   setting('rpcHost', { type: 'string' }, COORDINATOR_DEFAULTS.rpcHost, 'address the RPC listener (for nodes) listens on', ['coordinator']),
   setting('rpcPort', integer(0, 65535), COORDINATOR_DEFAULTS.rpcPort, 'RPC port nodes join (`--join ws://host:port`); 0 picks a free one', ['coordinator']),
+  setting('etcd', { type: 'url', protocols: ['http:', 'https:'], list: true }, COORDINATOR_DEFAULTS.etcd, 'etcd client URLs, comma-separated: the cluster state lives in etcd, and every coordinator given the same etcd and prefix serves the same cluster, one of them elected (docs/cluster.md); empty: a file in the data directory, one coordinator', ['coordinator']),
+  setting('etcdPrefix', { type: 'string' }, COORDINATOR_DEFAULTS.etcdPrefix, 'root of this cluster\'s keys in etcd', ['coordinator']),
+  setting('coordinatorLeaseMs', integer(1000, 60_000), COORDINATOR_DEFAULTS.coordinatorLeaseMs, 'with --etcd: each coordinator\'s registration and the election live under an etcd lease this long (whole seconds), ms; an elected coordinator that dies or loses etcd is replaced within it', ['coordinator']),
   setting('shards', integer(1, 9999), SERVE_DEFAULTS.numberOfShards, 'default number_of_shards of new indexes', HTTP),
   setting('replicas', integer(0, 9998), SERVE_DEFAULTS.numberOfReplicas, 'default number_of_replicas of new indexes', HTTP),
   setting('logLevel', { type: 'enum', values: LOG_LEVELS }, 'info', 'log level', ALL),
@@ -322,13 +329,16 @@ export function serveOptionsOf(config: ServeConfig): ServeOptions {
 
 /** The options `runCoordinator()` takes. */
 export function coordinatorOptionsOf(config: CoordinatorConfig): CoordinatorProcessOptions {
-  return { ...httpOptionsOf(config), name: config.name, rpcHost: config.rpcHost, rpcPort: config.rpcPort };
+  return {
+    ...httpOptionsOf(config), name: config.name, rpcHost: config.rpcHost, rpcPort: config.rpcPort,
+    etcd: splitList(config.etcd), etcdPrefix: config.etcdPrefix, coordinatorLeaseMs: config.coordinatorLeaseMs,
+  };
 }
 
 /** The options `runNode()` takes. */
 export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
   return {
-    join: config.join,
+    join: splitList(config.join),
     name: config.name,
     dataDir: config.data,
     documentCacheBytesMax: config.documentCacheBytesMax,
@@ -398,7 +408,7 @@ export function parseText(s: Setting, text: string): Checked {
     case 'enum': ok = kind.values.includes(text); break;
     case 'string': case 'path': ok = text.length > 0; break;
     case 'name': ok = NODE_NAME.test(text); break;
-    case 'url': ok = isUrl(text, kind.protocols); break;
+    case 'url': ok = isUrl(text, kind); break;
     case 'boolean': {
       const value = BOOLEAN_TEXT.get(text.toLowerCase());
       return value === undefined ? { ok: false, expected: expectation(kind) } : { ok: true, value };
@@ -413,8 +423,14 @@ const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
 /** What a variable may say for a boolean setting. */
 const BOOLEAN_TEXT = new Map([['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false]]);
 
-function isUrl(text: string, protocols: readonly string[]): boolean {
-  return URL.canParse(text) && protocols.includes(new URL(text).protocol);
+function isUrl(text: string, kind: Extract<Kind, { type: 'url' }>): boolean {
+  const one = (url: string): boolean => URL.canParse(url) && kind.protocols.includes(new URL(url).protocol);
+  return kind.list === true ? splitList(text).length > 0 && splitList(text).every(one) : one(text);
+}
+
+/** The items of a comma-separated setting, trimmed, empty ones dropped. */
+export function splitList(text: string): string[] {
+  return text.split(',').map((item) => item.trim()).filter((item) => item.length > 0);
 }
 
 function expectation(kind: Kind): string {
@@ -424,7 +440,7 @@ function expectation(kind: Kind): string {
     case 'string': return 'expected a non-empty string';
     case 'path': return 'expected a non-empty path';
     case 'name': return 'expected a name of 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit';
-    case 'url': return `expected a URL (${kind.protocols.map((p) => `${p}//host:port`).join(' or ')})`;
+    case 'url': return `expected ${kind.list === true ? 'one or more URLs separated by commas' : 'a URL'} (${kind.protocols.map((p) => `${p}//host:port`).join(' or ')})`;
     case 'boolean': return 'expected true or false';
   }
 }
@@ -498,7 +514,7 @@ function checkFileValue(s: Setting, value: unknown, filePath: string): Checked {
       ok = typeof value === 'string' && NODE_NAME.test(value);
       break;
     case 'url':
-      ok = typeof value === 'string' && isUrl(value, kind.protocols);
+      ok = typeof value === 'string' && isUrl(value, kind);
       break;
     case 'boolean':
       ok = typeof value === 'boolean';

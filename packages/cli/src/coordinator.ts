@@ -5,10 +5,18 @@
  * the cluster state (`cluster-state.json`): indexes, schemas, allocation and
  * the names of the nodes that have joined. It is locked (data-lock.ts) for
  * the life of the process.
+ *
+ * With `--etcd`, the cluster state lives in etcd instead, and every
+ * coordinator given the same etcd and prefix serves the same cluster: each
+ * registers under its own lease, one is elected to decide and write, the
+ * others forward writes to it (@tessera/coordinator coordinator-group.ts).
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
-import { admitPeer, NodeDirectory } from '@tessera/coordinator';
+import { hostname } from 'node:os';
+import {
+  admitPeer, CoordinatorGroup, EMPTY_CLUSTER_STATE, EtcdStateStore, NodeDirectory, type ClusterState,
+} from '@tessera/coordinator';
 import { RpcServer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
@@ -20,12 +28,21 @@ export interface CoordinatorProcessOptions extends HttpApiOptions {
   rpcHost: string;
   /** 0 picks a free port (logged as `rpc listening`). */
   rpcPort: number;
+  /** etcd client URLs; empty: the cluster state is a file in the data directory. */
+  etcd: string[];
+  /** Root of this cluster's keys in etcd. */
+  etcdPrefix: string;
+  /** Lease of this coordinator's registration and election in etcd, ms. */
+  coordinatorLeaseMs: number;
 }
 
 export const COORDINATOR_DEFAULTS = {
   name: 'coordinator',
   rpcHost: '127.0.0.1',
   rpcPort: 8890,
+  etcd: '',
+  etcdPrefix: '/tessera',
+  coordinatorLeaseMs: 5_000,
 } as const;
 
 export interface RunningCoordinator extends RunningServer {
@@ -38,7 +55,14 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
   // Before the cluster state is read or written.
   const dataLock = await lockDataDirectory(dataDir);
   const nodes = new NodeDirectory();
-  const coordinator = await createCoordinator({ ...options, dataDir }, options.name, nodes, log);
+  const shared = options.etcd.length === 0 ? undefined : await joinEtcd(options, log);
+  let coordinator: Awaited<ReturnType<typeof createCoordinator>>;
+  try {
+    coordinator = await createCoordinator({ ...options, dataDir }, options.name, nodes, log, shared);
+  } catch (err) {
+    await leaveEtcd(shared);
+    throw err;
+  }
   const rpcLog = log.child({ component: 'rpc' });
   const rpc = await RpcServer.listen({
     host: options.rpcHost,
@@ -51,8 +75,10 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
   let http: Awaited<ReturnType<typeof listenHttp>>;
   try {
     http = await listenHttp(coordinator, options, log, { dataDir, rpcPort: rpc.port });
+    await shared?.group.advertise({ http: `http://${advertisedHost(options.host)}:${http.port}`, rpc: `ws://${advertisedHost(options.rpcHost)}:${rpc.port}` });
   } catch (err) {
     await rpc.close();
+    await leaveEtcd(shared);
     throw err;
   }
   return {
@@ -62,8 +88,40 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
     async close() {
       // Requests in flight still reach their nodes; then the nodes are let go (they redial until a coordinator is back).
       await http.close(options.shutdownGraceMs);
+      // The lease revoked: another coordinator is elected at once rather than after the lease.
+      await leaveEtcd(shared);
+      await coordinator.close();
       await rpc.close();
       await dataLock.release();
     },
   };
+}
+
+interface SharedState {
+  store: EtcdStateStore<ClusterState>;
+  group: CoordinatorGroup;
+}
+
+async function joinEtcd(options: CoordinatorProcessOptions, log: Logger): Promise<SharedState> {
+  const store = await EtcdStateStore.open<ClusterState>({ endpoints: options.etcd, prefix: options.etcdPrefix, initial: EMPTY_CLUSTER_STATE });
+  try {
+    const group = await CoordinatorGroup.join({ store: store as EtcdStateStore<unknown>, name: options.name, leaseMs: options.coordinatorLeaseMs, log });
+    log.info({ etcd: options.etcd, prefix: options.etcdPrefix, elected: group.isLeader }, 'cluster state in etcd');
+    return { store, group };
+  } catch (err) {
+    await store.close();
+    throw err;
+  }
+}
+
+async function leaveEtcd(shared: SharedState | undefined): Promise<void> {
+  if (shared === undefined) return;
+  await shared.group.close();
+  await shared.store.close();
+}
+
+/** The address other coordinators reach this one at: the host it listens on, or this machine's name for a wildcard. */
+function advertisedHost(host: string): string {
+  if (host === '0.0.0.0' || host === '::' || host === '') return hostname();
+  return host.includes(':') ? `[${host}]` : host;
 }

@@ -1,9 +1,10 @@
 /**
  * `tessera node`: a shard-node process with no HTTP. It hosts shard copies
  * (one engine each) under `<data>/nodes/<name>/`, the same layout as the
- * embedded server's node, joins the coordinator by dialling its RPC address,
- * and serves the coordinator's calls over that one connection. After a loss
- * it redials with backoff until the coordinator is back. On SIGTERM it stops
+ * embedded server's node, joins the coordinators by dialling each one's RPC
+ * address (several share one cluster through etcd), and serves their calls
+ * over those connections. After a loss it redials with backoff until the
+ * coordinator is back. On SIGTERM it stops
  * taking calls, lets those running finish (up to shutdownGraceMs), leaves,
  * and closes its shards (flushing what is pending).
  */
@@ -22,8 +23,8 @@ import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { TESSERA_VERSION } from './version.js';
 
 export interface NodeProcessOptions extends ShardHostOptions {
-  /** The coordinator's RPC address, `ws://host:port`. */
-  join: string;
+  /** The coordinators' RPC addresses, `ws://host:port`: the node connects to each. */
+  join: string[];
   /** Shard copies are allocated to this name: keep it (and the data directory) across restarts. */
   name: string;
   dataDir: string;
@@ -54,11 +55,12 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   // Before node.json or a shard copy is touched: one process per node directory.
   const nodeLock = await lockDataDirectory(nodeDir);
   const instance = await nodeInstance(nodeDir, options.name);
-  let peer: RpcPeer;
+  // One connection per coordinator: any of them may read from this node; the elected one writes and decides.
+  const peers = new Map<string, RpcPeer>();
   const lease = new PrimaryLease({
     leaseMs: options.primaryLeaseMs,
-    // Read once `peer` is dialled: the sampler starts after, and writes arrive through it.
-    lastHeardAt: () => peer.lastHeardAt,
+    // The latest word from any coordinator: writes as primary come only from the elected one, which is one of them.
+    lastHeardAt: () => latest([...peers.values()].map((peer) => peer.lastHeardAt)),
     onExpired: (silentMs) => log.warn({ silentMs, leaseMs: options.primaryLeaseMs }, 'primary lease expired: no writes as primary until the coordinator is heard again'),
     onRenewed: () => log.info('coordinator heard again: primary lease renewed'),
   });
@@ -67,60 +69,68 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   const announcement: NodeAnnouncement = { dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION };
   const rpcLog = log.child({ component: 'rpc' });
   let draining = false;
-  let retry: NodeJS.Timeout | undefined;
+  const retries = new Set<NodeJS.Timeout>();
 
-  const refused = (params: unknown): void => {
+  const refused = (url: string, params: unknown): void => {
     const reason = (params as { reason?: unknown } | null)?.reason;
-    log.error({ reason: typeof reason === 'string' ? reason : 'no reason given', retryMs: REFUSED_RETRY_MS }, 'the coordinator refused this node');
-    const refusedPeer = peer;
+    log.error({ url, reason: typeof reason === 'string' ? reason : 'no reason given', retryMs: REFUSED_RETRY_MS }, 'the coordinator refused this node');
+    const refusedPeer = peers.get(url);
     // After this call's answer is written: leave, and ask again later rather than redial at once.
     setImmediate(() => {
-      void refusedPeer.close().then(() => {
-        if (draining || peer !== refusedPeer) return;
-        retry = setTimeout(() => {
-          retry = undefined;
-          peer = dial();
+      void refusedPeer?.close().then(() => {
+        if (draining || peers.get(url) !== refusedPeer) return;
+        const retry = setTimeout(() => {
+          retries.delete(retry);
+          if (!draining) peers.set(url, dial(url));
         }, REFUSED_RETRY_MS);
+        retries.add(retry);
       });
     });
   };
-  const handler: RpcHandler = async (method, params) => {
+  const handlerFor = (url: string): RpcHandler => async (method, params) => {
     if (method === NODE_REFUSED_METHOD) {
-      refused(params);
+      refused(url, params);
       return null;
     }
     if (draining) throw new TesseraError('node_closing', 503, 'Shard node is shutting down');
     return node.handle(method, params);
   };
-  const dial = (): RpcPeer => {
-    const dialled = connectPeer(options.join, {
+  const dial = (url: string): RpcPeer => {
+    const dialled = connectPeer(url, {
       identity: { name: options.name, role: SHARD_NODE_HELLO_ROLE, info: { ...announcement } },
-      handler,
+      handler: handlerFor(url),
       logger: rpcLog,
     });
     // Connected is not yet admitted: a refusal (node.refused) may follow at once.
-    dialled.on('connected', (hello) => log.info({ coordinator: hello.name, url: options.join }, 'connected to the coordinator'));
+    dialled.on('connected', (hello) => log.info({ coordinator: hello.name, url }, 'connected to the coordinator'));
     dialled.on('lost', (err) => {
-      if (!draining) log.warn({ reason: err.message, url: options.join }, 'lost the coordinator; redialing');
+      if (!draining) log.warn({ reason: err.message, url }, 'lost the coordinator; redialing');
     });
     return dialled;
   };
-  peer = dial();
+  for (const url of new Set(options.join)) peers.set(url, dial(url));
   lease.start();
-  log.info({ url: options.join, name: options.name, dataDir, instance }, 'joining');
+  log.info({ urls: options.join, name: options.name, dataDir, instance }, 'joining');
 
   return {
     async close() {
       draining = true;
-      clearTimeout(retry);
+      for (const retry of retries) clearTimeout(retry);
       lease.stop();
       const deadline = Date.now() + options.shutdownGraceMs;
-      while (peer.serving > 0 && Date.now() < deadline) await sleep(DRAIN_POLL_MS);
-      await peer.close();
+      const serving = (): number => [...peers.values()].reduce((sum, peer) => sum + peer.serving, 0);
+      while (serving() > 0 && Date.now() < deadline) await sleep(DRAIN_POLL_MS);
+      await Promise.all([...peers.values()].map((peer) => peer.close()));
       await node.close();
       await nodeLock.release();
     },
   };
+}
+
+function latest(times: Array<number | undefined>): number | undefined {
+  let out: number | undefined;
+  for (const time of times) if (time !== undefined && (out === undefined || time > out)) out = time;
+  return out;
 }
 
 /**

@@ -4,7 +4,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
-import { Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS } from '@tessera/coordinator';
+import {
+  Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
+} from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
 import { CONTENT_DEFAULTS, SHARD_DEFAULTS } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
@@ -129,8 +131,10 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
 }
 
 /** The coordinator over the cluster state in `dataDir` and the nodes of `nodes`. */
-export function createCoordinator(options: HttpApiOptions, name: string, nodes: NodeDirectory, log: Logger): Promise<Coordinator> {
+export function createCoordinator(options: HttpApiOptions, name: string, nodes: NodeDirectory, log: Logger,
+  shared?: { store: StateStore<ClusterState>; group: CoordinatorGroup }): Promise<Coordinator> {
   return Coordinator.create({
+    ...(shared === undefined ? {} : { state: shared.store, group: shared.group }),
     identity: {
       name,
       clusterName: options.clusterName,

@@ -37,11 +37,21 @@ import { extensionType, isContentBody } from './documents/content.js';
 import { AdminHandlers, adminPathOf, type AdminPath } from './admin/handlers.js';
 import { resolveAliases, type IndexUse } from './admin/aliases.js';
 import { parseTemplate } from './admin/templates.js';
+import type { CoordinatorGroup } from './cluster/coordinator-group.js';
+import { Forwarder, servedLocally } from './cluster/forward.js';
+import type { StateStore } from './state/store.js';
+
+/** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
+const FORWARD_TIMEOUT_MS = 300_000;
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
-  /** File holding the cluster state. */
+  /** File holding the cluster state, when no `state` store is given. */
   stateFile: string;
+  /** The cluster-state store shared with other coordinators (etcd), instead of `stateFile`. */
+  state?: StateStore<ClusterState>;
+  /** The coordinators sharing `state`: only the elected one decides and writes; the others forward (cluster/forward.ts). */
+  group?: CoordinatorGroup;
   nodes: NodeDirectory;
   indexDefaults: IndexSettings;
   /** `--strict` (API.md §8.8): new fields need `_type`, new indexes `_settings` (412). */
@@ -107,15 +117,18 @@ export class Coordinator {
     private readonly searches: SearchHandlers,
     private readonly dumps: DumpHandler,
     private readonly admin: AdminHandlers,
+    private readonly forwarder: Forwarder | undefined,
   ) {}
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
-    const store = await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
+    const store = options.state ?? await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
+    const group = options.group;
+    const decides = (): boolean => group === undefined || group.isLeader;
     const metrics = new Metrics();
     const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client));
     // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
     const replication = new Replicator(registry, options.nodes,
-      { log: options.log, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }) });
+      { log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }) });
     registry.onIndexDropped((uuid) => replication.forgetIndex(uuid));
     metrics.attachReplication(() => replication.lag());
     const readiness = new Readiness(options.nodes, {
@@ -123,9 +136,16 @@ export class Coordinator {
         meta.allocation.flatMap((copies, i) => (copies.includes(node) ? [{ index: meta.path, shard: i + 1 }] : []))),
       open: (node, copy) => registry.client(copy.index, node, copy.shard).call('shard.open', copy),
       flushFailure: async () => flushFailureOf(await askNodeStats(options.nodes)),
+      ...(group === undefined ? {} : { blocker: () => groupProblem(group) }),
     }, options.log);
-    await loadTemplates(registry, options.templates);
-    followMembership(options.nodes, registry, options.log);
+    if (decides()) await loadTemplates(registry, options.templates);
+    followMembership(options.nodes, registry, options.log, decides);
+    group?.on('elected', () => {
+      // What a restarted coordinator does: the nodes here are recorded, the others get the rejoin timeout.
+      for (const name of options.nodes.activeNames()) recordJoin(registry, name, options.log);
+      replication.takeOver();
+      loadTemplates(registry, options.templates).catch((err: unknown) => options.log.error({ err }, 'could not store the configured templates'));
+    });
     const router = new ShardRouter();
     const documents = new DocumentHandlers(registry, replication, router, options.documentLimits ?? DOCUMENT_LIMITS_DEFAULTS);
     registry.useSchemaPolicy(new SchemaPolicy({
@@ -139,7 +159,7 @@ export class Coordinator {
       registry,
       documents,
       new IndexHandlers(registry),
-      new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults),
+      new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults, group),
       new RestoreHandler(documents, {
         batchItems: options.restoreBatchItems,
         itemBytesMax: options.restoreItemBytesMax,
@@ -148,6 +168,7 @@ export class Coordinator {
       new SearchHandlers(registry, replication),
       new DumpHandler(registry, router),
       new AdminHandlers(registry),
+      group === undefined ? undefined : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS }),
     );
   }
 
@@ -171,6 +192,8 @@ export class Coordinator {
         (err: unknown) => this.fail(req, err, requestId, undefined, undefined),
       );
     }
+    const group = this.options.group;
+    if (group !== undefined && !group.isLeader && !servedLocally(req.method)) return this.forwardToLeader(req, group, requestId);
     let operation: string | undefined;
     let pretty: boolean | undefined;
     let reply: Reply | Promise<Reply>;
@@ -200,6 +223,24 @@ export class Coordinator {
       (err: unknown) => this.fail(req, err, requestId, pretty, operation),
     );
   };
+
+  /** A request only the elected coordinator runs, sent to it; its answer as it gave it. */
+  private async forwardToLeader(req: HttpRequest, group: CoordinatorGroup, requestId: string): Promise<HttpResponse> {
+    try {
+      const leader = group.leader();
+      if (leader?.http === undefined) throw apiErrors.leaderUnavailable(group.health() ?? 'no coordinator is elected');
+      if (leader.name === group.name) throw apiErrors.leaderUnavailable(`this coordinator's election is being settled`);
+      const response = await (this.forwarder as Forwarder).forward(req, leader.http);
+      return this.finish(req, response, requestId, 'forwarded');
+    } catch (err) {
+      return this.fail(req, err, requestId, undefined, 'forwarded');
+    }
+  }
+
+  /** Let go of the connections to the elected coordinator (shutdown). */
+  async close(): Promise<void> {
+    await this.forwarder?.close();
+  }
 
   /** A handler's reply in the negotiated format (a failure to render it is answered as any error). */
   private rendered(req: HttpRequest, reply: Reply, requestId: string, pretty: boolean | undefined, operation: string): HttpResponse {
@@ -346,17 +387,26 @@ export class Coordinator {
  * expected (listed inactive until they join); a joining node is remembered
  * and gets the deletions it missed.
  */
-function followMembership(nodes: NodeDirectory, registry: IndexRegistry, log: Logger): void {
+function followMembership(nodes: NodeDirectory, registry: IndexRegistry, log: Logger, decides: () => boolean): void {
   nodes.expect(registry.knownNodes());
-  const joined = (name: string): void => {
-    registry.nodeJoined(name).catch((err: unknown) => log.error({ err, node: name }, 'could not record the node in the cluster state'));
-  };
-  for (const name of nodes.activeNames()) joined(name);
+  if (decides()) for (const name of nodes.activeNames()) recordJoin(registry, name, log);
   nodes.on('nodeJoined', (entry) => {
     log.info({ node: entry.name, host: entry.host, dataDir: entry.dataDir, pid: entry.pid }, 'node joined');
-    joined(entry.name);
+    if (decides()) recordJoin(registry, entry.name, log);
   });
   nodes.on('nodeLost', (entry, reason) => log.warn({ node: entry.name, reason }, 'node lost'));
+}
+
+/** A node in the cluster state, and its pending drops done (the elected coordinator's work). */
+function recordJoin(registry: IndexRegistry, name: string, log: Logger): void {
+  registry.nodeJoined(name).catch((err: unknown) => log.error({ err, node: name }, 'could not record the node in the cluster state'));
+}
+
+/** Why a coordinator of several cannot serve: its own lease, or no elected coordinator to forward writes to. */
+function groupProblem(group: CoordinatorGroup): string | undefined {
+  const own = group.health();
+  if (own !== undefined) return own;
+  return group.leader() === undefined ? 'no coordinator is elected' : undefined;
 }
 
 /**

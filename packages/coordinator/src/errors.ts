@@ -57,6 +57,8 @@ export const apiErrors = {
   notImplemented: (method: string) => e('not_implemented', 501, `Method ${method} is not implemented`),
   noShardNode: (index: string, shard: number) =>
     e('no_shard_node', 503, `No node holds shard ${shard} of ${index}`),
+  leaderUnavailable: (reason: string) =>
+    e('leader_unavailable', 503, `No elected coordinator can take this request now (one is elected within the coordinators' lease): ${reason}`),
   noActiveNodes: () =>
     e('no_active_nodes', 503, 'No shard node is active to place a new index on: start one with `tessera node --join ws://<coordinator>:<rpc port>`'),
   nodeUnavailable: (index: string, shard: number, node: string) =>

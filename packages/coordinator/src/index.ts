@@ -10,6 +10,8 @@ export { metricsReference } from './observability/reference.js';
 export { IndexRegistry } from './indexes/registry.js';
 export { EMPTY_CLUSTER_STATE } from './state/cluster-state.js';
 export { LocalStateStore } from './state/local-store.js';
+export { EtcdStateStore, type EtcdStateStoreOptions } from './state/etcd-store.js';
+export { CoordinatorGroup, type CoordinatorRecord } from './cluster/coordinator-group.js';
 export type { LeaseEvent, LeaseId, LeasedEntry, LeasedValue, StateStore } from './state/store.js';
 export { Replicator, type CopyReplicationState, type ReplicationLag } from './replication/replicator.js';
 export { REPLICATION_DEFAULTS, type ReplicationLog, type ReplicationOptions } from './replication/options.js';

@@ -7,6 +7,7 @@ import { cpus } from 'node:os';
 import type { IndexRegistry } from '../indexes/registry.js';
 import type { Replicator } from '../replication/replicator.js';
 import type { NodeDirectory, NodeStatus } from './nodes.js';
+import type { CoordinatorGroup } from './coordinator-group.js';
 
 export interface ClusterIdentity {
   name: string;
@@ -45,6 +46,8 @@ export class ClusterInfo {
     private readonly registry: IndexRegistry,
     private readonly replication: Replicator,
     private readonly defaults: { number_of_shards: number; number_of_replicas: number },
+    /** Several coordinators (cluster/coordinator-group.ts): each registered one, instead of this one alone. */
+    private readonly group?: CoordinatorGroup,
   ) {}
 
   /** Tell where the HTTP API listens, for the coordinator's own entry. */
@@ -76,8 +79,26 @@ export class ClusterInfo {
     await Promise.all(statuses.filter((s) => s.active).map((s) => this.refreshReport(s)));
     const now = Date.now();
     const list = statuses.map((status) => this.describeNode(status, now));
-    if (!statuses.some((s) => s.entry?.local === true)) list.unshift(this.coordinatorEntry());
+    if (this.group !== undefined) list.unshift(...this.groupEntries(this.group));
+    else if (!statuses.some((s) => s.entry?.local === true)) list.unshift(this.coordinatorEntry());
     return list;
+  }
+
+  /** Every registered coordinator, the elected one marked `leader`, this one `local`. */
+  private groupEntries(group: CoordinatorGroup): Array<Record<string, unknown>> {
+    const leader = group.leader()?.name;
+    return group.members().map((member) => {
+      const entry: Record<string, unknown> = { name: member.name, active: true, leader: member.name === leader, local: member.name === group.name };
+      if (member.http !== undefined) {
+        const url = new URL(member.http);
+        Object.assign(entry, { host: url.hostname, http_port: Number(url.port) });
+      }
+      if (member.rpc !== undefined) entry.rpc = member.rpc;
+      entry.started_at = member.startedAt;
+      entry.role = 'coordinator';
+      entry.shards = [];
+      return entry;
+    });
   }
 
   /** The coordinator itself, when it hosts no shard node (`tessera coordinator`). */

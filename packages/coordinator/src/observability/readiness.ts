@@ -29,6 +29,8 @@ export interface ReadinessSources {
    * (asked of the nodes by `check`, each time: a flush that recovers makes the coordinator ready again at once).
    */
   flushFailure?(): Promise<string | undefined>;
+  /** A reason this coordinator cannot serve whatever the nodes say (several coordinators: no lease, no leader). */
+  blocker?(): string | undefined;
 }
 
 export type ReadinessState = { ready: true } | { ready: false; reason: string };
@@ -105,6 +107,8 @@ export class Readiness {
    * that cannot holds its changes in memory only and keeps its whole operation log, so it is not fit for traffic.
    */
   async check(): Promise<ReadinessState> {
+    const blocked = this.sources.blocker?.();
+    if (blocked !== undefined) return { ready: false, reason: blocked };
     const state = this.state();
     if (!state.ready || this.sources.flushFailure === undefined) return state;
     const reason = await this.sources.flushFailure().catch(() => undefined);

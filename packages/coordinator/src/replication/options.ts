@@ -30,6 +30,13 @@ export interface ReplicationOptions {
    * fail over). Above a node's longest redial backoff (5 s) plus a handshake.
    */
   rejoinTimeoutMs: number;
+  /**
+   * Whether this coordinator makes the cluster's decisions now: failover,
+   * recovery, re-allocation, recording joins and losses. Of several
+   * coordinators only the elected one does (cluster/coordinator-group.ts);
+   * the others keep their shard groups for reads and wait.
+   */
+  decides: () => boolean;
   log: ReplicationLog;
 }
 
@@ -51,5 +58,6 @@ export const REPLICATION_DEFAULTS: Readonly<ReplicationOptions> = Object.freeze(
   controlTimeoutMs: 5_000,
   nodeLeftDelayMs: 60_000,
   rejoinTimeoutMs: 10_000,
+  decides: () => true,
   log: silentLog,
 });

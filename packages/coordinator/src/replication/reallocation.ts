@@ -30,6 +30,8 @@ const RETRY_MS = 10_000;
 export interface ReallocationOptions {
   nodeLeftDelayMs: number;
   rejoinTimeoutMs: number;
+  /** See ReplicationOptions.decides. */
+  decides: () => boolean;
   log: ReplicationLog;
 }
 
@@ -86,10 +88,14 @@ export class Reallocator {
   ) {
     nodes.on('nodeLost', (entry) => this.lost(entry.name));
     nodes.on('nodeJoined', (entry) => this.joined(entry.name));
-    // A restarted coordinator: the nodes of its cluster state get rejoinTimeoutMs to come back.
-    const deadline = Date.now() + options.rejoinTimeoutMs;
-    for (const name of host.knownNodes()) {
-      if (!nodes.isActive(name)) this.at(name, deadline, () => this.absent(name));
+    if (options.decides()) this.takeOver();
+  }
+
+  /** A coordinator starting to decide (restarted, or elected): the nodes of its cluster state get rejoinTimeoutMs to come back. */
+  takeOver(): void {
+    const deadline = Date.now() + this.options.rejoinTimeoutMs;
+    for (const name of this.host.knownNodes()) {
+      if (!this.nodes.isActive(name)) this.at(name, deadline, () => this.absent(name));
     }
   }
 
@@ -102,7 +108,7 @@ export class Reallocator {
 
   /** A node lost while connected: its copies move after the delay. */
   private lost(name: string): void {
-    if (this.closed || !this.holdsCopies(name)) return;
+    if (this.closed || !this.options.decides() || !this.holdsCopies(name)) return;
     const lostAt = Date.now();
     this.host.recordNodeLoss(name, lostAt).catch((err: unknown) =>
       this.options.log.error({ node: name, err: describe(err) }, 'could not record the node loss in the cluster state'));
@@ -110,7 +116,7 @@ export class Reallocator {
   }
 
   private joined(name: string): void {
-    if (this.closed) return;
+    if (this.closed || !this.options.decides()) return;
     const timer = this.timers.get(name);
     if (timer !== undefined) clearTimeout(timer);
     this.timers.delete(name);
@@ -127,7 +133,7 @@ export class Reallocator {
 
   /** A node of the cluster state did not rejoin the restarted coordinator in time: lost from now on. */
   private absent(name: string): void {
-    if (this.nodes.isActive(name) || !this.holdsCopies(name)) return;
+    if (!this.options.decides() || this.nodes.isActive(name) || !this.holdsCopies(name)) return;
     const now = Date.now();
     const recorded = this.host.lostSince(name);
     this.options.log.warn({ node: name, rejoinTimeoutMs: this.options.rejoinTimeoutMs, lostAt: recorded === undefined ? undefined : new Date(recorded).toISOString() },
@@ -159,7 +165,7 @@ export class Reallocator {
     const timer = this.timers.get(name);
     if (timer !== undefined) clearTimeout(timer);
     this.timers.delete(name);
-    if (this.closed || this.nodes.isActive(name)) return;
+    if (this.closed || !this.options.decides() || this.nodes.isActive(name)) return;
     const waiting: WaitingCopy[] = [];
     for (const meta of this.host.list()) {
       for (let shard = 1; shard <= meta.allocation.length; shard++) {

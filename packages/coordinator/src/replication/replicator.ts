@@ -87,7 +87,10 @@ export class Replicator implements RecoveryContext {
     // A timer's longest delay: past it setTimeout fires at once.
     assert.ok(Number.isSafeInteger(this.options.nodeLeftDelayMs) && this.options.nodeLeftDelayMs >= 0 && this.options.nodeLeftDelayMs < 2 ** 31,
       'replication option nodeLeftDelayMs must be an integer from 0 to 2^31 − 1');
-    nodes.on('nodeLost', (entry) => this.nodeLost(entry.name));
+    nodes.on('nodeLost', (entry) => {
+      if (this.options.decides()) this.nodeLost(entry.name);
+      else for (const group of this.groups.values()) group.wake();
+    });
     nodes.on('nodeJoined', (entry) => this.nodeJoined(entry.name));
     // After this replicator's own listeners: a loss is failed over before its copies are looked at.
     this.reallocator = new Reallocator(host, nodes, this, this.options);
@@ -221,6 +224,16 @@ export class Replicator implements RecoveryContext {
       for (const recovery of group.recoveries.values()) recovery.cancel();
       this.groups.delete(key);
     }
+  }
+
+  /**
+   * This coordinator was elected to decide: what a restarted coordinator
+   * does — nodes of the cluster state that are not here get the rejoin
+   * timeout, then count as lost; copies out of sync recover.
+   */
+  takeOver(): void {
+    this.reallocator.takeOver();
+    this.reconcileAll();
   }
 
   /** Stop every recovery and re-allocation timer (shutdown). */
@@ -512,7 +525,7 @@ export class Replicator implements RecoveryContext {
   }
 
   private reconcileAll(): void {
-    if (this.closed) return;
+    if (this.closed || !this.options.decides()) return;
     for (const meta of this.host.list()) {
       for (let shard = 1; shard <= meta.allocation.length; shard++) this.reconcile(this.group(meta, shard));
     }
@@ -520,7 +533,7 @@ export class Replicator implements RecoveryContext {
 
   /** Start a recovery for every copy out of sync whose node and primary are active. */
   private reconcile(group: ShardGroup): void {
-    if (this.closed) return;
+    if (this.closed || !this.options.decides()) return;
     const placement = this.placement(group);
     if (placement === undefined) return;
     const { primary } = placement;

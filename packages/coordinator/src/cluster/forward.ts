@@ -1,0 +1,88 @@
+/**
+ * A coordinator that is not elected serves reads and searches itself and
+ * forwards every other request to the elected one over HTTP
+ * (coordinator-group.ts): writes, index and template changes, RESTORE and
+ * COMMIT run where replication and schema growth are decided, so a write
+ * acknowledged through any coordinator was relayed by the one coordinator
+ * that knows every copy recovering or being promoted.
+ *
+ * The request goes out as it came in (effective method, raw path and query,
+ * end-to-end headers, the body or the RESTORE stream) over one keep-alive
+ * pool per leader; the answer comes back as the leader gave it. A leader
+ * that cannot be reached is a 503 `leader_unavailable`: a new one is
+ * elected within the coordinators' lease.
+ */
+import { Readable } from 'node:stream';
+import { TesseraError } from '@tessera/errors';
+import type { HttpRequest, HttpResponse } from '@tessera/http';
+import { Pool } from 'undici';
+import { apiErrors } from '../errors.js';
+
+/** Methods a coordinator that is not elected answers itself: they change nothing. */
+const SERVED_LOCALLY = new Set(['GET', 'HEAD', 'OPTIONS', 'SEARCH', 'COUNT', 'INFO', 'DUMP']);
+
+/** Headers of one connection (RFC 9110 §7.6.1), and those the forwarder sets itself. */
+const NOT_FORWARDED = new Set([
+  'connection', 'keep-alive', 'proxy-connection', 'te', 'trailer', 'transfer-encoding', 'upgrade', 'host', 'content-length',
+  'x-http-method-override',
+]);
+
+/** Set on a forwarded request: a coordinator never forwards it again (two that each think the other leads). */
+export const FORWARDED_HEADER = 'x-tessera-forwarded-by';
+
+export function servedLocally(method: string): boolean {
+  return SERVED_LOCALLY.has(method);
+}
+
+export interface ForwardOptions {
+  /** Longest wait for the leader's response head and between body chunks, ms. */
+  timeoutMs: number;
+}
+
+export class Forwarder {
+  private pool: { origin: string; pool: Pool } | undefined;
+
+  constructor(private readonly name: string, private readonly options: ForwardOptions) {}
+
+  /** Send `req` to the coordinator at `origin` (`http://host:port`) and answer with what it answers. */
+  async forward(req: HttpRequest, origin: string): Promise<HttpResponse> {
+    if (req.headers[FORWARDED_HEADER] !== undefined) {
+      throw apiErrors.leaderUnavailable(`coordinator '${this.name}' is not elected either (forwarded by '${req.headers[FORWARDED_HEADER]}')`);
+    }
+    const headers: Record<string, string> = { [FORWARDED_HEADER]: this.name };
+    for (const [name, value] of Object.entries(req.headers)) if (!NOT_FORWARDED.has(name)) headers[name] = value;
+    try {
+      const response = await this.poolFor(origin).request({
+        method: req.method,
+        path: req.query === '' ? req.path : `${req.path}?${req.query}`,
+        headers,
+        body: req.bodyStream !== undefined ? Readable.from(req.bodyStream) : req.body.length > 0 ? req.body : null,
+        headersTimeout: this.options.timeoutMs,
+        bodyTimeout: this.options.timeoutMs,
+      });
+      const body = Buffer.from(await response.body.arrayBuffer());
+      const out: Record<string, string> = {};
+      for (const [name, value] of Object.entries(response.headers)) {
+        if (value === undefined || NOT_FORWARDED.has(name)) continue;
+        out[name] = Array.isArray(value) ? value.join(', ') : value;
+      }
+      return { status: response.statusCode, headers: out, body: req.method === 'HEAD' ? null : body };
+    } catch (err) {
+      if (err instanceof TesseraError) throw err;
+      throw apiErrors.leaderUnavailable(`the elected coordinator at ${origin} did not answer: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+
+  async close(): Promise<void> {
+    await this.pool?.pool.close();
+    this.pool = undefined;
+  }
+
+  private poolFor(origin: string): Pool {
+    if (this.pool?.origin !== origin) {
+      void this.pool?.pool.close();
+      this.pool = { origin, pool: new Pool(origin, { connections: 64, pipelining: 1 }) };
+    }
+    return this.pool.pool;
+  }
+}

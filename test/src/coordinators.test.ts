@@ -1,0 +1,192 @@
+/**
+ * Several coordinators sharing one cluster state through a real etcd
+ * (issue 21; docs/cluster.md "Several coordinators"): two `tessera
+ * coordinator --etcd` processes and three `tessera node` processes joining
+ * both, on loopback. One coordinator is elected; the other serves reads and
+ * forwards writes. kill -9 of the elected one under writes through both:
+ * the survivor is elected within the lease + 2 s, every acknowledged write
+ * is readable afterwards with its version or a later one, and etcd's history
+ * of the state never shows one primary term held by two nodes.
+ */
+import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
+import { Etcd3 } from 'etcd3';
+import { spawnTessera, type ClusterProcess } from './cluster-harness.js';
+import { call, REPO_ROOT, removeDir, tempDataDir } from './harness.js';
+
+interface EtcdProcess { endpoint: string; stop(): Promise<void> }
+interface EtcdScript { startEtcd(options: { dataDir: string }): Promise<EtcdProcess> }
+
+const LEASE_MS = 2_000;
+const PREFIX = '/tessera-test';
+const ENV = { TESSERA_LOG_LEVEL: 'info' };
+
+let root: string;
+let etcd: EtcdProcess;
+const coordinators = new Map<string, { proc: ClusterProcess; url: string; rpc: string }>();
+const nodes: ClusterProcess[] = [];
+
+async function startCoordinator(name: string): Promise<void> {
+  const proc = await spawnTessera(name, ['coordinator', '--name', name, '--port', '0', '--rpc-port', '0', '--data', join(root, name),
+    '--etcd', etcd.endpoint, '--etcd-prefix', PREFIX, '--coordinator-lease-ms', String(LEASE_MS), '--replicas', '1', '--shards', '2'], ENV, 'listening');
+  const http = proc.logs.find((l) => l.msg === 'listening') as { port: number };
+  const rpc = proc.logs.find((l) => l.msg === 'rpc listening') as { port: number };
+  coordinators.set(name, { proc, url: `http://127.0.0.1:${http.port}`, rpc: `ws://127.0.0.1:${rpc.port}` });
+}
+
+/** The coordinators' view: who is elected, as every running one says in /.nodes. */
+async function leaders(): Promise<string[]> {
+  const out: string[] = [];
+  for (const { url } of coordinators.values()) {
+    const listed = await call({ url }, 'GET', '/.nodes').catch(() => undefined);
+    const leader = (listed?.json as Array<{ name: string; role: string; leader: boolean }> | undefined)?.find((n) => n.role === 'coordinator' && n.leader);
+    if (leader !== undefined) out.push(leader.name);
+  }
+  return out;
+}
+
+async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const value = await probe().catch(() => undefined);
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+beforeAll(async () => {
+  root = tempDataDir('tessera-coordinators-');
+  const script = (await import(pathToFileURL(join(REPO_ROOT, 'scripts/etcd.mjs')).href)) as EtcdScript;
+  etcd = await script.startEtcd({ dataDir: join(root, 'etcd') });
+  await startCoordinator('c1');
+  await startCoordinator('c2');
+  const join_ = [...coordinators.values()].map((c) => c.rpc).join(',');
+  for (const name of ['n1', 'n2', 'n3']) {
+    nodes.push(await spawnTessera(name, ['node', '--name', name, '--data', join(root, name), '--join', join_], ENV, 'joining'));
+  }
+  // Every coordinator sees every node, and says it is ready.
+  for (const { url } of coordinators.values()) {
+    await until('nodes active', async () => {
+      const listed = (await call({ url }, 'GET', '/.nodes')).json as Array<{ name: string; active: boolean }>;
+      return ['n1', 'n2', 'n3'].every((n) => listed.some((e) => e.name === n && e.active)) ? true : undefined;
+    });
+    await until('ready', async () => ((await call({ url }, 'GET', '/readyz')).status === 200 ? true : undefined));
+  }
+}, 120_000);
+
+afterAll(async () => {
+  await Promise.all([...nodes.map((n) => n.stop()), ...[...coordinators.values()].map((c) => c.proc.stop())]);
+  await etcd?.stop();
+  removeDir(root);
+}, 60_000);
+
+it('elects exactly one coordinator, and both list both', async () => {
+  const seen = await leaders();
+  expect(seen).toHaveLength(2);
+  expect(new Set(seen).size).toBe(1);
+  const listed = (await call({ url: coordinators.get('c2')!.url }, 'GET', '/.nodes')).json as Array<{ name: string; role: string; local: boolean }>;
+  expect(listed.filter((n) => n.role === 'coordinator').map((n) => n.name).sort()).toEqual(['c1', 'c2']);
+  expect(listed.find((n) => n.local)?.name).toBe('c2');
+});
+
+it('takes a write through either coordinator and reads it through both', async () => {
+  const [leader] = await leaders();
+  const follower = leader === 'c1' ? 'c2' : 'c1';
+  const written = await call({ url: coordinators.get(follower)!.url }, 'PUT', '/shared/1?commit', { title: 'through the follower' });
+  expect(written.status).toBe(200);
+  expect(written.json).toMatchObject({ _id: 1, _version: 1 });
+  const again = await call({ url: coordinators.get(leader!)!.url }, 'PUT', '/shared/2', { title: 'through the leader', n: 2 });
+  expect(again.status).toBe(200);
+  const schemas: unknown[] = [];
+  for (const { url } of coordinators.values()) {
+    expect((await call({ url }, 'GET', '/shared/1')).json).toMatchObject({ title: 'through the follower' });
+    expect((await call({ url }, 'GET', '/shared/2')).json).toMatchObject({ n: 2 });
+    schemas.push((await call({ url }, 'GET', '/shared/._schema')).json);
+  }
+  // One schema, both fields in it, whichever coordinator is asked.
+  expect(JSON.stringify(schemas[0])).toContain('"title"');
+  expect(JSON.stringify(schemas[0])).toContain('"n"');
+  expect(schemas[1]).toEqual(schemas[0]);
+  const found = await call({ url: coordinators.get(follower)!.url }, 'SEARCH', '/shared/', { _query: { title: 'follower' } });
+  expect(found.json).toMatchObject({ total: 1 });
+});
+
+it('survives kill -9 of the elected coordinator under writes through both: no acknowledged write lost, one primary per term', async () => {
+  const [leader] = await leaders();
+  const survivor = leader === 'c1' ? 'c2' : 'c1';
+  const acked = new Map<string, number>();
+  let stop = false;
+  let failures = 0;
+  const writer = async (via: string, offset: number): Promise<void> => {
+    for (let i = 0; !stop; i++) {
+      const id = `w${offset + (i % 200)}`;
+      const url = coordinators.get(via)?.url;
+      if (url === undefined) return;
+      const reply = await call({ url }, 'PUT', `/load/${id}`, { via, i }).catch(() => undefined);
+      if (reply?.status === 200) {
+        const version = (reply.json as { _version: number })._version;
+        acked.set(id, Math.max(acked.get(id) ?? 0, version));
+      } else {
+        failures++;
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    }
+  };
+  const writers = [writer('c1', 0), writer('c2', 1000), writer('c1', 2000), writer('c2', 3000)];
+  await new Promise((r) => setTimeout(r, 1500));
+  const before = acked.size;
+  expect(before).toBeGreaterThan(0);
+
+  const killedAt = Date.now();
+  await coordinators.get(leader!)!.proc.kill();
+  coordinators.delete(leader!);
+  const electedAfterMs = await until('the survivor elected', async () =>
+    ((await leaders())[0] === survivor ? Date.now() - killedAt : undefined), 30_000);
+  // The lease runs out (whole seconds in etcd), then the survivor campaigns.
+  expect(electedAfterMs).toBeLessThanOrEqual(LEASE_MS + 2_000 + 1_000);
+  const ackedAtElection = acked.size;
+  await new Promise((r) => setTimeout(r, 1500));
+  stop = true;
+  await Promise.all(writers);
+  // Writes through the survivor went on after the election.
+  expect(acked.size + [...acked.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(ackedAtElection);
+
+  const survivorUrl = coordinators.get(survivor)!.url;
+  const lost: string[] = [];
+  for (const [id, version] of acked) {
+    const info = await call({ url: survivorUrl }, 'INFO', `/load/${id}`);
+    if (info.status !== 200 || (info.json as { version: number }).version < version) lost.push(`${id}@${version}`);
+  }
+  expect(lost).toEqual([]);
+  process.stdout.write(`coordinator failover: elected after ${electedAfterMs} ms; ${acked.size} documents acknowledged, ${failures} requests refused while electing\n`);
+
+  // etcd's history of the cluster state: no primary term ever named two primaries.
+  const client = new Etcd3({ hosts: etcd.endpoint });
+  try {
+    const key = `${PREFIX}/state`;
+    const latest = await client.get(key).exec();
+    const last = Number(latest.kvs[0]!.mod_revision);
+    const primaries = new Map<string, string>();
+    const conflicts: string[] = [];
+    for (let revision = 1; revision <= last; revision++) {
+      const at = await client.get(key).revision(revision).exec().catch(() => undefined);
+      const kv = at?.kvs[0];
+      if (kv === undefined || Number(kv.mod_revision) !== revision) continue;
+      const state = JSON.parse(kv.value.toString()) as { indexes: Record<string, { uuid: string; allocation: string[][]; replication?: Array<{ term: number }> }> };
+      for (const meta of Object.values(state.indexes)) {
+        meta.allocation.forEach((copies, i) => {
+          const slot = `${meta.uuid}#${i + 1}@${meta.replication?.[i]?.term ?? 1}`;
+          const primary = copies[0] ?? '';
+          const earlier = primaries.get(slot);
+          if (earlier !== undefined && earlier !== primary) conflicts.push(`${slot}: ${earlier} and ${primary}`);
+          primaries.set(slot, primary);
+        });
+      }
+    }
+    expect(primaries.size).toBeGreaterThan(0);
+    expect(conflicts).toEqual([]);
+  } finally {
+    client.close();
+  }
+}, 120_000);
