@@ -1,6 +1,6 @@
 /**
  * Node (V8) flags the long-running server processes (`serve`, `coordinator`,
- * `node`) are started with: `npm start`, docker-compose, scripts/cluster and
+ * `node`) are started with: `npm start`, the Dockerfile, scripts/cluster and
  * the benchmarks pass these, so what is measured is what runs.
  *
  * `--max-semi-space-size=64` (MiB; Node's default is 16): bulk indexing keeps
