@@ -40,6 +40,23 @@ describe('DocumentCache', () => {
     expect(cache.bytes).toBe(0);
   });
 
+  it('does not cache a document over 1/64 of a large budget: one huge document would push out dozens', () => {
+    const budget = 64 * 1024 * 1024;
+    const cache = new DocumentCache(budget);
+    cache.set('ordinary', doc('ordinary', 1), 4096);
+    cache.set('huge', doc('huge', 2), budget / 64 + 1);
+    cache.set('share', doc('share', 3), budget / 64);
+    expect(cache.get('ordinary')?.id).toBe('ordinary');
+    expect(cache.get('huge')).toBeUndefined();
+    expect(cache.get('share')?.id).toBe('share');
+    // A small budget still takes entries up to 64 KiB (or itself).
+    const small = new DocumentCache(200 * 1024);
+    small.set('a', doc('a', 1), 64 * 1024);
+    small.set('b', doc('b', 2), 64 * 1024 + 1);
+    expect(small.get('a')?.id).toBe('a');
+    expect(small.get('b')).toBeUndefined();
+  });
+
   it('finds documents by docid and forgets the docid of a re-created document', () => {
     const cache = new DocumentCache(1000);
     cache.set('sa', doc('a', 1), 10);

@@ -28,6 +28,22 @@ export function estimateDocumentBytes(recordBytes: number): number {
 }
 const ENTRY_OVERHEAD_BYTES = 160;
 
+/**
+ * The largest entry is this share of the budget (but at least
+ * ENTRY_BYTES_FLOOR): one huge document would push out dozens of ordinary
+ * ones and keep its memory for as long as it stays. Measured under hostile
+ * bodies (scripts/reliability/fuzz-bodies.mjs): accepted 1 MB documents held
+ * 42 MB of a 64 MiB cache after the burst. Their reads cost a LevelDB get,
+ * which is small beside reading a megabyte.
+ */
+const ENTRY_BUDGET_SHARE = 1 / 64;
+const ENTRY_BYTES_FLOOR = 64 * 1024;
+
+/** Whether an entry of `bytes` may be cached under a budget of `bytesMax`. */
+export function cacheable(bytes: number, bytesMax: number): boolean {
+  return bytes <= bytesMax && bytes <= Math.max(bytesMax * ENTRY_BUDGET_SHARE, ENTRY_BYTES_FLOOR);
+}
+
 /** An entry of a DocumentCache, linked into its budget's recency order. */
 export interface DocumentCacheEntry {
   readonly key: string;
@@ -137,13 +153,14 @@ export class DocumentCache {
   }
 
   /**
-   * Insert or replace; a document larger than the whole budget is not cached.
+   * Insert or replace; a document larger than the whole budget, or than its
+   * share of it (`cacheable`), is not cached.
    * A replaced entry is updated in place (no Map delete + set: see above).
    */
   set(key: string, doc: StoredDocument, bytes: number): void {
     const entry = this.entries.get(key);
     const budget = this.budget;
-    if (bytes > budget.bytesMax) {
+    if (!cacheable(bytes, budget.bytesMax)) {
       if (entry !== undefined) this.delete(key);
       return;
     }
