@@ -8,6 +8,7 @@
  * is readable afterwards with its version or a later one, and etcd's history
  * of the state never shows one primary term held by two nodes.
  */
+import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
 import { Etcd3 } from 'etcd3';
@@ -188,5 +189,48 @@ it('survives kill -9 of the elected coordinator under writes through both: no ac
     expect(conflicts).toEqual([]);
   } finally {
     client.close();
+  }
+}, 120_000);
+
+it('keeps the state across an etcd restart, and a coordinator cut off from etcd says why in /readyz', async () => {
+  const [survivor] = [...coordinators.keys()];
+  const url = coordinators.get(survivor!)!.url;
+  const before = (await call({ url }, 'GET', '/shared/1')).json;
+  await etcd.stop();
+  const script = (await import(pathToFileURL(join(REPO_ROOT, 'scripts/etcd.mjs')).href)) as EtcdScript;
+  etcd = await script.startEtcd({ dataDir: join(root, 'etcd') });
+  await until('elected again after the etcd restart', async () => ((await leaders())[0] === survivor ? true : undefined), 30_000);
+  expect((await call({ url }, 'GET', '/shared/1')).json).toEqual(before);
+  await until('a write after the etcd restart', async () => ((await call({ url }, 'PUT', '/shared/3', { after: 'restart' })).status === 200 ? true : undefined));
+
+  // A third coordinator whose only way to etcd is a loopback relay, then the relay stops.
+  const sockets = new Set<Socket>();
+  const target = new URL(etcd.endpoint);
+  const relay = createServer((client) => {
+    const upstream = connect(Number(target.port), target.hostname);
+    for (const s of [client, upstream]) { sockets.add(s); s.on('error', () => s.destroy()); s.on('close', () => sockets.delete(s)); }
+    client.pipe(upstream).pipe(client);
+  });
+  await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
+  const relayed = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
+  const proc = await spawnTessera('c3', ['coordinator', '--name', 'c3', '--port', '0', '--rpc-port', '0', '--data', join(root, 'c3'),
+    '--etcd', relayed, '--etcd-prefix', PREFIX, '--coordinator-lease-ms', String(LEASE_MS)], ENV, 'listening');
+  const c3 = `http://127.0.0.1:${(proc.logs.find((l) => l.msg === 'listening') as { port: number }).port}`;
+  try {
+    expect((await leaders())[0]).toBe(survivor);
+    relay.close();
+    for (const s of sockets) s.destroy();
+    const notReady = await until('c3 not ready', async () => {
+      const ready = await call({ url: c3 }, 'GET', '/readyz');
+      return ready.status === 503 && /lease|cluster-state store|etcd/.test(String((ready.json as { reason?: string }).reason)) ? ready.json : undefined;
+    }, 20_000);
+    expect(notReady).toMatchObject({ status: 'not ready' });
+    // The elected one stays elected, and goes on.
+    expect(await leaders()).toEqual([survivor]);
+    expect((await call({ url }, 'PUT', '/shared/5', { still: 'writing' })).status).toBe(200);
+  } finally {
+    relay.close();
+    for (const s of sockets) s.destroy();
+    await proc.kill();
   }
 }, 120_000);
