@@ -10,7 +10,9 @@
 // restart on the same directory answers on the same endpoint (clients
 // reconnect). etcd logs to `<dataDir>/etcd.log`. Requests may carry up to
 // 32 MiB (`--max-request-bytes`; etcd's default, 1.5 MiB, is too small for a
-// big cluster state, which is one key).
+// big cluster state, which is one key). `detached: true` gives etcd a process
+// group of its own (scripts/cluster: Ctrl-C reaches only the script, which
+// stops etcd last, once the coordinators have revoked their leases).
 import { spawn, spawnSync } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
@@ -99,10 +101,11 @@ function logTail(logFile) {
 /**
  * Starts etcd on `dataDir` (created if missing; the member's data lives in
  * `<dataDir>/member`), listening on 127.0.0.1 only. Resolves once it answers
- * `/health` with `{ endpoint, pid, stop(), kill() }`: `stop()` sends SIGTERM
- * and `kill()` SIGKILL, each resolving once the process has exited.
+ * `/health` with `{ endpoint, pid, logFile, exited, stop(), kill() }`: `stop()`
+ * sends SIGTERM and `kill()` SIGKILL, each resolving once the process has
+ * exited; `exited` resolves with `{ code, signal }` when it exits, however.
  */
-export async function startEtcd({ dataDir, clientPort, peerPort }) {
+export async function startEtcd({ dataDir, clientPort, peerPort, detached = false }) {
   const bin = await ensureEtcd();
   mkdirSync(dataDir, { recursive: true });
   const ports = await portsOf(dataDir, clientPort, peerPort);
@@ -122,7 +125,7 @@ export async function startEtcd({ dataDir, clientPort, peerPort }) {
     '--max-request-bytes', String(ETCD_MAX_REQUEST_BYTES),
     '--logger', 'zap',
     '--log-outputs', 'stderr',
-  ], { stdio: ['ignore', log, log] });
+  ], { stdio: ['ignore', log, log], detached });
   closeSync(log);
   const exited = new Promise((resolve) => child.once('exit', (code, signal) => resolve({ code, signal })));
   let exit;
@@ -155,6 +158,7 @@ export async function startEtcd({ dataDir, clientPort, peerPort }) {
     endpoint,
     pid: child.pid,
     logFile,
+    exited,
     stop: () => end('SIGTERM'),
     kill: () => end('SIGKILL'),
   };

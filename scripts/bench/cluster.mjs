@@ -1,29 +1,77 @@
 // Cluster benchmark (not a test): the embedded server (`tessera serve`) and
-// clusters of 1, 2 and 3 shard nodes (a `tessera coordinator` and `tessera
-// node` processes on loopback, temporary data directories), each measured
-// with autocannon against the HTTP port: (a) PUT of small documents with
-// distinct IDs — write throughput including replication — and (b) SEARCH of
-// a term query over 5,000 preloaded small documents. Indexes have 3 shards
-// and min(1, nodes - 1) replicas (none for the embedded server). Prints
-// req/s with p50/p99 per setup and the ratio to the embedded server (the
-// cost of the RPC hop). Every process started is stopped at the end, on
-// failure and on Ctrl-C. Run through scripts/bench/cluster (which builds).
+// clusters on loopback (`tessera coordinator` and `tessera node` processes,
+// temporary data directories), each measured with autocannon against the
+// HTTP ports: (a) PUT of small documents with distinct IDs — write
+// throughput including replication — and (b) SEARCH of a term query over
+// 5,000 preloaded small documents. Indexes have 3 shards and
+// min(1, nodes - 1) replicas (none for the embedded server). Prints req/s
+// with p50/p99 per setup and the ratio to the embedded server of the same
+// run (the cost of the RPC hop). Every process started is stopped at the
+// end, on failure and on Ctrl-C. Run through scripts/bench/cluster (which
+// builds).
 //
-//   env: DURATION (seconds per load, 6), CONNECTIONS (50), PRELOAD (5000), SETUPS (embedded,1,2,3)
+// By default the clusters have 1, 2 and 3 shard nodes and one coordinator
+// (SETUPS). --coordinators 1,2,3 measures instead clusters of --nodes
+// shard nodes (default 6) with 1, 2 and 3 coordinators sharing a local
+// etcd (started here, as scripts/cluster --etcd does; implied for more than
+// one coordinator, --etcd puts a single coordinator on etcd too). The load
+// is spread over every coordinator: autocannon's connection i goes to
+// coordinator i mod N (round-robin); the preload goes through the first.
+// With --coordinators, a --setups list without `embedded` leaves out the
+// embedded server (its other entries are ignored).
+//
+//   node scripts/bench/cluster.mjs [--coordinators 1,2,3] [--nodes 6] [--etcd]
+//     [--duration S] [--connections N] [--preload N] [--setups embedded,1,2,3]
+//   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
+//     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { fileURLToPath, pathToFileURL } from 'node:url';
+import { parseArgs } from 'node:util';
 import autocannon from 'autocannon';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
-const DURATION = Number(process.env.DURATION ?? 6);
-const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
-const PRELOAD = Number(process.env.PRELOAD ?? 5000);
-const SETUPS = (process.env.SETUPS ?? 'embedded,1,2,3').split(',');
+const { values: flags } = parseArgs({
+  options: {
+    coordinators: { type: 'string', default: process.env.COORDINATORS },
+    nodes: { type: 'string', default: process.env.NODES ?? '6' },
+    etcd: { type: 'boolean', default: false },
+    duration: { type: 'string', default: process.env.DURATION ?? '6' },
+    connections: { type: 'string', default: process.env.CONNECTIONS ?? '50' },
+    preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
+    setups: { type: 'string', default: process.env.SETUPS },
+  },
+  strict: true,
+});
+function positive(name, text) {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 1) {
+    process.stderr.write(`bench: --${name} must be a positive integer, not '${text}'\n`);
+    process.exit(2);
+  }
+  return n;
+}
+const DURATION = positive('duration', flags.duration);
+const CONNECTIONS = positive('connections', flags.connections);
+const PRELOAD = positive('preload', flags.preload);
+/**
+ * What to measure: 'embedded', or { nodes, coordinators, etcd }. --coordinators
+ * 1,2,3: the embedded server, then --nodes nodes under 1, 2 and 3 coordinators
+ * (etcd for more than one, or for all with --etcd); otherwise SETUPS: the
+ * embedded server and clusters of 1, 2 and 3 nodes under one coordinator.
+ */
+const SETUPS = flags.coordinators !== undefined
+  ? [...(flags.setups ?? 'embedded').split(',').filter((s) => s === 'embedded'),
+    ...flags.coordinators.split(',').map((c) => {
+      const coordinators = positive('coordinators', c);
+      return { nodes: positive('nodes', flags.nodes), coordinators, etcd: flags.etcd || coordinators > 1 };
+    })]
+  : (flags.setups ?? 'embedded,1,2,3').split(',').map((s) =>
+    (s === 'embedded' ? s : { nodes: positive('setups', s), coordinators: 1, etcd: flags.etcd }));
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
 const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -31,6 +79,8 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 /** Every child still running, so that any exit path stops them. */
 const children = new Set();
 const dataDirs = new Set();
+/** The etcd of the current setup, stopped after every tessera process. */
+let etcd;
 
 function startProcess(name, args) {
   const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
@@ -73,11 +123,14 @@ async function stopAll() {
     await entry.exited;
     clearTimeout(timer);
   }));
+  // etcd last: the coordinators revoke their leases there on the way out.
+  await etcd?.stop();
+  etcd = undefined;
   for (const dir of dataDirs) rmSync(dir, { recursive: true, force: true });
   dataDirs.clear();
 }
 
-/** Start a setup; resolves with its HTTP base URL and the replicas its indexes get. */
+/** Start a setup; resolves with its coordinators' HTTP base URLs (the server's) and the replicas its indexes get. */
 async function startSetup(setup) {
   const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-cluster-'));
   dataDirs.add(dir);
@@ -85,19 +138,31 @@ async function startSetup(setup) {
   if (setup === 'embedded') {
     const server = startProcess('serve', ['serve', '--port', '0', '--data', dir, ...common]);
     const { port } = await listening(server);
-    return { url: `http://127.0.0.1:${port}`, replicas: 0 };
+    return { urls: [`http://127.0.0.1:${port}`], replicas: 0 };
   }
-  const nodes = Number(setup);
-  const coordinator = startProcess('coordinator', ['coordinator', '--port', '0', '--rpc-port', '0', '--data', join(dir, 'coordinator'), ...common]);
-  const { port, rpcPort } = await listening(coordinator);
-  const names = Array.from({ length: nodes }, (_, i) => `node${i + 1}`);
-  for (const name of names) startProcess(name, ['node', '--join', `ws://127.0.0.1:${rpcPort}`, '--name', name, '--data', join(dir, name), ...common]);
-  const url = `http://127.0.0.1:${port}`;
-  await waitFor('every node active', async () => {
-    const list = await (await fetch(`${url}/.nodes`)).json();
-    return names.every((name) => list.some((n) => n.name === name && n.active));
-  });
-  return { url, replicas: Math.min(1, nodes - 1) };
+  if (setup.etcd) {
+    const { startEtcd } = await import(pathToFileURL(join(ROOT, 'scripts/etcd.mjs')).href);
+    etcd = await startEtcd({ dataDir: join(dir, 'etcd') });
+  }
+  const coordinatorNames = Array.from({ length: setup.coordinators }, (_, i) => `coordinator${i + 1}`);
+  const coordinators = await Promise.all(coordinatorNames.map((name) => listening(startProcess(name, [
+    'coordinator', '--port', '0', '--rpc-port', '0', '--data', join(dir, name), ...common,
+    ...(setup.etcd ? ['--etcd', etcd.endpoint, '--name', name] : []),
+  ]))));
+  const joinUrl = coordinators.map(({ rpcPort }) => `ws://127.0.0.1:${rpcPort}`).join(',');
+  const names = Array.from({ length: setup.nodes }, (_, i) => `node${i + 1}`);
+  for (const name of names) startProcess(name, ['node', '--join', joinUrl, '--name', name, '--data', join(dir, name), ...common]);
+  const urls = coordinators.map(({ port }) => `http://127.0.0.1:${port}`);
+  // Every coordinator sees every node, one is elected (with etcd), and each is ready.
+  for (const url of urls) {
+    await waitFor(`every node active at ${url}`, async () => {
+      const list = await (await fetch(`${url}/.nodes`)).json();
+      return names.every((name) => list.some((n) => n.name === name && n.active)) &&
+        (!setup.etcd || list.some((n) => n.role === 'coordinator' && n.leader));
+    });
+    await waitFor(`${url}/readyz`, async () => (await fetch(`${url}/readyz`)).status === 200);
+  }
+  return { urls, replicas: Math.min(1, setup.nodes - 1) };
 }
 
 async function createIndex(url, path, replicas) {
@@ -125,7 +190,7 @@ function run(options) {
   });
 }
 
-/** PUTs of distinct IDs: `duration` seconds, or exactly `amount` requests. */
+/** PUTs of distinct IDs: `duration` seconds, or exactly `amount` requests; `url` may be a list (connection i → url[i mod n]). */
 function puts(url, index, prefix, limits) {
   let next = 0;
   return run({
@@ -142,24 +207,40 @@ function figures(result) {
   return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, failed };
 }
 
+function label(setup, replicas) {
+  if (setup === 'embedded') return 'embedded (serve)';
+  const nodes = `${setup.nodes} node${setup.nodes === 1 ? '' : 's'}`;
+  const coordinators = `${setup.coordinators} coordinator${setup.coordinators === 1 ? '' : 's'}${setup.etcd ? ' on etcd' : ''}`;
+  return `cluster, ${nodes}, ${coordinators} (r=${replicas})`;
+}
+
+function describe(setup) {
+  return setup === 'embedded' ? 'embedded' : `${setup.nodes} nodes, ${setup.coordinators} coordinator(s)${setup.etcd ? ', etcd' : ''}`;
+}
+
 async function measure(setup) {
-  const { url, replicas } = await startSetup(setup);
+  const { urls, replicas } = await startSetup(setup);
+  const [url] = urls;
   await createIndex(url, '/bench-write/', replicas);
   await createIndex(url, '/bench-search/', replicas);
+  // Through one coordinator: autocannon's `amount` is not split right over several URLs.
   const preload = await puts(url, '/bench-search/', 's', { amount: PRELOAD });
   if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);
   const commit = await fetch(`${url}/bench-search/?commit`, { method: 'COMMIT' });
   await commit.arrayBuffer();
-  const count = await (await fetch(`${url}/bench-search/`, { method: 'COUNT' })).json();
-  if (count.total !== PRELOAD) throw new Error(`preloaded ${PRELOAD} documents, COUNT says ${count.total}`);
-  const write = figures(await puts(url, '/bench-write/', 'w', { duration: DURATION }));
+  for (const each of urls) {
+    const count = await (await fetch(`${each}/bench-search/`, { method: 'COUNT' })).json();
+    if (count.total !== PRELOAD) throw new Error(`preloaded ${PRELOAD} documents, COUNT at ${each} says ${count.total}`);
+  }
+  // Every coordinator takes a share of the connections: connection i goes to urls[i mod n].
+  const write = figures(await puts(urls, '/bench-write/', 'w', { duration: DURATION }));
   const search = figures(await run({
     // autocannon sends only standard methods: SEARCH goes as the API's method override.
-    url: `${url}/bench-search/`, duration: DURATION, method: 'POST', headers: { ...JSON_HEADERS, 'x-http-method-override': 'SEARCH' },
+    url: urls.map((u) => `${u}/bench-search/`), duration: DURATION, method: 'POST', headers: { ...JSON_HEADERS, 'x-http-method-override': 'SEARCH' },
     body: JSON.stringify({ _query: { colour: 'red' }, _limit: 10 }),
   }));
   await stopAll();
-  return { setup: setup === 'embedded' ? 'embedded (serve)' : `cluster, ${setup} node${setup === '1' ? '' : 's'} (r=${replicas})`, write, search };
+  return { setup: label(setup, replicas), write, search };
 }
 
 function table(rows) {
@@ -190,7 +271,7 @@ try {
   const rows = [];
   for (const setup of SETUPS) {
     if (interrupted) break;
-    process.stderr.write(`== ${setup}: ${DURATION} s of PUT, ${DURATION} s of SEARCH, ${CONNECTIONS} connections\n`);
+    process.stderr.write(`== ${describe(setup)}: ${DURATION} s of PUT, ${DURATION} s of SEARCH, ${CONNECTIONS} connections\n`);
     rows.push(await measure(setup));
   }
   process.stdout.write(`${table(rows)}\n`);

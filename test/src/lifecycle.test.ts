@@ -303,7 +303,7 @@ describe('npm start and npm run cluster pass a signal on', () => {
 function clusterPids(lines: string[]): Map<string, number> {
   const pids = new Map<string, number>();
   for (const line of lines) {
-    const m = /^\[cluster\] (coordinator|node\d+)(?::.*)? \(pid (\d+)\)/.exec(line);
+    const m = /^\[cluster\] (coordinator\d*|node\d+|etcd)(?::.*)? \(pid (\d+)\)/.exec(line);
     if (m !== null) pids.set(m[1]!, Number(m[2]));
   }
   for (const pid of pids.values()) track(pid);
@@ -349,4 +349,44 @@ describe('the local cluster (scripts/cluster)', () => {
     expect(started.lines.some((l) => l.startsWith('[cluster] stopping 2 processes'))).toBe(true);
     expect(alive(pids.get('coordinator')!) || alive(pids.get('node2')!)).toBe(false);
   }, 90_000);
+
+  it('with --etcd --coordinators 2: one elected, a write through one read through the other, SIGTERM stops all and etcd last', async () => {
+    const dir = dataDir();
+    const started = cluster(dir, ['--etcd', '--coordinators', '2']);
+    await started.line(ready, 60_000);
+    const pids = clusterPids(started.lines);
+    expect([...pids.keys()].sort()).toEqual(['coordinator1', 'coordinator2', 'etcd', 'node1', 'node2']);
+    const urls = ['coordinator1', 'coordinator2'].map((name) =>
+      /: (http:\/\/[^ ]+) \(pid/.exec(started.lines.find((l) => l.startsWith(`[cluster] ${name}:`))!)![1]!);
+    expect(started.lines.find((l) => l.startsWith('[cluster] etcd:'))).toMatch(/^\[cluster\] etcd: http:\/\/127\.0\.0\.1:\d+ /);
+    // Both answer, both name the same elected coordinator, and both see both nodes.
+    await waitFor('one coordinator elected, both nodes active', async () => {
+      const views = await Promise.all(urls.map(async (url) =>
+        (await call({ url }, 'GET', '/.nodes').catch(() => undefined))?.json as Array<{ name: string; role: string; leader: boolean; active: boolean }> | undefined));
+      if (views.some((v) => !Array.isArray(v))) return false;
+      const leaders = views.map((v) => v!.filter((n) => n.role === 'coordinator' && n.leader).map((n) => n.name).join());
+      return leaders[0] !== '' && leaders[0] === leaders[1] &&
+        views.every((v) => ['node1', 'node2'].every((name) => v!.some((n) => n.name === name && n.active)));
+    }, 30_000);
+    const written = await call({ url: urls[0]! }, 'PUT', '/script/1?commit', { title: 'through coordinator1' });
+    expect(written.status).toBe(200);
+    const read = await call({ url: urls[1]! }, 'GET', '/script/1');
+    expect(read.status).toBe(200);
+    expect(read.json).toMatchObject({ title: 'through coordinator1' });
+
+    process.kill(started.child.pid!, 'SIGTERM');
+    const { code } = await within('the script exits', started.exited, 60_000);
+    expect(code).toBe(0);
+    for (const [name, pid] of pids) expect([name, alive(pid)]).toEqual([name, false]);
+    expect(pidsMentioning(dir)).toEqual([]);
+    const stopping = started.lines.findIndex((l) => l.startsWith('[cluster] stopping 4 processes, then etcd'));
+    expect(stopping).toBeGreaterThanOrEqual(0);
+  }, 120_000);
+
+  it('refuses --coordinators 2 without --etcd', async () => {
+    const started = cluster(dataDir(), ['--coordinators', '2']);
+    const { code } = await within('the script exits', started.exited, 20_000);
+    expect(code).toBe(2);
+    expect(started.lines.some((l) => l.includes('--coordinators 2 needs --etcd'))).toBe(true);
+  }, 30_000);
 });
