@@ -95,6 +95,25 @@ describe('SEARCH and COUNT with a primary down', () => {
     }
   });
 
+  it('spreads searches over the in-sync copies: a search goes to the copy with the fewest in flight, so a stalled primary does not hold the next one', async () => {
+    await start(['n1', 'n2']);
+    expect((await http('PUT', '/spread-load/', { _settings: { number_of_shards: 1, number_of_replicas: 1 } })).status).toBe(200);
+    await fill('/spread-load/', 30);
+    expect(await isPrimary('n1')).toBe(true);
+    // Idle, the primary answers; paused, its search waits (the node is still active: no failover).
+    cluster.pause('n1');
+    let firstDone = false;
+    const first = http('SEARCH', '/spread-load/', { _query: { colour: 'red' }, _limit: 0 }).finally(() => { firstDone = true; });
+    // The primary has one search in flight, the replica none: the next goes to the replica and is answered now.
+    const second = await http('SEARCH', '/spread-load/', { _query: { colour: 'red' }, _limit: 100 });
+    expect(second.status).toBe(200);
+    expect(second.json.total).toBe(10);
+    expect(firstDone).toBe(false);
+    cluster.resume('n1');
+    expect((await first).json.total).toBe(10);
+    expect(await isPrimary('n1')).toBe(true);
+  });
+
   it('answers 503 (node unavailable) when no in-sync copy of a shard is on an active node', async () => {
     await start(['n1', 'n2']);
     await http('PUT', '/lonely/', { _settings: { number_of_shards: 1, number_of_replicas: 1 } });

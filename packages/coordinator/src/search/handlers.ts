@@ -48,6 +48,9 @@ interface ParsedSearch {
 }
 
 export class SearchHandlers {
+  /** Shard searches in flight from this coordinator, by node. */
+  private readonly searching = new Map<string, number>();
+
   constructor(private readonly registry: IndexRegistry, private readonly replication: Replicator) {}
 
   async search(ctx: RequestContext, count: boolean): Promise<Reply> {
@@ -87,9 +90,14 @@ export class SearchHandlers {
   }
 
   /**
-   * One shard's search on the primary when its node is active, else (or when
-   * the call is cut off by the loss of its node) on the next in-sync copy on
-   * an active node. 503 when none is left.
+   * One shard's search on the in-sync copy (on an active node) with the
+   * fewest searches from this coordinator in flight, the primary first among
+   * equals: idle, it is the primary; under load, replicas take their share,
+   * and a slow or stalled copy is passed over once its calls pile up. Every
+   * in-sync copy sees every acknowledged write (a write is answered only
+   * once each of them applied it); a copy out of sync (recovering) is never
+   * asked. When a call is cut off by the loss of its node, the next copy is
+   * asked; 503 when none is left.
    */
   private async searchShard(meta: IndexMeta, shard: number, call: SearchCall): Promise<SearchReply> {
     const placement = this.registry.placement(meta, shard);
@@ -98,13 +106,20 @@ export class SearchHandlers {
     if (candidates.length === 0) {
       throw placement.primary === undefined ? apiErrors.noShardNode(meta.path, shard) : apiErrors.nodeUnavailable(meta.path, shard, placement.primary);
     }
+    // Stable sort: equal loads keep the primary-first order.
+    candidates.sort((a, b) => (this.searching.get(a) ?? 0) - (this.searching.get(b) ?? 0));
     let lastError: unknown;
     for (const node of candidates) {
+      this.searching.set(node, (this.searching.get(node) ?? 0) + 1);
       try {
         return await this.registry.client(meta.path, node, shard).call('shard.search', call);
       } catch (err) {
         if (!isCopyGone(err)) throw err;
         lastError = err;
+      } finally {
+        const left = (this.searching.get(node) ?? 1) - 1;
+        if (left === 0) this.searching.delete(node);
+        else this.searching.set(node, left);
       }
     }
     throw lastError;
