@@ -201,9 +201,9 @@ function memory() {
   try {
     const status = readFileSync(`/proc/${server.pid}/status`, 'utf8');
     const kb = (name) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? NaN);
-    return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 };
+    return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024, anonMb: kb('RssAnon') / 1024, fileMb: kb('RssFile') / 1024 };
   } catch {
-    return { rssMb: NaN, hwmMb: NaN };
+    return { rssMb: NaN, hwmMb: NaN, anonMb: NaN, fileMb: NaN };
   }
 }
 let peakSampledMb = 0;
@@ -236,6 +236,8 @@ function heapFigures() {
           heapTotal: mb(/^nodejs_heap_size_total_bytes (\S+)/m),
           heapUsed: mb(/^nodejs_heap_size_used_bytes (\S+)/m),
           external: mb(/^nodejs_external_memory_bytes (\S+)/m),
+          // LevelDB's memtables and block caches (outside the JavaScript heap).
+          store: mb(/^tessera_store_memory_bytes\{[^}]*\} (\S+)/m),
         };
         for (const m of text.matchAll(/^nodejs_heap_space_size_total_bytes\{space="(\w+)"\} (\S+)/gm)) {
           if (Number(m[2]) >= 1048576) figures[`space_${m[1]}`] = +(Number(m[2]) / 1048576).toFixed(1);
@@ -272,7 +274,7 @@ for (let i = 0; i < WARMUP; i++) {
   await runCase(i, codec, 'warm-up', CODECS[codec].encode(validDoc()));
 }
 const afterWarmup = memory();
-console.log(`warm-up: ${WARMUP} valid documents; RSS ${afterWarmup.rssMb.toFixed(1)} MB`);
+console.log(`warm-up: ${WARMUP} valid documents; RSS ${afterWarmup.rssMb.toFixed(1)} MB (anon ${afterWarmup.anonMb.toFixed(1)}, file ${afterWarmup.fileMb.toFixed(1)}), heap ${JSON.stringify(await heapFigures())}`);
 
 let timedOut = false;
 const phases = {};
@@ -287,7 +289,12 @@ outer: for (const codec of args.codecs.split(',').filter((c) => c in CODECS)) {
     counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
     histogram.set(status, (histogram.get(status) ?? 0) + 1);
     if (typeof status === 'number' && status >= 500) fiveHundreds++;
-    if ((i + 1) % 2000 === 0) console.log(`  ${codec} ${i + 1}/${CASES}: RSS ${memory().rssMb.toFixed(1)} MB, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    if ((i + 1) % 2000 === 0) {
+      // Where the RSS is: anonymous (V8 heap + malloc) or file-backed (mapped code, LevelDB tables), and V8's share.
+      const now = memory();
+      console.log(`  ${codec} ${i + 1}/${CASES}: RSS ${now.rssMb.toFixed(1)} MB (anon ${now.anonMb.toFixed(1)}, file ${now.fileMb.toFixed(1)}), ` +
+        `heap ${JSON.stringify(await heapFigures())}, ${((Date.now() - started) / 1000).toFixed(0)} s`);
+    }
   }
   phases[codec] = +memory().rssMb.toFixed(1);
   console.log(`after ${codec}: RSS ${phases[codec]} MB, peak so far ${Math.max(memory().hwmMb, peakSampledMb).toFixed(1)} MB, ${((Date.now() - started) / 1000).toFixed(0)} s`);

@@ -36,6 +36,7 @@ export type CommandName = (typeof COMMANDS)[number];
 export interface ShardHostConfig {
   documentCacheBytesMax: number;
   storeWriteBufferBytes: number;
+  storeMemoryBytesMax: number;
   contentVolumeBytesMax: number;
   writeBufferBytes: number;
   writeBufferOps: number;
@@ -169,6 +170,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise)', HTTP),
   setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache of a node, all its shard copies together (least recently used out first), bytes; 0 disables it', SHARDS),
   setting('storeWriteBufferBytes', integer(STORE_WRITE_BUFFER_BYTES_MIN, STORE_WRITE_BUFFER_BYTES_MAX), SERVE_DEFAULTS.storeWriteBufferBytes, 'LevelDB write buffer (memtable) of a shard copy\'s database, bytes; larger means less compaction work under heavy writes, and up to twice this in memory per shard being written', SHARDS),
+  setting('storeMemoryBytesMax', integer(1 << 20, 2 ** 40), SERVE_DEFAULTS.storeMemoryBytesMax, 'what the LevelDB databases of a node\'s shard copies may hold in memory together (write buffers and block caches), bytes: past it the fullest write buffers are written out early; a copy no longer written to has its write buffer written out after 5 s', SHARDS),
   setting('contentVolumeBytesMax', integer(1 << 20, 2 ** 50), SERVE_DEFAULTS.contentVolumeBytesMax, 'a shard copy\'s stored-content volume file is closed and the next one started at this size, bytes', SHARDS),
   setting('writeBufferBytes', integer(1, 2 ** 40), SERVE_DEFAULTS.writeBufferBytesMax, 'write buffer of a shard copy, estimated bytes, before it is flushed into a segment', SHARDS),
   setting('writeBufferOps', integer(1, 100_000_000), SERVE_DEFAULTS.writeBufferOpsMax, 'changes a shard copy\'s write buffer takes before it is flushed into a segment', SHARDS),
@@ -320,6 +322,7 @@ export function serveOptionsOf(config: ServeConfig): ServeOptions {
     nodeName: config.name,
     documentCacheBytesMax: config.documentCacheBytesMax,
     storeWriteBufferBytes: config.storeWriteBufferBytes,
+    storeMemoryBytesMax: config.storeMemoryBytesMax,
     contentVolumeBytesMax: config.contentVolumeBytesMax,
     writeBufferBytesMax: config.writeBufferBytes,
     writeBufferOpsMax: config.writeBufferOps,
@@ -343,6 +346,7 @@ export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
     dataDir: config.data,
     documentCacheBytesMax: config.documentCacheBytesMax,
     storeWriteBufferBytes: config.storeWriteBufferBytes,
+    storeMemoryBytesMax: config.storeMemoryBytesMax,
     contentVolumeBytesMax: config.contentVolumeBytesMax,
     writeBufferBytesMax: config.writeBufferBytes,
     writeBufferOpsMax: config.writeBufferOps,

@@ -8,7 +8,7 @@ import {
   Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
 } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
-import { CONTENT_DEFAULTS, SHARD_DEFAULTS } from '@tessera/engine';
+import { CONTENT_DEFAULTS, SHARD_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
 import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient } from '@tessera/rpc';
@@ -78,6 +78,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   strict: false,
   documentCacheBytesMax: 64 * 1024 * 1024,
   storeWriteBufferBytes: SHARD_DEFAULTS.storeWriteBufferBytes,
+  storeMemoryBytesMax: STORE_MEMORY_DEFAULTS.bytesMax,
   contentVolumeBytesMax: CONTENT_DEFAULTS.volumeBytesMax,
   // The engine's own defaults (ShardIndex), restated so the config reference can show them.
   writeBufferBytesMax: 32 * 1024 * 1024,

@@ -11,6 +11,8 @@ export interface ShardHostOptions {
   documentCacheBytesMax: number;
   /** LevelDB write buffer (memtable) of each shard copy's database, bytes. */
   storeWriteBufferBytes: number;
+  /** What the LevelDB databases of all the copies may hold in memory together, bytes. */
+  storeMemoryBytesMax: number;
   /** A stored-content volume file is rolled over at this size, bytes. */
   contentVolumeBytesMax: number;
   /** A shard's write buffer is flushed into a segment past this many estimated bytes… */
@@ -28,6 +30,7 @@ export function shardNodeOptions(host: ShardHostOptions, name: string, dataDir: 
     dataDir,
     documentCacheBytesMax: host.documentCacheBytesMax,
     storeWriteBufferBytes: host.storeWriteBufferBytes,
+    storeMemoryBytesMax: host.storeMemoryBytesMax,
     content: { volumeBytesMax: host.contentVolumeBytesMax },
     index: { writeBufferBytesMax: host.writeBufferBytesMax, writeBufferOpsMax: host.writeBufferOpsMax },
     scripts: host.scripts,

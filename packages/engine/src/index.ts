@@ -10,6 +10,7 @@ export {
 } from './replication/index.js';
 export { CONTENT_CHUNK_BYTES, CONTENT_DEFAULTS, type BlobLocation, type ContentVolumesOptions } from './content/volumes.js';
 export { DocumentCacheBudget } from './documents/document-cache.js';
+export { STORE_MEMORY_DEFAULTS, StoreMemoryBudget, type StoreMemoryOptions, type StoreMemoryStats } from './store/store-memory.js';
 export type {
   ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,
 } from './documents/types.js';

@@ -4,7 +4,7 @@
  * through the in-process transport; as `tessera node` over WebSocket.
  */
 import {
-  DocumentCacheBudget, documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
+  DocumentCacheBudget, documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
@@ -25,6 +25,8 @@ export interface ShardNodeOptions {
   documentCacheBytesMax?: number;
   /** LevelDB write buffer (memtable) bytes per shard copy. */
   storeWriteBufferBytes?: number;
+  /** What the LevelDB databases of all the node's copies may hold in memory together (memtables, block caches; engine default 64 MiB). */
+  storeMemoryBytesMax?: number;
   /** Stored-content volumes of every shard copy (roll-over size). */
   content?: ShardOptions['content'];
   /** Search-index options of every shard copy (write buffer budget before a flush, merge policy). */
@@ -53,10 +55,13 @@ export class ShardNode {
   private readonly log: EngineLogger;
   /** One decoded-document budget for every copy of the node, so its memory does not grow with the number of shards. */
   private readonly documentCache: DocumentCacheBudget;
+  /** One bound on the LevelDB memory of every copy of the node, likewise. */
+  private readonly storeMemory: StoreMemoryBudget;
 
   constructor(private readonly options: ShardNodeOptions) {
     this.log = options.log ?? SILENT_LOGGER;
     this.documentCache = new DocumentCacheBudget(options.documentCacheBytesMax ?? SHARD_DEFAULTS.documentCacheBytesMax);
+    this.storeMemory = new StoreMemoryBudget(options.storeMemoryBytesMax === undefined ? {} : { bytesMax: options.storeMemoryBytesMax });
   }
 
   get name(): string {
@@ -219,6 +224,7 @@ export class ShardNode {
       path: shardDirectory(this.options.dataDir, where.index, where.shard),
       documentCache: this.documentCache,
       storeWriteBufferBytes: this.options.storeWriteBufferBytes,
+      storeMemory: this.storeMemory,
       content: this.options.content,
       index: this.options.index,
       oplogEntriesMax: this.options.oplogEntriesMax,
@@ -285,7 +291,7 @@ export class ShardNode {
       if (metrics.flushFailure !== null) copy.flushFailure = metrics.flushFailure;
       return copy;
     }));
-    const reply: NodeStatsReply = { name: this.options.name, shards: open.filter((s) => s !== undefined) };
+    const reply: NodeStatsReply = { name: this.options.name, shards: open.filter((s) => s !== undefined), store: this.storeMemory.stats() };
     const runner = await this.scripts;
     if (runner !== undefined) {
       const { cacheHits, cacheMisses, compiles, runs, failures } = runner.stats();

@@ -236,6 +236,8 @@ export interface NodeStatsReply {
   name: string;
   /** The node's Lua script runner (absent until it has started): compiled-chunk cache and runs. */
   scripts?: { cacheHits: number; cacheMisses: number; compiles: number; runs: number; failures: number };
+  /** What the LevelDB databases of the node's copies hold in memory (memtables, block caches) and the memtable flushes its bound asked for. */
+  store?: { bytes: number; databases: number; flushes: number };
   shards: Array<ShardRef & {
     documents: number;
     seq: number;

@@ -133,6 +133,26 @@ export class Metrics {
       });
     }
     new Gauge({
+      name: 'tessera_store_memory_bytes',
+      help: 'What the LevelDB databases of a node\'s shard copies hold in memory (memtables and block caches, LevelDB\'s figure), bounded by storeMemoryBytesMax',
+      labelNames: ['node'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const node of await metrics.nodeStats()) if (node.store !== undefined) this.set({ node: node.name }, node.store.bytes);
+      },
+    });
+    new Counter({
+      name: 'tessera_store_memtable_flushes_total',
+      help: 'LevelDB memtables of a node\'s shard copies written out early: the databases together held more than storeMemoryBytesMax, or a copy stopped being written to',
+      labelNames: ['node'],
+      registers: [this.registry],
+      async collect() {
+        this.reset();
+        for (const node of await metrics.nodeStats()) if (node.store !== undefined) this.inc({ node: node.name }, node.store.flushes);
+      },
+    });
+    new Gauge({
       name: 'tessera_index_flush_failing_copies',
       help: 'Shard copies on a node whose segment flush keeps failing: their write buffers stay in memory and their operation logs untrimmed',
       labelNames: ['node'],

@@ -8,6 +8,7 @@ import type { DocumentCacheBudget } from '../documents/document-cache.js';
 import { engineErrors } from '../errors.js';
 import type { ShardIndexOptions } from '../indexing/index.js';
 import type { EngineLogger } from '../logger.js';
+import type { StoreMemoryBudget } from '../store/store-memory.js';
 
 export interface ShardOptions {
   /** Directory of the shard copy's LevelDB database (created if missing). */
@@ -33,6 +34,11 @@ export interface ShardOptions {
    */
   storeWriteBufferBytes?: number | undefined;
   /**
+   * The bound on what the LevelDB databases hold in memory (memtables, block caches), shared with other shard
+   * copies (a node's: ShardNode makes one from its `storeMemoryBytesMax`). Default: a budget of this copy's own.
+   */
+  storeMemory?: StoreMemoryBudget | undefined;
+  /**
    * Analyse the text of bulk writes (WriteRequest.bulk) on the process's analysis thread, overlapping the LevelDB
    * write (indexing/text-analysis.ts). Default true; false analyses on the event loop. The terms are the same.
    */
@@ -55,6 +61,7 @@ export interface ShardSettings {
   batchEntriesMax: number;
   oplogEntriesMax: number;
   storeWriteBufferBytes: number;
+  storeMemory: StoreMemoryBudget | undefined;
   analysisThread: boolean;
 }
 
@@ -103,5 +110,5 @@ export function resolveOptions(options: ShardOptions): ShardSettings {
   if (!Number.isSafeInteger(storeWriteBufferBytes) || storeWriteBufferBytes < STORE_WRITE_BUFFER_BYTES_MIN || storeWriteBufferBytes > STORE_WRITE_BUFFER_BYTES_MAX) {
     throw engineErrors.invalidOption('storeWriteBufferBytes', `must be an integer between ${STORE_WRITE_BUFFER_BYTES_MIN} and ${STORE_WRITE_BUFFER_BYTES_MAX}`);
   }
-  return { documentCacheBytesMax, documentCache: options.documentCache, groupCommitWindowMs, batchEntriesMax, oplogEntriesMax, storeWriteBufferBytes, analysisThread: options.analysisThread ?? true };
+  return { documentCacheBytesMax, documentCache: options.documentCache, groupCommitWindowMs, batchEntriesMax, oplogEntriesMax, storeWriteBufferBytes, storeMemory: options.storeMemory, analysisThread: options.analysisThread ?? true };
 }

@@ -77,6 +77,8 @@ export class ShardState {
   readonly tombstones = new Tombstones();
   /** Stored content volumes (API.md §6), opened with the shard. */
   content!: ContentVolumes;
+  /** Stops the store-memory budget watching the database (resolves once no flush of it runs). */
+  releaseStoreMemory: () => Promise<void> = () => Promise.resolve();
   /** Whether puts analyse their text on the analysis thread (ShardOptions.analysisThread). */
   readonly analysisThread: boolean;
 

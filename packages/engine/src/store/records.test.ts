@@ -42,10 +42,11 @@ describe('the encoder buffer', () => {
   /** ArrayBuffer bytes `body` leaves behind in a fresh process (a test runner's heap holds its other suites' buffers). */
   function buffersLeftBy(body: string): number {
     const script = `import { encodeBody } from ${JSON.stringify(new URL('./records.js', import.meta.url).href)};
-      const buffers = () => { gc(); return process.memoryUsage().arrayBuffers; };
-      const before = buffers();
+      // V8 frees array buffers' memory on a background sweeper after gc(): let it finish before counting.
+      const buffers = async () => { gc(); await new Promise((resolve) => setTimeout(resolve, 100)); gc(); return process.memoryUsage().arrayBuffers; };
+      const before = await buffers();
       ${body}
-      console.log(JSON.stringify(buffers() - before));`;
+      console.log(JSON.stringify((await buffers()) - before));`;
     const run = spawnSync(process.execPath, ['--expose-gc', '--input-type=module', '-e', script], { encoding: 'utf8', timeout: 30_000 });
     expect(run.stderr).toBe('');
     return JSON.parse(run.stdout) as number;

@@ -1,0 +1,83 @@
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Shard } from '../shard.js';
+import { StoreMemoryBudget, type StoreMemoryOptions } from './store-memory.js';
+
+const MiB = 1024 * 1024;
+let dir: string;
+const open: Shard[] = [];
+
+beforeEach(async () => {
+  dir = await mkdtemp(join(tmpdir(), 'tessera-store-memory-'));
+});
+
+afterEach(async () => {
+  for (const shard of open.splice(0)) await shard.close();
+  await rm(dir, { recursive: true, force: true });
+});
+
+/** `copies` shard copies under one budget, each with LevelDB's write buffer at 32 MiB (the default). */
+async function openCopies(copies: number, options: Partial<StoreMemoryOptions>): Promise<{ budget: StoreMemoryBudget; shards: Shard[] }> {
+  // Sampled by hand (sample()), so what is asserted does not depend on a timer.
+  const budget = new StoreMemoryBudget({ sampleMs: 60_000, ...options });
+  const shards: Shard[] = [];
+  for (let i = 0; i < copies; i++) {
+    const shard = await Shard.open({ path: join(dir, `copy${i}`), storeMemory: budget, storeWriteBufferBytes: 32 * MiB, analysisThread: false });
+    open.push(shard);
+    shards.push(shard);
+  }
+  return { budget, shards };
+}
+
+/** ~`mib` MiB of documents into each copy (64 KiB each, one word repeated: cheap to index). */
+async function fill(shards: Shard[], mib: number, budget: StoreMemoryBudget, peaks: number[]): Promise<void> {
+  const text = 'word '.repeat(64 * 1024 / 5);
+  for (let i = 0; i < mib * 16; i++) {
+    await Promise.all(shards.map((shard) => shard.write({ op: 'index', id: `d${i}`, body: { text } })));
+    budget.sample();
+    peaks.push(budget.stats().bytes);
+  }
+}
+
+describe('StoreMemoryBudget: what the LevelDB databases of several copies hold in memory', () => {
+  it('without a bound, three copies written 6 MiB each keep it in their write buffers (what the bound is for)', async () => {
+    const { budget, shards } = await openCopies(3, { bytesMax: 1024 * MiB, idleFlushMs: 0 });
+    const peaks: number[] = [];
+    await fill(shards, 6, budget, peaks);
+    expect(budget.stats().bytes).toBeGreaterThan(15 * MiB);
+    expect(budget.stats().flushes).toBe(0);
+  });
+
+  it('keeps the copies together near the bound by writing the fullest write buffers out early; nothing written is lost', async () => {
+    const { budget, shards } = await openCopies(3, { bytesMax: 8 * MiB, idleFlushMs: 0 });
+    const peaks: number[] = [];
+    await fill(shards, 6, budget, peaks);
+    await budget.settled();
+    expect(budget.stats().flushes).toBeGreaterThan(0);
+    // Sampled after every round of writes: at most one round (3 × 64 KiB and the index's own writes) over the bound.
+    expect(Math.max(...peaks)).toBeLessThan(8 * MiB + 4 * MiB);
+    for (const shard of shards) {
+      expect(shard.stats().documents).toBe(96);
+      expect((await shard.get('d95'))?.version).toBe(1);
+    }
+  });
+
+  it('gives an idle copy\'s write buffer back, and the documents survive a reopen', async () => {
+    const { budget, shards } = await openCopies(1, { bytesMax: 1024 * MiB, idleFlushMs: 50 });
+    const peaks: number[] = [];
+    await fill(shards, 4, budget, peaks);
+    expect(budget.stats().bytes).toBeGreaterThan(3 * MiB);
+    await new Promise((resolve) => setTimeout(resolve, 80));
+    budget.sample();
+    await budget.settled();
+    expect(budget.stats().flushes).toBeGreaterThan(0);
+    expect(budget.stats().bytes).toBeLessThan(MiB);
+    const [shard] = shards;
+    await shard.close();
+    open.length = 0;
+    const again = await Shard.open({ path: join(dir, 'copy0'), analysisThread: false });
+    open.push(again);
+    expect(again.stats().documents).toBe(64);
+  });
+});
