@@ -291,6 +291,8 @@ export function resolveConfig<C extends CommandName = 'serve'>(input: {
     if (flag !== undefined) {
       config[s.key] = flag;
       sources[s.key] = 'flag';
+      const secret = s.kind.type === 'secret' ? parseText(s, String(flag)) : undefined;
+      if (secret?.ok === false) problems.push(`--${s.flag}: ${secret.expected}`);
     } else if (raw !== undefined && raw !== '') {
       const parsed = parseText(s, raw);
       if (parsed.ok) config[s.key] = parsed.value;

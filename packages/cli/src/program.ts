@@ -67,6 +67,8 @@ function settingOption(s: Setting, command: CommandName): Option {
   const option = new Option(`${s.short === undefined ? '' : `-${s.short}, `}--${s.flag} ${placeholder}`,
     `${s.description} (config ${s.key}, env ${s.env}, ${fallback === null ? 'required' : `default ${String(fallback)}`})`);
   if (s.kind.type === 'enum') return option.choices(s.kind.values);
+  // Checked by resolveConfig, whose message does not repeat the value (commander's would).
+  if (s.kind.type === 'secret') return option;
   return option.argParser((text: string) => {
     const checked = parseText(s, text);
     if (!checked.ok) throw new InvalidArgumentError(checked.expected);
