@@ -12,6 +12,8 @@ import { createHash } from 'node:crypto';
 import { readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
+import { actionsReference } from '@tessera/coordinator';
+import { KNOWN_METHODS } from '@tessera/http';
 import fc from 'fast-check';
 import { rawExchange } from '../../packages/http/dist/server/raw-client.js';
 import { runCli } from './cli-process.js';
@@ -310,6 +312,13 @@ describe('a server with a master key', () => {
       },
     ), { numRuns: 150, seed: 22 });
   }, 60_000);
+});
+
+it('docs/security.md gives the endpoint → action table, as generated from the one the server consults', () => {
+  const doc = readFileSync(join(REPO_ROOT, 'docs/security.md'), 'utf8');
+  const table = /<!-- actions-reference:start -->\n([\s\S]*?)\n<!-- actions-reference:end -->/.exec(doc)?.[1];
+  // Regenerate with: node --input-type=module -e "Promise.all([import('@tessera/coordinator'), import('@tessera/http')]).then(([c, h]) => console.log(c.actionsReference(h.KNOWN_METHODS)))"
+  expect(table).toBe(actionsReference(KNOWN_METHODS));
 });
 
 describe('the loopback default', () => {

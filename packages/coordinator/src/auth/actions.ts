@@ -73,3 +73,37 @@ export function accessOf(method: string, rawPath: string): Access {
   const table = id !== undefined ? DOCUMENT_ACTIONS : indexes.length > 0 ? INDEX_ACTIONS : ROOT_ACTIONS;
   return { kind: 'action', action: table.get(method) ?? 'admin', indexes };
 }
+
+/** Where each kind of endpoint is shown in the reference, by a path of that kind. */
+const REFERENCE_ENDPOINTS: ReadonlyArray<[string, string]> = [
+  ['`/` (server information)', '/'],
+  ['`/<index>/` (or a list `/a,b/`; with SEARCH and COUNT a trailing `*`)', '/index/'],
+  ['`/<index>/<id>` (a document, its stored content)', '/index/id'],
+  ['`/healthz`, `/readyz`', '/healthz'],
+  ['`/:metrics`, `/metrics`', '/:metrics'],
+  ['`/.templates/…`, `/.aliases/…`', '/.templates/'],
+  ['`/.nodes` and the other API names', '/.nodes'],
+  ['`/.keys/…`', '/.keys/'],
+];
+
+/**
+ * The endpoint → action table of docs/security.md (between its
+ * `actions-reference` markers), generated from `accessOf` itself so the page
+ * cannot drift from what the server enforces: a test compares the two.
+ * `methods`: the known methods (@tessera/http); any other is shown as such.
+ */
+export function actionsReference(methods: readonly string[]): string {
+  const columns = ['no key', ...ACTIONS, 'master key only'];
+  const columnOf = (access: Access) => (access.kind === 'open' ? 'no key' : access.kind === 'master' ? 'master key only' : access.action);
+  const rows = REFERENCE_ENDPOINTS.map(([label, path]) => {
+    const cells = new Map<string, string[]>(columns.map((c) => [c, []]));
+    for (const method of methods) cells.get(columnOf(accessOf(method, path)))?.push(method);
+    cells.get(columnOf(accessOf('ANY-OTHER', path)))?.push('any other');
+    const cell = (c: string) => {
+      const listed = cells.get(c) as string[];
+      return listed.length === methods.length + 1 ? 'every method' : listed.join(', ');
+    };
+    return `| ${label} | ${columns.map(cell).join(' | ')} |`;
+  });
+  return [`| endpoint | ${columns.join(' | ')} |`, `|---|${columns.map(() => '---').join('|')}|`, ...rows].join('\n');
+}
