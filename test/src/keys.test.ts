@@ -346,7 +346,12 @@ describe('the loopback default', () => {
     expect(weakEnv.code).toBe(2);
     expect(weakEnv.stderr).toMatch(/TESSERA_API_KEY=…: expected 16 to 1024/);
     expect(weakEnv.stderr).not.toContain('short key');
-  }, 30_000);
+    // --print-config shows that a key is set, never the key.
+    const printed = await runCli(['serve', '--print-config', '--host', '0.0.0.0'], { env: { TESSERA_API_KEY: MASTER } });
+    expect(printed.code).toBe(0);
+    expect(JSON.parse(printed.stdout)).toMatchObject({ apiKey: '<redacted>', host: '0.0.0.0', allowAnonymous: false });
+    expect(printed.stdout).not.toContain(MASTER);
+  }, 90_000);
 
   it('starts on every address with --allow-anonymous (no key asked) or with a key (asked)', async () => {
     const anonymous = await startServer({ args: ['--host', '0.0.0.0', '--port', '0', '--data', join(dir, 'anonymous'), '--allow-anonymous'], env: { TESSERA_API_KEY: '' } });
