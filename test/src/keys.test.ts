@@ -420,6 +420,14 @@ describe('two coordinators on etcd', () => {
       expect(await works(user)).toBe(false);
       expectUnauthorized(await call(coordinators[maker]!, 'GET', '/', undefined, bearer(secret)), 'GET');
     }
+    // A scoped key's change through either coordinator (the one not elected forwards it with the key): accepted by the elected one.
+    const admin = await createKey(coordinators[0]!, { _name: 'templater', _actions: ['admin'], _indexes: ['/*'] });
+    for (const [i, c] of coordinators.entries()) {
+      await eventually(`a template through coordinator ${i}`, async () =>
+        (await call(c, 'PUT', `/.templates/t${i}`, { _patterns: [`/t${i}/*`] }, bearer(admin))).status === 200);
+    }
+    expectForbidden(await call(coordinators[1]!, 'GET', '/x/1', undefined, bearer(admin)));
+    expect((await call(coordinators[0]!, 'DELETE', '/.keys/templater', undefined, asMaster)).status).toBe(204);
     // Both list the same keys, without secrets.
     for (const c of coordinators) {
       await eventually('the same list', async () => JSON.stringify((await call(c, 'GET', '/.keys/', undefined, asMaster)).json.map((k: { _name: string }) => k._name)) === '["probe"]');
