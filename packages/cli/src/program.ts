@@ -65,7 +65,7 @@ function settingOption(s: Setting, command: CommandName): Option {
     return new Option(`--${s.flag}`, `${s.description} (config ${s.key}, env ${s.env}=true)`);
   }
   const option = new Option(`${s.short === undefined ? '' : `-${s.short}, `}--${s.flag} ${placeholder}`,
-    `${s.description} (config ${s.key}, env ${s.env}, ${fallback === null ? 'required' : `default ${String(fallback)}`})`);
+    `${s.description} (config ${s.key}, env ${s.env}, ${fallback === null ? 'required' : fallback === '' ? 'none by default' : `default ${String(fallback)}`})`);
   if (s.kind.type === 'enum') return option.choices(s.kind.values);
   // Checked by resolveConfig, whose message does not repeat the value (commander's would).
   if (s.kind.type === 'secret') return option;
