@@ -1,10 +1,10 @@
 /**
  * The cluster state's shape (DESIGN.md "Writes, versions, replication"): the
  * indexes with their settings, schema, shard allocation and replication
- * state, the nodes the cluster has seen, named scripts, templates,
- * aliases and scoped API keys. Persisted by the state store (local-store.ts) and changed only
- * through the index registry's queue (indexes/registry.ts); read by the
- * replicator, the handlers and cluster information.
+ * state, the nodes the cluster has seen, named scripts, templates, aliases
+ * and scoped API keys. Persisted by the state store (local-store.ts) and
+ * changed only through the index registry's queue (indexes/registry.ts); read
+ * by the replicator, the handlers, cluster information and the authorizer.
  */
 import type { ShardRef } from '@tessera/rpc';
 import type { Schema } from '@tessera/schema';
