@@ -10,7 +10,9 @@
 // `--listed-by` all Docker can know of it is that it runs, and it is healthy
 // while the process lives; with `--listed-by` (coordinators' HTTP URLs, as
 // docker-compose.yml gives its nodes) it is healthy once one of them lists
-// it (its `--name`, else TESSERA_NODE_NAME) active in `/.nodes`. One script
+// it (its `--name`, else TESSERA_NODE_NAME) active in `/.nodes`, asked with
+// `Authorization: Bearer $TESSERA_API_KEY` when that is set (the
+// coordinators' master key: /.nodes needs it, /healthz does not). One script
 // for every command, so that `docker run tessera node …` is not reported
 // unhealthy forever, nor restarted by a supervisor for lacking an HTTP port
 // it was never meant to have.
@@ -62,9 +64,13 @@ function nonEmpty(text) {
   return text === undefined || text === '' ? undefined : text;
 }
 
+/** The coordinators' master key, when the container has one (docs/security.md). */
+const API_KEY = nonEmpty(process.env.TESSERA_API_KEY);
+
 async function get(url) {
   try {
-    const response = await fetch(url, { signal: AbortSignal.timeout(TIMEOUT_MS) });
+    const headers = API_KEY === undefined ? {} : { authorization: `Bearer ${API_KEY}` };
+    const response = await fetch(url, { headers, signal: AbortSignal.timeout(TIMEOUT_MS) });
     if (!response.ok) throw new Error(`${response.status}`);
     return await response.json();
   } catch (err) {

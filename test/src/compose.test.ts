@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { buildProgram, defaultOf, SETTINGS, type CommandName, type ResolvedConfig, SERVER_ENV, SERVER_NODE_FLAGS } from '@tessera/cli';
+import { anonymousExposure, buildProgram, defaultOf, SETTINGS, type CommandName, type ResolvedConfig, SERVER_ENV, SERVER_NODE_FLAGS } from '@tessera/cli';
 import { parse as parseYaml } from 'yaml';
 import { CLI, REPO_ROOT, removeDir, tempDataDir } from './harness.js';
 
@@ -33,6 +33,19 @@ interface Service {
 
 // Compose merges `<<: *anchor` keys (YAML 1.1 merge keys); so does this parse.
 const compose = parseYaml(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
+/** What `.env` gives compose in these tests (the file itself is never committed: .env.example is). */
+const DOT_ENV: Record<string, string> = { TESSERA_API_KEY: 'compose-test-key-0123456789' };
+/** `${NAME}` and `${NAME:?message}` as compose interpolates them from `.env`; an unset required one throws, as compose refuses to start. */
+function interpolated(environment: Record<string, string> | undefined, dotEnv: Record<string, string>): Record<string, string> {
+  return Object.fromEntries(Object.entries(environment ?? {}).map(([key, value]) => [key, value.replace(/\$\{(\w+)(?::\?([^}]*))?\}/g, (_, name: string, required?: string) => {
+    const given = dotEnv[name];
+    if (given === undefined || given === '') {
+      if (required !== undefined) throw new Error(`required variable ${name} is missing a value: ${required}`);
+      return '';
+    }
+    return given;
+  })]));
+}
 const services = compose.services;
 const COORDINATORS = ['coordinator1', 'coordinator2'];
 const NODES = ['node1', 'node2', 'node3'];
@@ -106,7 +119,7 @@ async function parsed<C extends CommandName>(name: string): Promise<Parsed<C>> {
   let seen: Parsed<CommandName> | undefined;
   const capture = (command: CommandName) => async (resolved: ResolvedConfig<CommandName>) => { seen = { command, config: resolved.config }; };
   const program = buildProgram({
-    env: { ...IMAGE_ENV, ...service.environment },
+    env: { ...IMAGE_ENV, ...interpolated(service.environment, DOT_ENV) },
     exitOverride: true,
     run: { serve: capture('serve'), coordinator: capture('coordinator'), node: capture('node') },
   });
@@ -282,6 +295,23 @@ describe('docker-compose.yml', () => {
     for (const name of NODES) expect(list((await parsed<'node'>(name)).config.join)).toEqual(rpc);
   });
 
+  it('every Tessera service takes the master key from .env, required (compose refuses to start without it); .env.example says how, and .env stays out of git and the image', async () => {
+    for (const name of TESSERA_SERVICES) {
+      expect(services[name]!.environment?.TESSERA_API_KEY).toMatch(/^\$\{TESSERA_API_KEY:\?.+\}$/);
+      expect(() => interpolated(services[name]!.environment, {})).toThrow(/TESSERA_API_KEY/);
+    }
+    for (const name of COORDINATORS) {
+      const { config } = await parsed<'coordinator'>(name);
+      expect(config.apiKey).toBe(DOT_ENV.TESSERA_API_KEY);
+      // Published on every address (the image's TESSERA_HOST): allowed because there is a key.
+      expect(config.host).toBe('0.0.0.0');
+      expect(anonymousExposure(config)).toBeUndefined();
+      expect(anonymousExposure({ ...config, apiKey: '' })).toMatch(/--api-key/);
+    }
+    expect(readFileSync(join(REPO_ROOT, '.env.example'), 'utf8')).toMatch(/^TESSERA_API_KEY=$/m);
+    for (const ignore of ['.gitignore', '.dockerignore']) expect(readFileSync(join(REPO_ROOT, ignore), 'utf8').split('\n')).toContain('.env');
+  });
+
   it('a command the program refuses fails the check (the parse is real)', async () => {
     const node = () => quiet({ run: { node: async () => undefined } });
     await expect(node().parseAsync(['node', 'tessera', 'node', '--join', 'http://coordinator:8890', '--name', 'x'])).rejects.toThrow(/expected (a URL|one or more URLs)/);
@@ -291,6 +321,8 @@ describe('docker-compose.yml', () => {
 });
 
 describe(`the image's health check (${HEALTH_SCRIPT})`, () => {
+  const NODES_LISTED = JSON.stringify([{ name: 'coordinator1', active: true }, { name: 'node1', active: true }, { name: 'node2', active: false }]);
+  const HEALTH_KEY = 'health-check-key-0123456789';
   let http: Server;
   let port: number;
   let closedPort: number;
@@ -301,7 +333,9 @@ describe(`the image's health check (${HEALTH_SCRIPT})`, () => {
     dataDir = tempDataDir('tessera-health-');
     http = createServer((req, res) => {
       if (req.url === '/healthz') res.end('{"status":"ok"}');
-      else if (req.url === '/.nodes') res.end(JSON.stringify([{ name: 'coordinator1', active: true }, { name: 'node1', active: true }, { name: 'node2', active: false }]));
+      else if (req.url === '/.nodes') res.end(NODES_LISTED);
+      // A coordinator with a master key: /.nodes needs it.
+      else if (req.url === '/keyed/.nodes') res.writeHead(req.headers.authorization === `Bearer ${HEALTH_KEY}` ? 200 : 401).end(NODES_LISTED);
       else res.writeHead(404).end();
     });
     await new Promise<void>((resolve) => http.listen(0, '127.0.0.1', resolve));
@@ -350,5 +384,8 @@ describe(`the image's health check (${HEALTH_SCRIPT})`, () => {
     expect(await check(node.pid!, ['--listed-by', `http://127.0.0.1:${closedPort}`])).toBe(1);
     expect(await check(tesseraLike(['node', '--name', 'node2']).pid!, ['--listed-by', `http://127.0.0.1:${port}`])).toBe(1);
     expect(await check(tesseraLike(['node']).pid!, ['--listed-by', `http://127.0.0.1:${port}`], { TESSERA_NODE_NAME: 'node1' })).toBe(0);
+    // A coordinator with a master key answers /.nodes to the container's TESSERA_API_KEY only.
+    expect(await check(node.pid!, ['--listed-by', `http://127.0.0.1:${port}/keyed`])).toBe(1);
+    expect(await check(node.pid!, ['--listed-by', `http://127.0.0.1:${port}/keyed`], { TESSERA_API_KEY: HEALTH_KEY })).toBe(0);
   });
 });

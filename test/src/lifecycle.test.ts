@@ -315,15 +315,21 @@ describe('the local cluster (scripts/cluster)', () => {
     run(process.execPath, ['scripts/cluster', '--nodes', '2', '--port', '0', '--data', dir, '--no-build', ...extra]);
   const ready = (l: string) => l.startsWith('[cluster] GET /.nodes');
   const coordinatorUrl = (lines: string[]) => /coordinator: (http:\/\/[^ ]+)/.exec(lines.find((l) => l.startsWith('[cluster] coordinator:'))!)![1]!;
+  /** The coordinators' master key: given, or the one the script generated and printed. */
+  const KEY = 'lifecycle-test-key-0123456789';
+  const bearer = (key: string) => ({ authorization: `Bearer ${key}` });
 
-  it('starts with --log-level warn, shows no info line, and keeps going when a node dies (the default)', async () => {
+  it('starts with --log-level warn, shows no info line, and keeps going when a node dies (the default); generates and prints an API key', async () => {
     const started = cluster(dataDir(), ['--log-level', 'warn']);
     await started.line(ready, 30_000);
     expect(started.lines.filter((l) => json(l.slice(l.indexOf('{'))).level === 30)).toEqual([]);
     const pids = clusterPids(started.lines);
     const url = coordinatorUrl(started.lines);
+    const generated = /^\[cluster\] API key \(generated, shown once\): ([0-9a-f]{64}) /.exec(started.lines.find((l) => l.includes('API key'))!)![1]!;
+    expect(started.lines.filter((l) => l.includes(generated))).toHaveLength(1);
+    expect((await call({ url }, 'GET', '/.nodes')).status).toBe(401);
     await waitFor('both nodes to join', async () => {
-      const nodes = (await call({ url }, 'GET', '/.nodes')).json as Array<{ name: string; state?: string }>;
+      const nodes = (await call({ url }, 'GET', '/.nodes', undefined, bearer(generated))).json as Array<{ name: string; state?: string }>;
       return ['node1', 'node2'].every((n) => JSON.stringify(nodes).includes(`"${n}"`));
     });
     process.kill(pids.get('node1')!, 'SIGKILL');
@@ -331,7 +337,7 @@ describe('the local cluster (scripts/cluster)', () => {
     await started.line((l) => l.includes('the others keep running'));
     expect(alive(pids.get('coordinator')!)).toBe(true);
     expect(alive(pids.get('node2')!)).toBe(true);
-    expect((await call({ url }, 'GET', '/')).status).toBe(200);
+    expect((await call({ url }, 'GET', '/', undefined, bearer(generated))).status).toBe(200);
     process.kill(started.child.pid!, 'SIGTERM');
     const { code } = await within('the script exits', started.exited, 40_000);
     expect(code).toBe(1); // a node died meanwhile
@@ -352,7 +358,7 @@ describe('the local cluster (scripts/cluster)', () => {
 
   it('with --etcd --coordinators 2: one elected, a write through one read through the other, SIGTERM stops all and etcd last', async () => {
     const dir = dataDir();
-    const started = cluster(dir, ['--etcd', '--coordinators', '2']);
+    const started = cluster(dir, ['--etcd', '--coordinators', '2', '--api-key', KEY]);
     await started.line(ready, 60_000);
     const pids = clusterPids(started.lines);
     expect([...pids.keys()].sort()).toEqual(['coordinator1', 'coordinator2', 'etcd', 'node1', 'node2']);
@@ -362,17 +368,20 @@ describe('the local cluster (scripts/cluster)', () => {
     // Both answer, both name the same elected coordinator, and both see both nodes.
     await waitFor('one coordinator elected, both nodes active', async () => {
       const views = await Promise.all(urls.map(async (url) =>
-        (await call({ url }, 'GET', '/.nodes').catch(() => undefined))?.json as Array<{ name: string; role: string; leader: boolean; active: boolean }> | undefined));
+        (await call({ url }, 'GET', '/.nodes', undefined, bearer(KEY)).catch(() => undefined))?.json as Array<{ name: string; role: string; leader: boolean; active: boolean }> | undefined));
       if (views.some((v) => !Array.isArray(v))) return false;
       const leaders = views.map((v) => v!.filter((n) => n.role === 'coordinator' && n.leader).map((n) => n.name).join());
       return leaders[0] !== '' && leaders[0] === leaders[1] &&
         views.every((v) => ['node1', 'node2'].every((name) => v!.some((n) => n.name === name && n.active)));
     }, 30_000);
-    const written = await call({ url: urls[0]! }, 'PUT', '/script/1?commit', { title: 'through coordinator1' });
+    const written = await call({ url: urls[0]! }, 'PUT', '/script/1?commit', { title: 'through coordinator1' }, bearer(KEY));
     expect(written.status).toBe(200);
-    const read = await call({ url: urls[1]! }, 'GET', '/script/1');
+    expect((await call({ url: urls[1]! }, 'GET', '/script/1')).status).toBe(401);
+    const read = await call({ url: urls[1]! }, 'GET', '/script/1', undefined, bearer(KEY));
     expect(read.status).toBe(200);
     expect(read.json).toMatchObject({ title: 'through coordinator1' });
+    // A key given is never printed, by the script or the coordinators.
+    expect(started.lines.filter((l) => l.includes(KEY))).toEqual([]);
 
     process.kill(started.child.pid!, 'SIGTERM');
     const { code } = await within('the script exits', started.exited, 60_000);

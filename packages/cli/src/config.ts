@@ -57,6 +57,10 @@ export interface ServeConfig extends ShardHostConfig, ApiSettings {
   replicas: number;
   logLevel: LogLevel;
   logPretty: boolean;
+  /** The master API key; '' for none (API.md §16.3). */
+  apiKey: string;
+  /** Serve without a key on an address other than loopback (exposure.ts). */
+  allowAnonymous: boolean;
   /** Index templates by name (API.md §16.1): config file only, no flag or variable (FILE_ONLY_KEYS). */
   templates?: Record<string, unknown>;
 }
@@ -103,6 +107,8 @@ type Kind =
   | { type: 'enum'; values: readonly string[] }
   /** A switch: the flag alone sets it; variables and files say true or false. */
   | { type: 'boolean' }
+  /** A secret (an API key): 16 to 1024 visible ASCII characters; never logged nor printed (redactSecrets). */
+  | { type: 'secret' }
   /** An absolute URL with one of these schemes (`ws:`); with `list`, one or more separated by commas. */
   | { type: 'url'; protocols: readonly string[]; list?: boolean };
 
@@ -149,6 +155,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('etcd', { type: 'url', protocols: ['http:', 'https:'], list: true }, COORDINATOR_DEFAULTS.etcd, 'etcd client URLs, comma-separated: the cluster state lives in etcd, and every coordinator given the same etcd and prefix serves the same cluster, one of them elected (docs/cluster.md); empty: a file in the data directory, one coordinator', ['coordinator']),
   setting('etcdPrefix', { type: 'string' }, COORDINATOR_DEFAULTS.etcdPrefix, 'root of this cluster\'s keys in etcd', ['coordinator']),
   setting('coordinatorLeaseMs', integer(1000, 60_000), COORDINATOR_DEFAULTS.coordinatorLeaseMs, 'with --etcd: each coordinator\'s registration and the election live under an etcd lease this long (whole seconds), ms; an elected coordinator that dies or loses etcd is replaced within it', ['coordinator']),
+  setting('apiKey', { type: 'secret' }, '', 'master API key: every request but GET /healthz and /readyz then needs `Authorization: Bearer <key>`, and /.keys/ makes scoped keys (docs/security.md); prefer the variable or the file to the flag, which shows in `ps` until the process has started', HTTP),
+  setting('allowAnonymous', { type: 'boolean' }, false, 'serve without an API key on an address other than loopback (refused otherwise: docs/security.md)', HTTP),
   setting('shards', integer(1, 9999), SERVE_DEFAULTS.numberOfShards, 'default number_of_shards of new indexes', HTTP),
   setting('replicas', integer(0, 9998), SERVE_DEFAULTS.numberOfReplicas, 'default number_of_replicas of new indexes', HTTP),
   setting('logLevel', { type: 'enum', values: LOG_LEVELS }, 'info', 'log level', ALL),
@@ -285,10 +293,12 @@ export function resolveConfig<C extends CommandName = 'serve'>(input: {
     if (flag !== undefined) {
       config[s.key] = flag;
       sources[s.key] = 'flag';
+      const secret = s.kind.type === 'secret' ? parseText(s, String(flag)) : undefined;
+      if (secret?.ok === false) problems.push(`--${s.flag}: ${secret.expected}`);
     } else if (raw !== undefined && raw !== '') {
       const parsed = parseText(s, raw);
       if (parsed.ok) config[s.key] = parsed.value;
-      else problems.push(`${s.env}=${raw}: ${parsed.expected}`);
+      else problems.push(`${s.env}=${s.kind.type === 'secret' ? '…' : raw}: ${parsed.expected}`);
       sources[s.key] = 'env';
     } else if (fromFile.has(s.key)) {
       config[s.key] = fromFile.get(s.key);
@@ -307,6 +317,13 @@ export function resolveConfig<C extends CommandName = 'serve'>(input: {
   }
   if (problems.length > 0) throw new ConfigError(problems);
   return { config: config as unknown as CommandConfigs[C], sources, file: input.file?.path };
+}
+
+/** The configuration as it may be logged or printed: secrets given are replaced by `<redacted>`. */
+export function redactSecrets<T extends object>(config: T): T {
+  const out = { ...config } as Record<string, unknown>;
+  for (const s of SETTINGS) if (s.kind.type === 'secret' && typeof out[s.key] === 'string' && out[s.key] !== '') out[s.key] = '<redacted>';
+  return out as T;
 }
 
 /** `TESSERA_*` variables that name no setting (likely typos), sorted. */
@@ -391,6 +408,7 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     documentWordsMax: config.documentWordsMax,
     strict: config.strict,
     ...(config.templates === undefined ? {} : { templates: config.templates }),
+    ...(config.apiKey === '' ? {} : { apiKey: config.apiKey }),
     shutdownGraceMs: config.shutdownGraceMs,
     slowRequestMs: config.slowRequestMs,
     nodeLeftDelayMs: config.nodeLeftDelayMs,
@@ -412,6 +430,7 @@ export function parseText(s: Setting, text: string): Checked {
     case 'enum': ok = kind.values.includes(text); break;
     case 'string': case 'path': ok = text.length > 0; break;
     case 'name': ok = NODE_NAME.test(text); break;
+    case 'secret': ok = SECRET.test(text); break;
     case 'url': ok = isUrl(text, kind); break;
     case 'boolean': {
       const value = BOOLEAN_TEXT.get(text.toLowerCase());
@@ -423,6 +442,9 @@ export function parseText(s: Setting, text: string): Checked {
 
 /** Node names: safe as a directory name, readable in logs and `/.nodes`. */
 const NODE_NAME = /^[A-Za-z0-9][A-Za-z0-9._-]{0,63}$/;
+
+/** A secret: what a client can send in a header as is. */
+const SECRET = /^[\x21-\x7e]{16,1024}$/;
 
 /** What a variable may say for a boolean setting. */
 const BOOLEAN_TEXT = new Map([['true', true], ['1', true], ['yes', true], ['false', false], ['0', false], ['no', false]]);
@@ -446,6 +468,7 @@ function expectation(kind: Kind): string {
     case 'name': return 'expected a name of 1 to 64 letters, digits, ".", "_" or "-", starting with a letter or digit';
     case 'url': return `expected ${kind.list === true ? 'one or more URLs separated by commas' : 'a URL'} (${kind.protocols.map((p) => `${p}//host:port`).join(' or ')})`;
     case 'boolean': return 'expected true or false';
+    case 'secret': return 'expected 16 to 1024 visible ASCII characters (no spaces), such as the output of `openssl rand -hex 32`';
   }
 }
 
@@ -473,7 +496,7 @@ function fileValues(file: ConfigFile, command: CommandName, problems: string[]):
     writtenAs.set(s.key, written);
     const checked = checkFileValue(s, value, file.path);
     if (checked.ok) out.set(s.key, checked.value);
-    else problems.push(`${file.path}: '${written}': ${checked.expected}, got ${describeValue(value)}`);
+    else problems.push(`${file.path}: '${written}': ${checked.expected}, got ${s.kind.type === 'secret' ? `a ${typeof value}` : describeValue(value)}`);
   }
   return out;
 }
@@ -516,6 +539,9 @@ function checkFileValue(s: Setting, value: unknown, filePath: string): Checked {
       break;
     case 'name':
       ok = typeof value === 'string' && NODE_NAME.test(value);
+      break;
+    case 'secret':
+      ok = typeof value === 'string' && SECRET.test(value);
       break;
     case 'url':
       ok = typeof value === 'string' && isUrl(value, kind);

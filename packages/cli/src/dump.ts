@@ -12,6 +12,7 @@ import { Transform, type Writable } from 'node:stream';
 import { pipeline } from 'node:stream/promises';
 import { createGzip } from 'node:zlib';
 import { request } from 'undici';
+import { authHeaders, authHint } from './client-auth.js';
 import { mebibytes } from './progress.js';
 
 export interface DumpOptions {
@@ -19,6 +20,8 @@ export interface DumpOptions {
   url: string;
   /** A file (gzipped when it ends in `.gz`), or `-` for standard output. */
   output: string;
+  /** Sent as `Authorization: Bearer` (client-auth.ts). */
+  apiKey?: string | undefined;
 }
 
 export interface DumpSummary {
@@ -34,7 +37,7 @@ export async function runDump(options: DumpOptions): Promise<DumpSummary> {
   const indexPath = `/${segments.map(encodeURIComponent).join('/')}/`;
   let res: Awaited<ReturnType<typeof request>>;
   try {
-    res = await request(new URL(indexPath, options.url), { method: 'DUMP' as 'GET', headers: { accept: 'application/x-ndjson, application/json;q=0.5' } });
+    res = await request(new URL(indexPath, options.url), { method: 'DUMP' as 'GET', headers: { accept: 'application/x-ndjson, application/json;q=0.5', ...authHeaders(options.apiKey) } });
   } catch (err) {
     throw new Error(`cannot reach the server at ${options.url}: ${(err as Error).message} (is \`tessera serve\` running there?)`);
   }
@@ -46,7 +49,7 @@ export async function runDump(options: DumpOptions): Promise<DumpSummary> {
     } catch {
       // Not an API error body.
     }
-    throw new Error(`DUMP ${indexPath} failed: ${message}`);
+    throw new Error(`DUMP ${indexPath} failed: ${message}${authHint(res.statusCode, options.apiKey)}`);
   }
   let documents = 0;
   let bytes = 0;

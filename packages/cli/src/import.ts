@@ -24,6 +24,7 @@ import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { msgpackValueLength } from '@tessera/http';
 import { Pool } from 'undici';
+import { authHeaders, authHint } from './client-auth.js';
 import { mebibytes, Progress } from './progress.js';
 
 export const DEFAULT_URL = 'http://127.0.0.1:8880';
@@ -52,6 +53,8 @@ export interface ImportOptions {
   format?: ImportFormat | undefined;
   progress: boolean;
   progressIntervalMs: number;
+  /** Sent as `Authorization: Bearer` (client-auth.ts). */
+  apiKey?: string | undefined;
 }
 
 export interface ImportSummary {
@@ -103,7 +106,8 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
   const pool = new Pool(origin, { connections: options.concurrency, pipelining: 1 });
   try {
     const input = await openInput(options.source);
-    await checkServer(pool, options.url, indexPath);
+    const auth = authHeaders(options.apiKey);
+    await checkServer(pool, options.url, indexPath, options.apiKey);
     const counts = { items: 0, indexed: 0, failed: 0 };
     let aborted: string | undefined;
     const progress = new Progress({ enabled: options.progress, intervalMs: options.progressIntervalMs, label: 'import' }, () => ({
@@ -125,7 +129,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       try {
         const res = await pool.request({
           path: indexPath, method: 'RESTORE' as 'POST', body: Buffer.concat(batch.parts, batch.bytes),
-          headers: { 'content-type': contentType, accept: 'application/json' },
+          headers: { 'content-type': contentType, accept: 'application/json', ...auth },
         });
         status = res.statusCode;
         text = await res.body.text();
@@ -137,6 +141,8 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
       if (status !== 200) {
         const message = errorMessage(status, text);
         if (status >= 500) aborted ??= `the server failed a batch: ${message}`;
+        // The key will not be accepted for the next batch either.
+        if (status === 401 || status === 403) aborted ??= `the server refused the batch: ${message}${authHint(status, options.apiKey)}`;
         reportBatch(batch, `refused as a batch: ${message}`);
         return;
       }
@@ -200,7 +206,7 @@ export async function runImport(options: ImportOptions): Promise<ImportSummary> 
     // Durable before we say so: one COMMIT makes every shard fsync what it acknowledged.
     if (counts.indexed > 0 && aborted === undefined) {
       try {
-        const res = await pool.request({ path: indexPath, method: 'COMMIT' as 'POST' });
+        const res = await pool.request({ path: indexPath, method: 'COMMIT' as 'POST', headers: auth });
         const text = await res.body.text();
         if (res.statusCode !== 200) aborted = `COMMIT failed: ${errorMessage(res.statusCode, text)}`;
       } catch (err) {
@@ -243,17 +249,18 @@ function originOf(url: string): string {
 }
 
 /** The server answers, and the index path is one it accepts (else nothing is read). */
-async function checkServer(pool: Pool, url: string, indexPath: string): Promise<void> {
+async function checkServer(pool: Pool, url: string, indexPath: string, apiKey: string | undefined): Promise<void> {
   let status: number;
   let text: string;
   try {
-    const res = await pool.request({ path: indexPath, method: 'GET', headers: { accept: 'application/json' } });
+    const res = await pool.request({ path: indexPath, method: 'GET', headers: { accept: 'application/json', ...authHeaders(apiKey) } });
     status = res.statusCode;
     text = await res.body.text();
   } catch (err) {
     throw new Error(`cannot reach the server at ${url}: ${describe(err)} (is \`tessera serve\` running there?)`);
   }
-  if (status !== 200 && status !== 404) throw new Error(`the server refuses ${indexPath}: ${errorMessage(status, text)}`);
+  // 403: a key that may write but not read the index; RESTORE is what it needs.
+  if (status !== 200 && status !== 404 && status !== 403) throw new Error(`the server refuses ${indexPath}: ${errorMessage(status, text)}${authHint(status, apiKey)}`);
 }
 
 interface Input {

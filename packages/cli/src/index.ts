@@ -9,3 +9,4 @@ export {
 } from './config.js';
 export { buildProgram, CliExit, type CommandRun, type ProgramOptions } from './program.js';
 export { SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.js';
+export { anonymousExposure, isLoopback } from './exposure.js';

@@ -11,12 +11,14 @@
 import { Command, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
 import type { Logger } from 'pino';
 import {
-  CONFIG_FILE_ENV, ConfigError, coordinatorOptionsOf, defaultOf, loadConfigFile, nodeOptionsOf, parseText, resolveConfig,
-  serveOptionsOf, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
+  CONFIG_FILE_ENV, ConfigError, coordinatorOptionsOf, defaultOf, loadConfigFile, nodeOptionsOf, parseText, redactSecrets, resolveConfig,
+  serveOptionsOf, SETTINGS, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
 } from './config.js';
 import { runCoordinator } from './coordinator.js';
 import { runDump } from './dump.js';
+import { anonymousExposure } from './exposure.js';
 import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
+import { API_KEY_ENV } from './client-auth.js';
 import { collectWhenIdle, IDLE_COLLECTOR_DEFAULTS } from './idle-gc.js';
 import { CLOSE_AFTER_DRAIN_MS_MAX, exitAfterLog, exitOnCrash, stopOnSignals } from './lifecycle.js';
 import { createLogger, LoggerError, type ProcessLogger } from './logging.js';
@@ -63,14 +65,19 @@ function settingOption(s: Setting, command: CommandName): Option {
     return new Option(`--${s.flag}`, `${s.description} (config ${s.key}, env ${s.env}=true)`);
   }
   const option = new Option(`${s.short === undefined ? '' : `-${s.short}, `}--${s.flag} ${placeholder}`,
-    `${s.description} (config ${s.key}, env ${s.env}, ${fallback === null ? 'required' : `default ${String(fallback)}`})`);
+    `${s.description} (config ${s.key}, env ${s.env}, ${fallback === null ? 'required' : fallback === '' ? 'none by default' : `default ${String(fallback)}`})`);
   if (s.kind.type === 'enum') return option.choices(s.kind.values);
+  // Checked by resolveConfig, whose message does not repeat the value (commander's would).
+  if (s.kind.type === 'secret') return option;
   return option.argParser((text: string) => {
     const checked = parseText(s, text);
     if (!checked.ok) throw new InvalidArgumentError(checked.expected);
     return checked.value;
   });
 }
+
+/** `tessera import` and `dump`: the server's key. */
+const API_KEY_HELP = `the server's API key, sent as Authorization: Bearer (env ${API_KEY_ENV}; prefer the variable: flags show in ps)`;
 
 const DAEMONS: Array<{ command: CommandName; description: string }> = [
   { command: 'serve', description: 'run the embedded server (coordinator and shard node in one process)' },
@@ -99,7 +106,7 @@ export function buildProgram(options: ProgramOptions = {}): Command {
     cmd.action(async (flags: Record<string, unknown>) => {
       const resolved = await configure(command, flags, env);
       if (flags.printConfig === true) {
-        process.stdout.write(`${JSON.stringify(resolved.config, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify(redactSecrets(resolved.config), null, 2)}\n`);
         return;
       }
       const replaced = options.run?.[command] as CommandRun<typeof command> | undefined;
@@ -119,12 +126,13 @@ export function buildProgram(options: ProgramOptions = {}): Command {
     .addOption(new Option('-f, --format <format>', 'input format (default: .msgpack/.mpk files are msgpack, anything else ndjson)').choices(['ndjson', 'msgpack']))
     .option('--progress-interval <seconds>', 'seconds between progress lines when standard error is not a terminal', integer(1, 86_400), 5)
     .option('-q, --quiet', 'no progress bar or progress lines (errors and the summary are still printed)')
+    .option('--api-key <key>', API_KEY_HELP)
     .addHelpText('after', `
 Documents with an _id replace the document of that ID, so a killed import can
 simply be run again. Documents without one get a generated ID (a rerun adds
 them again). Bad lines are reported on standard error as FILE:LINE: message
 and do not stop the rest; the exit code is 1 when any line failed.`)
-    .action(async (file: string, flags: { index: string; url?: string; batch: number; concurrency: number; format?: 'ndjson' | 'msgpack'; progressInterval: number; quiet?: boolean }) => {
+    .action(async (file: string, flags: { index: string; url?: string; batch: number; concurrency: number; format?: 'ndjson' | 'msgpack'; progressInterval: number; quiet?: boolean; apiKey?: string }) => {
       try {
         const summary = await runImport({
           source: file,
@@ -135,6 +143,7 @@ and do not stop the rest; the exit code is 1 when any line failed.`)
           format: flags.format,
           progress: flags.quiet !== true,
           progressIntervalMs: flags.progressInterval * 1000,
+          apiKey: flags.apiKey ?? env[API_KEY_ENV],
         });
         process.exitCode = summary.failed > 0 || summary.aborted !== undefined ? 1 : 0;
       } catch (err) {
@@ -148,9 +157,10 @@ and do not stop the rest; the exit code is 1 when any line failed.`)
     .requiredOption('-i, --index <path>', 'index to dump, e.g. /debian/')
     .option('-u, --url <url>', `server URL (env ${URL_ENV}, default ${DEFAULT_URL})`)
     .option('-o, --output <file>', 'file to write (gzipped when it ends in .gz), or - for standard output', '-')
-    .action(async (flags: { index: string; url?: string; output: string }) => {
+    .option('--api-key <key>', API_KEY_HELP)
+    .action(async (flags: { index: string; url?: string; output: string; apiKey?: string }) => {
       try {
-        await runDump({ index: flags.index, url: flags.url ?? (env[URL_ENV] || DEFAULT_URL), output: flags.output });
+        await runDump({ index: flags.index, url: flags.url ?? (env[URL_ENV] || DEFAULT_URL), output: flags.output, apiKey: flags.apiKey ?? env[API_KEY_ENV] });
       } catch (err) {
         throw new CliExit((err as Error).message, 1);
       }
@@ -177,8 +187,12 @@ async function configure<C extends CommandName>(command: C, flags: Record<string
 /** Start a long-running command, log its effective configuration, and stop it cleanly on SIGTERM or SIGINT. */
 async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandName>, env: NodeJS.ProcessEnv): Promise<void> {
   const { config, sources } = resolved;
-  // `ps` and `pgrep -f 'tessera node'` show what runs, without the interpreter and script paths.
-  process.title = ['tessera', ...process.argv.slice(2)].join(' ');
+  if (command !== 'node') {
+    const refusal = anonymousExposure(config as ResolvedConfig<'serve'>['config']);
+    if (refusal !== undefined) throw new CliExit(refusal, 2);
+  }
+  // `ps` and `pgrep -f 'tessera node'` show what runs, without the interpreter and script paths (nor a secret given as a flag).
+  process.title = ['tessera', ...redactedArguments(process.argv.slice(2))].join(' ');
   let logger: ProcessLogger;
   try {
     logger = await createLogger({ level: config.logLevel, pretty: config.logPretty });
@@ -193,7 +207,7 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
   const unknown = unknownEnvironment(env);
   if (unknown.length > 0) log.warn({ variables: unknown }, 'TESSERA_* variables that name no setting are ignored');
   // The effective configuration, once, with where each value came from.
-  log.info({ command, config, sources, configFile: resolved.file }, 'starting');
+  log.info({ command, config: redactSecrets(config), sources, configFile: resolved.file }, 'starting');
   let running: { close(): Promise<void> };
   try {
     running = await start(command, resolved, log);
@@ -204,6 +218,17 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
   }
   stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX, proc);
   collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (collection) => log.debug(collection, 'idle: heap collected'));
+}
+
+/** Command-line arguments with the values of secret flags (`--api-key K`, `--api-key=K`) replaced. */
+function redactedArguments(args: readonly string[]): string[] {
+  const secretFlags = SETTINGS.filter((s) => s.kind.type === 'secret').map((s) => `--${s.flag}`);
+  return args.map((arg, i) => {
+    const previous = args[i - 1];
+    if (previous !== undefined && secretFlags.includes(previous)) return '<redacted>';
+    const flag = secretFlags.find((f) => arg.startsWith(`${f}=`));
+    return flag === undefined ? arg : `${flag}=<redacted>`;
+  });
 }
 
 function start(command: CommandName, resolved: ResolvedConfig<CommandName>, log: Logger): Promise<{ close(): Promise<void> }> {

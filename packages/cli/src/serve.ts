@@ -54,6 +54,8 @@ export interface ServeOptions extends ShardHostOptions, ApiSettings {
   numberOfReplicas: number;
   /** Index templates of the config file by name (API.md §16.1), stored in the cluster state at start. */
   templates?: Record<string, unknown>;
+  /** The master API key (API.md §16.3); absent: no request needs a key. */
+  apiKey?: string;
 }
 
 export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
@@ -91,7 +93,7 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
   | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
-  | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs' | 'templates'>;
+  | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs' | 'templates' | 'apiKey'>;
 
 export interface RunningServer {
   port: number;
@@ -147,6 +149,7 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
     indexDefaults: { number_of_shards: options.numberOfShards, number_of_replicas: options.numberOfReplicas },
     strict: options.strict,
     ...(options.templates === undefined ? {} : { templates: options.templates }),
+    ...(options.apiKey === undefined ? {} : { apiKey: options.apiKey }),
     // An array longer than a field may hold can be no document's; searches and schemas are far smaller.
     decodeLimits: { depthMax: options.depthMax, fieldsMax: options.fieldsMax, yamlAliasesMax: 100, arrayItemsMax: options.valuesPerFieldMax },
     documentLimits: {

@@ -40,6 +40,9 @@ import { parseTemplate } from './admin/templates.js';
 import type { CoordinatorGroup } from './cluster/coordinator-group.js';
 import { Forwarder, servedLocally } from './cluster/forward.js';
 import type { StateStore } from './state/store.js';
+import { isKeysPath } from './auth/actions.js';
+import { Authorizer } from './auth/authorizer.js';
+import { KEYS_ALLOW, KeyHandlers } from './auth/key-handlers.js';
 
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
 const FORWARD_TIMEOUT_MS = 300_000;
@@ -69,6 +72,8 @@ export interface CoordinatorOptions {
   restoreItemBytesMax: number;
   /** Index templates of the configuration file by name (API.md §16.1): stored in the cluster state at start. */
   templates?: Record<string, unknown>;
+  /** The master API key (API.md §16.3): with one, every request but the health checks needs a key (auth/authorizer.ts). */
+  apiKey?: string;
 }
 
 const ALLOW = 'GET, HEAD, PUT, POST, UPDATE, UPSERT, PATCH, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS';
@@ -86,11 +91,12 @@ const ALLOW_BY_RESOURCE: Record<Resource, string> = {
   document: 'GET, HEAD, PUT, UPDATE, UPSERT, PATCH, DELETE, INFO, DUMP, RESTORE, OPTIONS',
   templates: ADMIN_ALLOW,
   aliases: ADMIN_ALLOW,
+  keys: KEYS_ALLOW,
 };
 /** The metrics and health endpoints. */
 const ALLOW_SPECIAL = 'GET, HEAD';
 
-type Resource = 'root' | 'index' | 'document' | 'templates' | 'aliases';
+type Resource = 'root' | 'index' | 'document' | 'templates' | 'aliases' | 'keys';
 
 /** Method label of the request metrics: known methods, else OTHER (client input must not grow label sets). */
 const METHOD_LABELS = new Set(KNOWN_METHODS);
@@ -118,6 +124,8 @@ export class Coordinator {
     private readonly dumps: DumpHandler,
     private readonly admin: AdminHandlers,
     private readonly forwarder: Forwarder | undefined,
+    private readonly authorizer: Authorizer | undefined,
+    private readonly keys: KeyHandlers,
   ) {}
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
@@ -169,6 +177,9 @@ export class Coordinator {
       new DumpHandler(registry, router),
       new AdminHandlers(registry),
       group === undefined ? undefined : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS }),
+      options.apiKey === undefined ? undefined
+        : new Authorizer(options.apiKey, () => registry.snapshot().keys, (reason) => metrics.countAuthFailure(reason)),
+      new KeyHandlers(registry, options.apiKey !== undefined),
     );
   }
 
@@ -186,6 +197,9 @@ export class Coordinator {
   readonly handle = (req: HttpRequest): Promise<HttpResponse> | HttpResponse => {
     const given = req.headers['x-request-id'];
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : nextRequestId();
+    // Before anything else, on the coordinator the client reached (a forwarded request keeps its Authorization header).
+    const refused = this.authorizer?.check(req);
+    if (refused !== undefined) return this.fail(req, refused, requestId, undefined, undefined);
     if (SPECIAL_PATHS.has(req.path)) {
       return this.special(req).then(
         (response) => this.finish(req, response, requestId, undefined),
@@ -199,7 +213,12 @@ export class Coordinator {
     let reply: Reply | Promise<Reply>;
     try {
       const admin = adminPathOf(req.path);
-      if (admin !== undefined) {
+      if (isKeysPath(req.path)) {
+        operation = operationName('keys', req.method);
+        const ctx = new RequestContext(req, { indexes: [], id: undefined, selector: undefined }, this.options.decodeLimits);
+        pretty = ctx.options.pretty;
+        reply = this.keys.handle(ctx, req.path);
+      } else if (admin !== undefined) {
         operation = operationName(admin.collection, req.method);
         reply = this.administer(req, admin, (ctx) => { pretty = ctx.options.pretty; });
       } else {
@@ -433,7 +452,7 @@ async function loadTemplates(registry: IndexRegistry, given: Record<string, unkn
 
 /** `document.get`, `index.put`, `templates.put`…: the operation label, built once per resource and method. */
 const OPERATION_NAMES: Record<Resource, Map<string, string>> = {
-  root: new Map(), index: new Map(), document: new Map(), templates: new Map(), aliases: new Map(),
+  root: new Map(), index: new Map(), document: new Map(), templates: new Map(), aliases: new Map(), keys: new Map(),
 };
 function operationName(resource: Resource, method: string): string {
   const names = OPERATION_NAMES[resource];

@@ -39,6 +39,15 @@ export const apiErrors = {
     e('alias_conflict', 409, `${name} is an alias: an index may not be created, changed or deleted under an alias's name (PUT or DELETE /.aliases${name.slice(0, -1)} changes the alias)`),
   aliasNeedsWriteIndex: (name: string) =>
     e('alias_needs_write_index', 400, `Alias ${name} names several indexes and no '_write_index': a single-index API cannot use it`),
+  /** 401 (API.md §16.3): no key, a malformed header, or a key the server does not know; never says which key was sent. */
+  unauthorized: (why: string) => new TesseraError('unauthorized', 401, why, { headers: { 'WWW-Authenticate': 'Bearer' } }),
+  keyExpired: (name: string, at: string) =>
+    new TesseraError('api_key_expired', 401, `API key '${name}' expired at ${at}`, { headers: { 'WWW-Authenticate': 'Bearer error="invalid_token"' } }),
+  forbidden: (name: string, why: string) => e('forbidden', 403, `API key '${name}' may not make this request: ${why}`),
+  keysNeedMasterKey: () => e('api_keys_disabled', 403, 'API keys need a master key: start the server with --api-key (TESSERA_API_KEY)'),
+  badKey: (name: string, why: string) => e('invalid_api_key', 400, `Invalid API key '${name}': ${why}`),
+  keyNotFound: (name: string) => e('api_key_not_found', 404, `API key not found: ${name}`),
+  keyExists: (name: string) => e('api_key_conflict', 409, `API key '${name}' exists: delete it first, or choose another name`),
   internalIndex: (index: string) => e('internal_index', 403, `Index '${index}' is internal and cannot be written`),
   documentNotFound: () => e('document_not_found', 404, 'Document not found'),
   indexNotFound: (index: string) => e('index_not_found', 404, `Index not found: ${index}`),

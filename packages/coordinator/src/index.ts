@@ -19,4 +19,5 @@ export type { Placement } from './replication/placement.js';
 export type { ShardReplicationState } from './state/cluster-state.js';
 export { isContentBody } from './documents/content.js';
 export { parseTemplate, type IndexTemplate } from './admin/templates.js';
+export { actionsReference, accessOf, type Access, type Action } from './auth/actions.js';
 export type { IndexAlias } from './admin/aliases.js';

@@ -1,6 +1,7 @@
 /**
  * Root names of the API (API.md §16): no index, and no alias, may take them,
- * nor live below them (`PUT /.keys/` and `PUT /.nodes/a/` → 400).
+ * nor live below them (`PUT /.nodes/a/` → 400; `/.keys/` is answered by the
+ * API keys' handlers, auth/key-handlers.ts, before any index path is read).
  */
 const RESERVED_ROOTS = new Set(['.templates', '.aliases', '.keys', '.dashboard', '.openapi', '.nodes']);
 

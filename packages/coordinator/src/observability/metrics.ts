@@ -14,6 +14,7 @@ import {
 } from './fixed-histogram.js';
 import { TimedRpcClient } from './timed-rpc-client.js';
 import type { ReplicationLag } from '../replication/replicator.js';
+import type { AuthFailure } from '../auth/authorizer.js';
 import { observeSeries, WindowSummary, type Series } from './window-summary.js';
 
 export interface MetricsSources {
@@ -57,6 +58,12 @@ export class Metrics {
   private readonly requestHistogram: FixedHistogram<'method' | 'status_class'>;
   private readonly rpcHistogram: FixedHistogram<'method'>;
   private readonly rpcSeries = new Map<string, HistogramSeries | null>();
+  private readonly authFailures = new Counter({
+    name: 'tessera_auth_failures_total',
+    help: 'Requests refused by the API keys: missing (401, no Authorization), invalid (401, malformed or unknown key), expired (401), forbidden (403, outside the key\'s actions or indexes)',
+    labelNames: ['reason'],
+    registers: [this.registry],
+  });
   /** The nodes' figures, fetched once per scrape however many metrics use them. */
   private scrapeNodeStats: Promise<NodeStatsReply[]> | undefined;
   /** Where the replication lag comes from (the coordinator's replicator). */
@@ -222,6 +229,11 @@ export class Metrics {
   /** Where the replication lag gauge comes from. */
   attachReplication(lag: () => Promise<ReplicationLag[]>): void {
     this.replicationLag = lag;
+  }
+
+  /** A request refused by the API keys (401, 403), by why (auth/authorizer.ts). */
+  countAuthFailure(reason: AuthFailure): void {
+    this.authFailures.inc({ reason });
   }
 
   observeRequest(method: string, status: number, seconds: number, operation: string | undefined): void {

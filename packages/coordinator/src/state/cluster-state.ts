@@ -1,15 +1,16 @@
 /**
  * The cluster state's shape (DESIGN.md "Writes, versions, replication"): the
  * indexes with their settings, schema, shard allocation and replication
- * state, the nodes the cluster has seen, named scripts, templates and
- * aliases. Persisted by the state store (local-store.ts) and changed only
- * through the index registry's queue (indexes/registry.ts); read by the
- * replicator, the handlers and cluster information.
+ * state, the nodes the cluster has seen, named scripts, templates, aliases
+ * and scoped API keys. Persisted by the state store (local-store.ts) and
+ * changed only through the index registry's queue (indexes/registry.ts); read
+ * by the replicator, the handlers, cluster information and the authorizer.
  */
 import type { ShardRef } from '@tessera/rpc';
 import type { Schema } from '@tessera/schema';
 import type { IndexAlias } from '../admin/aliases.js';
 import type { IndexTemplate } from '../admin/templates.js';
+import type { StoredApiKey } from '../auth/keys.js';
 import type { IdType } from '../documents/ids.js';
 import type { IndexSettings } from '../indexes/settings.js';
 
@@ -57,6 +58,8 @@ export interface ClusterState {
   templates?: Record<string, IndexTemplate>;
   /** Aliases by their index path (API.md §16.2, admin/aliases.ts). */
   aliases?: Record<string, IndexAlias>;
+  /** Scoped API keys by name (API.md §16.3, auth/keys.ts): digests only, never secrets. */
+  keys?: Record<string, StoredApiKey>;
 }
 
 /** A script remembered under its `_name`. */
