@@ -48,7 +48,7 @@ import { applyReplicated, follow, replicationState, type ShardReplicationState }
 import { documents, readOplog, scan } from './shard/scan.js';
 import { searchShard, type ShardSearchRequest, type ShardSearchResult } from './shard/search.js';
 import { noop, ShardState } from './shard/state.js';
-import { StoreMemoryBudget } from './store/store-memory.js';
+import { STORE_BLOCK_CACHE_BYTES, StoreMemoryBudget } from './store/store-memory.js';
 import { type BulkWriteOptions, mutate, type MutateOptions, write, writeMany } from './shard/writes.js';
 
 export {
@@ -57,14 +57,6 @@ export {
 export type { ShardReplicationState } from './shard/replication.js';
 export type { ShardSearchRequest, ShardSearchResult } from './shard/search.js';
 export type { BulkWriteOptions, MutateOptions } from './shard/writes.js';
-
-/**
- * LevelDB's block cache of each copy (its default: 8 MiB). Decoded documents
- * are cached above it, in the node's one document cache, and segments are
- * read once into memory: a block cache per copy mostly held what those do,
- * 8 MiB more for every shard of every index (15 copies: 66 MB after a burst).
- */
-const STORE_BLOCK_CACHE_BYTES = 2 * 1024 * 1024;
 
 export class Shard {
   private closed: Promise<void> | undefined;

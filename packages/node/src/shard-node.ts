@@ -21,11 +21,11 @@ import { shardDirectory } from './shard-paths.js';
 export interface ShardNodeOptions {
   name: string;
   dataDir: string;
-  /** Decoded-document cache bytes of the node: one budget shared by all its shard copies (engine default 64 MiB). */
+  /** Decoded-document cache bytes of the node: one budget shared by all its shard copies (engine default 48 MiB). */
   documentCacheBytesMax?: number;
   /** LevelDB write buffer (memtable) bytes per shard copy. */
   storeWriteBufferBytes?: number;
-  /** What the LevelDB databases of all the node's copies may hold in memory together (memtables, block caches; engine default 64 MiB). */
+  /** What the LevelDB databases of all the node's copies may hold in memory together (memtables, block caches; engine default 48 MiB). */
   storeMemoryBytesMax?: number;
   /** Stored-content volumes of every shard copy (roll-over size). */
   content?: ShardOptions['content'];

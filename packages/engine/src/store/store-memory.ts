@@ -15,10 +15,13 @@
  * table and which compacts nothing else — when
  *
  * - the databases together hold more than `bytesMax`: the ones holding most
- *   since their last flush, until the rest fit;
- * - a database held at least `idleBytesMin` of unflushed writes and saw none
- *   for `idleFlushMs`: memory goes back after a burst instead of staying
- *   until the next one.
+ *   among those that grew since their last flush, until the rest fit (what
+ *   a database holds may be block cache, which a flush keeps: having grown
+ *   since, it is flushed at most once for it);
+ * - a database grew and then stayed the same for `idleFlushMs`: once, so
+ *   memory goes back after a burst instead of staying until the next one
+ *   (growth of the block cache alone costs an empty flush, which writes
+ *   nothing).
  *
  * A flush is what LevelDB does by itself when a memtable is full: nothing
  * written is lost or changes place, and it is durable as before (the
@@ -37,27 +40,33 @@ export interface StoreMemoryOptions {
   sampleMs: number;
   /** A database idle this long (no growth) has its unflushed writes flushed, ms; 0 never. */
   idleFlushMs: number;
-  /** Unflushed bytes below which an idle database is left alone. */
-  idleBytesMin: number;
 }
 
+/**
+ * LevelDB's block cache of each shard copy (LevelDB's default: 8 MiB).
+ * Decoded documents are cached above it, in the node's one document cache,
+ * and segments are read once into memory: a block cache per copy mostly held
+ * what those do, 8 MiB more for every shard of every index (15 copies: 66 MB
+ * after the fuzz of issue 18).
+ */
+export const STORE_BLOCK_CACHE_BYTES = 2 * 1024 * 1024;
+
 export const STORE_MEMORY_DEFAULTS: Readonly<StoreMemoryOptions> = Object.freeze({
-  bytesMax: 64 * 1024 * 1024,
+  bytesMax: 48 * 1024 * 1024,
   sampleMs: 250,
   idleFlushMs: 5_000,
-  idleBytesMin: 1024 * 1024,
 });
 
 type Database = ClassicLevel<Buffer, Buffer>;
 
 interface Tracked {
   db: Database;
-  /** Usage right after the last flush (its block cache, mostly): what a flush cannot give back. */
-  floor: number;
   /** Last usage read. */
   usage: number;
   /** When usage last grew. */
   grewAt: number;
+  /** Usage grew since the last flush started. */
+  grown: boolean;
   flushing: Promise<void> | undefined;
 }
 
@@ -77,16 +86,15 @@ export class StoreMemoryBudget {
 
   constructor(options: Partial<StoreMemoryOptions> = {}) {
     this.options = { ...STORE_MEMORY_DEFAULTS, ...options };
-    const { bytesMax, sampleMs, idleFlushMs, idleBytesMin } = this.options;
-    for (const [name, value] of Object.entries({ bytesMax, sampleMs, idleFlushMs, idleBytesMin })) {
+    const { bytesMax, sampleMs, idleFlushMs } = this.options;
+    for (const [name, value] of Object.entries({ bytesMax, sampleMs, idleFlushMs })) {
       if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`store memory option ${name} must be a non-negative integer`);
     }
   }
 
   /** Watch `db` (open) until the returned function is called; that function resolves once no flush of it runs. */
   add(db: Database): () => Promise<void> {
-    const entry: Tracked = { db, floor: 0, usage: 0, grewAt: Date.now(), flushing: undefined };
-    entry.usage = entry.floor = usageOf(db);
+    const entry: Tracked = { db, usage: usageOf(db), grewAt: Date.now(), grown: false, flushing: undefined };
     this.tracked.add(entry);
     this.timer ??= setInterval(() => this.sample(), this.options.sampleMs).unref();
     return async () => {
@@ -116,42 +124,40 @@ export class StoreMemoryBudget {
     let total = 0;
     for (const entry of this.tracked) {
       const usage = usageOf(entry.db);
-      if (usage > entry.usage) entry.grewAt = now;
+      if (usage > entry.usage) {
+        entry.grewAt = now;
+        entry.grown = true;
+      }
       entry.usage = usage;
-      // A block cache that grew past the floor is not a memtable: keep the floor at the lowest usage seen.
-      if (usage < entry.floor) entry.floor = usage;
       total += usage;
     }
-    const { bytesMax, idleFlushMs, idleBytesMin } = this.options;
+    const { bytesMax, idleFlushMs } = this.options;
     if (total > bytesMax) {
-      const byUnflushed = [...this.tracked].filter((e) => e.flushing === undefined).sort((a, b) => unflushed(b) - unflushed(a));
-      for (const entry of byUnflushed) {
-        if (total <= bytesMax || unflushed(entry) < idleBytesMin) break;
-        total -= unflushed(entry);
+      const fullest = [...this.tracked].filter((e) => e.flushing === undefined && e.grown).sort((a, b) => b.usage - a.usage);
+      for (const entry of fullest) {
+        if (total <= bytesMax) break;
+        total -= entry.usage;
         this.flush(entry);
       }
     }
     if (idleFlushMs > 0) {
       for (const entry of this.tracked) {
-        if (entry.flushing === undefined && unflushed(entry) >= idleBytesMin && now - entry.grewAt >= idleFlushMs) this.flush(entry);
+        if (entry.flushing === undefined && entry.grown && now - entry.grewAt >= idleFlushMs) this.flush(entry);
       }
     }
   }
 
   private flush(entry: Tracked): void {
     this.flushes++;
+    entry.grown = false;
     entry.flushing = entry.db.compactRange(FLUSH_RANGE_START, FLUSH_RANGE_END)
       // A database closing or reopening (recovery) refuses: its memtable goes with it, or the next sample tries again.
       .catch(() => undefined)
       .then(() => {
         entry.flushing = undefined;
-        entry.usage = entry.floor = usageOf(entry.db);
+        entry.usage = usageOf(entry.db);
       });
   }
-}
-
-function unflushed(entry: Tracked): number {
-  return Math.max(0, entry.usage - entry.floor);
 }
 
 function usageOf(db: Database): number {
