@@ -12,7 +12,7 @@ import { Command, InvalidArgumentError, Option, type OutputConfiguration } from 
 import type { Logger } from 'pino';
 import {
   CONFIG_FILE_ENV, ConfigError, coordinatorOptionsOf, defaultOf, loadConfigFile, nodeOptionsOf, parseText, resolveConfig,
-  serveOptionsOf, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
+  REDACTED, redactSecrets, serveOptionsOf, SETTINGS, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
 } from './config.js';
 import { runCoordinator } from './coordinator.js';
 import { runDump } from './dump.js';
@@ -99,7 +99,7 @@ export function buildProgram(options: ProgramOptions = {}): Command {
     cmd.action(async (flags: Record<string, unknown>) => {
       const resolved = await configure(command, flags, env);
       if (flags.printConfig === true) {
-        process.stdout.write(`${JSON.stringify(resolved.config, null, 2)}\n`);
+        process.stdout.write(`${JSON.stringify(redactSecrets(resolved.config), null, 2)}\n`);
         return;
       }
       const replaced = options.run?.[command] as CommandRun<typeof command> | undefined;
@@ -178,7 +178,7 @@ async function configure<C extends CommandName>(command: C, flags: Record<string
 async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandName>, env: NodeJS.ProcessEnv): Promise<void> {
   const { config, sources } = resolved;
   // `ps` and `pgrep -f 'tessera node'` show what runs, without the interpreter and script paths.
-  process.title = ['tessera', ...process.argv.slice(2)].join(' ');
+  process.title = ['tessera', ...redactSecretFlags(process.argv.slice(2))].join(' ');
   let logger: ProcessLogger;
   try {
     logger = await createLogger({ level: config.logLevel, pretty: config.logPretty });
@@ -193,7 +193,7 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
   const unknown = unknownEnvironment(env);
   if (unknown.length > 0) log.warn({ variables: unknown }, 'TESSERA_* variables that name no setting are ignored');
   // The effective configuration, once, with where each value came from.
-  log.info({ command, config, sources, configFile: resolved.file }, 'starting');
+  log.info({ command, config: redactSecrets(config), sources, configFile: resolved.file }, 'starting');
   let running: { close(): Promise<void> };
   try {
     running = await start(command, resolved, log);
@@ -204,6 +204,16 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
   }
   stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX, proc);
   collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (collection) => log.debug(collection, 'idle: heap collected'));
+}
+
+/** The command line without the values of secret settings (`--cluster-secret S`, `--cluster-secret=S`). */
+function redactSecretFlags(args: string[]): string[] {
+  const flags = SETTINGS.filter((s) => s.secret === true).map((s) => `--${s.flag}`);
+  return args.map((arg, i) => {
+    const flag = flags.find((f) => arg.startsWith(`${f}=`));
+    if (flag !== undefined) return `${flag}=${REDACTED}`;
+    return i > 0 && flags.includes(args[i - 1] as string) ? REDACTED : arg;
+  });
 }
 
 function start(command: CommandName, resolved: ResolvedConfig<CommandName>, log: Logger): Promise<{ close(): Promise<void> }> {

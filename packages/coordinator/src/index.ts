@@ -20,3 +20,4 @@ export type { ShardReplicationState } from './state/cluster-state.js';
 export { isContentBody } from './documents/content.js';
 export { parseTemplate, type IndexTemplate } from './admin/templates.js';
 export type { IndexAlias } from './admin/aliases.js';
+export { parseCorsOrigins, CORS_MAX_AGE_S, type CorsOrigins } from './request/cors.js';

@@ -9,8 +9,16 @@
  * and a single interval checks them all; a timeout fires up to one tick late,
  * which no client can tell from network jitter. The tick also refreshes the
  * cached `Date:` line.
+ *
+ * With `tls`, the listener is a `tls.Server`: each connection is a TLSSocket
+ * (a net.Socket subclass) handed over once its handshake is done, so the
+ * connection code is the same. A handshake that fails (a plain-HTTP request,
+ * garbage, an unknown CA at the client) or takes longer than
+ * headersTimeoutMs ends that socket only: Node destroys it, and it is not
+ * reported (it is the client's doing, as a malformed request is).
  */
 import { createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import { createServer as createTlsServer } from 'node:tls';
 import type { RequestParserOptions } from '../parser/request-parser.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { serverErrors } from './errors.js';
@@ -35,6 +43,9 @@ export function clockTickMs(options: Pick<HttpServerOptions, 'headersTimeoutMs' 
   const shortest = Math.min(options.headersTimeoutMs, options.bodyTimeoutMs, options.idleTimeoutMs);
   return Math.min(1000, Math.max(10, Math.floor(shortest / 4)));
 }
+
+/** A client that could not complete the TLS handshake: its socket is destroyed by Node; nothing to answer or report. */
+function ignoreHandshakeFailure(): void {}
 
 class TesseraHttpServer implements HttpServer, ConnectionHost {
   readonly options: HttpServerOptions;
@@ -64,7 +75,14 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
     };
     this.responseHead = new ResponseHead(options.serverName);
     this.tickMs = clockTickMs(options);
-    this.server = createServer({ allowHalfOpen: true, noDelay: true }, this.onConnection);
+    const socketOptions = { allowHalfOpen: true, noDelay: true };
+    if (options.tls === undefined) {
+      this.server = createServer(socketOptions, this.onConnection);
+    } else {
+      // 'secureConnection' sockets: the handshake is done before the request deadlines start.
+      this.server = createTlsServer({ ...options.tls, ...socketOptions, handshakeTimeout: options.headersTimeoutMs }, this.onConnection);
+      this.server.on('tlsClientError', ignoreHandshakeFailure);
+    }
   }
 
   get connections(): number {
