@@ -14,11 +14,11 @@
  * (a net.Socket subclass) handed over once its handshake is done, so the
  * connection code is the same. A handshake that fails (a plain-HTTP request,
  * garbage, an unknown CA at the client) or takes longer than
- * headersTimeoutMs ends that socket only: Node destroys it, and it is not
- * reported (it is the client's doing, as a malformed request is).
+ * headersTimeoutMs ends that socket only, unreported (it is the client's
+ * doing, as a malformed request is).
  */
 import { createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
-import { createServer as createTlsServer } from 'node:tls';
+import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
 import type { RequestParserOptions } from '../parser/request-parser.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { serverErrors } from './errors.js';
@@ -44,8 +44,15 @@ export function clockTickMs(options: Pick<HttpServerOptions, 'headersTimeoutMs' 
   return Math.min(1000, Math.max(10, Math.floor(shortest / 4)));
 }
 
-/** A client that could not complete the TLS handshake: its socket is destroyed by Node; nothing to answer or report. */
-function ignoreHandshakeFailure(): void {}
+/**
+ * A client that could not complete the TLS handshake: nothing to answer or
+ * report. Node destroys the socket after a protocol error but not after a
+ * handshake timeout (a client that connects and sends nothing would hold it
+ * for ever): destroyed here in every case.
+ */
+function dropHandshakeFailure(_err: Error, socket: TLSSocket): void {
+  socket.destroy();
+}
 
 class TesseraHttpServer implements HttpServer, ConnectionHost {
   readonly options: HttpServerOptions;
@@ -81,7 +88,7 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
     } else {
       // 'secureConnection' sockets: the handshake is done before the request deadlines start.
       this.server = createTlsServer({ ...options.tls, ...socketOptions, handshakeTimeout: options.headersTimeoutMs }, this.onConnection);
-      this.server.on('tlsClientError', ignoreHandshakeFailure);
+      this.server.on('tlsClientError', dropHandshakeFailure);
     }
   }
 

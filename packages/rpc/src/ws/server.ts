@@ -85,8 +85,12 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
       https = createHttpsServer(merged.tls, (_req, res) => {
         res.writeHead(426, { Connection: 'close', 'Content-Type': 'text/plain' }).end('Upgrade Required: this port speaks WebSocket RPC\n');
       });
-      // A client that fails the handshake (no TLS, an unknown CA) is its own problem; Node destroys the socket.
-      https.on('tlsClientError', (err) => merged.logger.debug({ err }, 'rpc tls handshake failed'));
+      // A client that fails the handshake (no TLS, an unknown CA) is its own problem. Node does not destroy
+      // the socket after a handshake timeout, only after a protocol error: destroyed here in every case.
+      https.on('tlsClientError', (err, socket) => {
+        merged.logger.debug({ err }, 'rpc tls handshake failed');
+        socket.destroy();
+      });
       serverOptions.server = https;
     }
     const wss = new WebSocketServer(serverOptions);
