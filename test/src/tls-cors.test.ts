@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { readFileSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { join } from 'node:path';
 import { Readable } from 'node:stream';
@@ -341,5 +341,18 @@ describe('a cluster over wss:// with a cluster secret', () => {
     }
     const starting = coordinator.logs.find((l) => l.msg === 'starting') as { config: { clusterSecret: string } };
     expect(starting.config.clusterSecret).toBe('<redacted>');
+    // Given as a flag, it is not in the process title either (what ps shows once the process runs).
+    if (existsSync(`/proc/${coordinator.process.pid}/cmdline`)) {
+      const cmdline = readFileSync(`/proc/${coordinator.process.pid}/cmdline`, 'utf8');
+      expect(cmdline).toContain('--cluster-secret');
+      expect(cmdline).not.toContain(secret);
+    }
+  });
+
+  it('--print-config shows the secret redacted', async () => {
+    const printed = await runCli(['node', '--name', 'n', '--cluster-secret', secret, '--print-config']);
+    expect(printed.code).toBe(0);
+    expect(JSON.parse(printed.stdout)).toMatchObject({ clusterSecret: '<redacted>' });
+    expect(printed.stdout).not.toContain(secret);
   });
 });
