@@ -37,10 +37,10 @@ export interface ConnectPeerOptions extends Partial<RpcPeerOptions>, Partial<Bac
 /**
  * Dial errors that only say the other side is not there (yet): a coordinator
  * restarting. Logged at debug; anything else (a certificate that does not
- * verify, TLS spoken to a plain port or the reverse) at warn, as it will not
- * go away by redialling.
+ * verify, TLS spoken to a plain port or the reverse, which the other side
+ * answers by closing: ECONNRESET) at warn, as it will not go away by redialling.
  */
-const ROUTINE_DIAL_ERRORS = new Set(['ECONNREFUSED', 'ECONNRESET', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN']);
+const ROUTINE_DIAL_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN']);
 
 export const HANDSHAKE_TIMEOUT_MS_DEFAULT = 5000;
 
