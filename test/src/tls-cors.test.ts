@@ -11,12 +11,13 @@ import { randomBytes } from 'node:crypto';
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { join } from 'node:path';
+import { pathToFileURL } from 'node:url';
 import { Readable } from 'node:stream';
 import { connect as connectTls } from 'node:tls';
 import { Agent, Client, request, setGlobalDispatcher } from 'undici';
 import { runCli } from './cli-process.js';
 import { spawnTessera, type ClusterProcess } from './cluster-harness.js';
-import { call, removeDir, startServer, tempDataDir, type Server } from './harness.js';
+import { call, REPO_ROOT, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 
 const root = tempDataDir('tessera-tls-');
 const certFile = join(root, 'cert.pem');
@@ -354,5 +355,54 @@ describe('a cluster over wss:// with a cluster secret', () => {
     expect(printed.code).toBe(0);
     expect(JSON.parse(printed.stdout)).toMatchObject({ clusterSecret: '<redacted>' });
     expect(printed.stdout).not.toContain(secret);
+  });
+});
+
+describe('two coordinators on etcd over HTTPS: a write through the one not elected is forwarded over HTTPS', () => {
+  interface EtcdProcess { endpoint: string; stop(): Promise<void> }
+  const processes: ClusterProcess[] = [];
+  const urls = new Map<string, string>();
+  let etcd: EtcdProcess | undefined;
+
+  beforeAll(async () => {
+    const script = (await import(pathToFileURL(join(REPO_ROOT, 'scripts/etcd.mjs')).href)) as { startEtcd(o: { dataDir: string }): Promise<EtcdProcess> };
+    etcd = await script.startEtcd({ dataDir: join(root, 'etcd') });
+    const rpcs: string[] = [];
+    for (const name of ['c1', 'c2']) {
+      const proc = await spawnTessera(name, ['coordinator', '--name', name, '--port', '0', '--rpc-port', '0', '--data', join(root, name),
+        '--etcd', etcd.endpoint, '--etcd-prefix', '/tessera-tls', '--shards', '1', '--replicas', '0', '--cors-origin', APP,
+        '--tls-cert', certFile, '--tls-key', keyFile, '--tls-ca', certFile], { TESSERA_CLUSTER_SECRET: 'etcd-secret' }, 'listening');
+      processes.push(proc);
+      urls.set(name, `https://127.0.0.1:${(proc.logs.find((l) => l.msg === 'listening') as { port: number }).port}`);
+      rpcs.push(String(proc.logs.find((l) => l.msg === 'rpc listening')?.url));
+    }
+    processes.push(await spawnTessera('n1', ['node', '--name', 'n1', '--data', join(root, 'n1'), '--join', rpcs.join(','), '--tls-ca', certFile],
+      { TESSERA_CLUSTER_SECRET: 'etcd-secret' }, 'joining'));
+    for (const url of urls.values()) {
+      for (let deadline = Date.now() + 30_000; ;) {
+        const ready = await call({ url }, 'GET', '/readyz').catch(() => undefined);
+        const listed = await call({ url }, 'GET', '/.nodes').catch(() => undefined);
+        if (ready?.status === 200 && (listed?.json as Array<{ name: string; active: boolean }>).some((n) => n.name === 'n1' && n.active)) break;
+        if (Date.now() > deadline) throw new Error(`${url} not ready with n1`);
+        await new Promise((resolve) => setTimeout(resolve, 100));
+      }
+    }
+  }, 90_000);
+
+  afterAll(async () => {
+    await Promise.all(processes.map((p) => p.stop()));
+    await etcd?.stop();
+  });
+
+  it('writes through both coordinators, the follower forwarding to the elected one; CORS headers come once', async () => {
+    const listed = (await call({ url: urls.get('c1')! }, 'GET', '/.nodes')).json as Array<{ name: string; role: string; leader: boolean }>;
+    const leader = listed.find((n) => n.role === 'coordinator' && n.leader)!.name;
+    const follower = leader === 'c1' ? 'c2' : 'c1';
+    const put = await call({ url: urls.get(follower)! }, 'PUT', '/fwd/1?commit', { through: follower }, { origin: APP });
+    expect(put.status).toBe(200);
+    expect(put.headers['access-control-allow-origin']).toBe(APP);
+    expect((await call({ url: urls.get(leader)! }, 'GET', '/fwd/1')).json).toMatchObject({ through: follower, _id: 1 });
+    expect((await call({ url: urls.get(leader)! }, 'PUT', '/fwd/2?commit', { through: leader })).status).toBe(200);
+    expect((await call({ url: urls.get(follower)! }, 'GET', '/fwd/2')).json).toMatchObject({ through: leader });
   });
 });
