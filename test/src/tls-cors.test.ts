@@ -302,7 +302,7 @@ describe('a cluster over wss:// with a cluster secret', () => {
   }, 30_000);
 
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
+    expect(await Promise.all(processes.map((p) => p.stop()))).toEqual(processes.map(() => 0));
   });
 
   it('a node with the secret (given by its variable) and the CA joins, and documents go through it', async () => {
@@ -390,7 +390,7 @@ describe('two coordinators on etcd over HTTPS: a write through the one not elect
   }, 90_000);
 
   afterAll(async () => {
-    await Promise.all(processes.map((p) => p.stop()));
+    expect(await Promise.all(processes.map((p) => p.stop()))).toEqual(processes.map(() => 0));
     await etcd?.stop();
   });
 

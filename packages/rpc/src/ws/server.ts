@@ -82,7 +82,8 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
       serverOptions.host = merged.host;
       serverOptions.port = merged.port;
     } else {
-      https = createHttpsServer(merged.tls, (_req, res) => {
+      // A handshake gets as long as a hello: a socket that never completes one is not kept for Node's 120 s.
+      https = createHttpsServer({ ...merged.tls, handshakeTimeout: merged.helloTimeoutMs }, (_req, res) => {
         res.writeHead(426, { Connection: 'close', 'Content-Type': 'text/plain' }).end('Upgrade Required: this port speaks WebSocket RPC\n');
       });
       // A client that fails the handshake (no TLS, an unknown CA) is its own problem. Node does not destroy
@@ -127,8 +128,14 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
     waits.push(new Promise((resolve) => this.wss.close(() => resolve())));
     // ws leaves a server it was given open.
     const https = this.https;
-    if (https !== undefined) waits.push(new Promise((resolve) => https.close(() => resolve())));
-    this.closing = Promise.all(waits).then(() => undefined);
+    this.closing = Promise.all(waits).then(() => {
+      if (https === undefined) return undefined;
+      return new Promise<void>((resolve) => {
+        https.close(() => resolve());
+        // Once the peers have closed: what is left is plain HTTPS (answered 426) held in keep-alive.
+        https.closeAllConnections();
+      });
+    });
     return this.closing;
   }
 
