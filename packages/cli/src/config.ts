@@ -104,8 +104,8 @@ type Kind =
   | { type: 'string' }
   /** A node name: it names a directory and the holder of shard copies, so a short, plain token (NODE_NAME). */
   | { type: 'name' }
-  /** A directory; relative paths in a config file are taken from the file's directory. */
-  | { type: 'path' }
+  /** A directory (`file`: a file); relative paths in a config file are taken from the file's directory. */
+  | { type: 'path'; file?: true }
   | { type: 'enum'; values: readonly string[] }
   /** A switch: the flag alone sets it; variables and files say true or false. */
   | { type: 'boolean' }
@@ -177,9 +177,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('stringBytesMax', integer(1, 2 ** 31), SERVE_DEFAULTS.stringBytesMax, 'longest string value of a document, UTF-8 bytes (400 `value_too_large` beyond)', HTTP),
   setting('documentWordsMax', integer(1, 100_000_000), SERVE_DEFAULTS.documentWordsMax, 'most words (runs of letters and digits: at least its text tokens) in the string values of one document (400 `document_too_large` beyond)', HTTP),
   setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise)', HTTP),
-  setting('tlsCert', { type: 'path' }, SERVE_DEFAULTS.tlsCert, 'with tlsKey: serve HTTPS on the HTTP port with this certificate chain (PEM); a coordinator\'s RPC listener serves wss:// with it too (docs/tls-cors.md)', HTTP),
-  setting('tlsKey', { type: 'path' }, SERVE_DEFAULTS.tlsKey, 'the private key of tlsCert (PEM, unencrypted)', HTTP),
-  setting('tlsCa', { type: 'path' }, '', 'certificates (PEM) a wss:// coordinator\'s certificate (node) or an https:// elected coordinator\'s (coordinator, forwarding) is verified against; empty: the system\'s CAs', ['coordinator', 'node']),
+  setting('tlsCert', { type: 'path', file: true }, SERVE_DEFAULTS.tlsCert, 'with tlsKey: serve HTTPS on the HTTP port with this certificate chain (PEM); a coordinator\'s RPC listener serves wss:// with it too (docs/tls-cors.md)', HTTP),
+  setting('tlsKey', { type: 'path', file: true }, SERVE_DEFAULTS.tlsKey, 'the private key of tlsCert (PEM, unencrypted)', HTTP),
+  setting('tlsCa', { type: 'path', file: true }, '', 'certificates (PEM) a wss:// coordinator\'s certificate (node) or an https:// elected coordinator\'s (coordinator, forwarding) is verified against; empty: the system\'s CAs', ['coordinator', 'node']),
   setting('clusterSecret', { type: 'string' }, '', 'a shared secret every node must present to join its coordinators (give the same to both); empty: none asked; never logged', ['coordinator', 'node'], { secret: true }),
   setting('corsOrigin', { type: 'string' }, SERVE_DEFAULTS.corsOrigin, 'origins (scheme://host[:port]) whose pages may call the API, comma-separated, or *: CORS headers and preflights (docs/tls-cors.md); empty: no CORS', HTTP),
   setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache of a node, all its shard copies together (least recently used out first), bytes; 0 disables it', SHARDS),
@@ -617,7 +617,8 @@ export function configReference(): string {
     const flag = `${s.short === undefined ? '' : `\`-${s.short}\`, `}\`--${s.flag}\``;
     const values = s.kind.type === 'integer' ? `integer ${s.kind.min}–${s.kind.max}`
       : s.kind.type === 'enum' ? s.kind.values.join(', ')
-        : s.kind.type === 'url' ? s.kind.protocols.map((p) => `${p}//…`).join(' ') : s.kind.type;
+        : s.kind.type === 'url' ? s.kind.protocols.map((p) => `${p}//…`).join(' ')
+          : s.kind.type === 'path' && s.kind.file === true ? 'file' : s.kind.type;
     const commands = s.commands.length === COMMANDS.length ? 'all' : s.commands.join(', ');
     return `| \`${s.key}\` | ${flag} | \`${s.env}\` | ${commands} | ${values} | ${defaultText(s)} | ${s.description} |`;
   });
