@@ -101,8 +101,10 @@ describe('HTTPS (tessera serve --tls-cert --tls-key)', () => {
       await client.close();
     }
     // Two requests in one TLS write: two responses on the one connection, in order.
+    let alpn: string | false | null = null;
     const text = await new Promise<string>((resolve, reject) => {
-      const socket = connectTls({ host: '127.0.0.1', port: server.port, ca, servername: 'localhost' }, () => {
+      const socket = connectTls({ host: '127.0.0.1', port: server.port, ca, servername: 'localhost', ALPNProtocols: ['h2', 'http/1.1'] }, () => {
+        alpn = socket.alpnProtocol;
         socket.write('GET /tls/1 HTTP/1.1\r\nHost: x\r\n\r\nGET /tls/3 HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n');
       });
       let got = '';
@@ -110,6 +112,8 @@ describe('HTTPS (tessera serve --tls-cert --tls-key)', () => {
       socket.on('end', () => resolve(got));
       socket.on('error', reject);
     });
+    // A client that offers HTTP/2 too is told HTTP/1.1 (ALPN).
+    expect(alpn).toBe('http/1.1');
     const statuses = [...text.matchAll(/HTTP\/1\.1 (\d{3}) /g)].map((m) => m[1]);
     expect(statuses).toEqual(['200', '200']);
     expect(text.indexOf('"doc 1"')).toBeLessThan(text.indexOf('"doc 3"'));

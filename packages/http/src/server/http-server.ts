@@ -86,8 +86,11 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
     if (options.tls === undefined) {
       this.server = createServer(socketOptions, this.onConnection);
     } else {
-      // 'secureConnection' sockets: the handshake is done before the request deadlines start.
-      this.server = createTlsServer({ ...options.tls, ...socketOptions, handshakeTimeout: options.headersTimeoutMs }, this.onConnection);
+      // 'secureConnection' sockets: the handshake is done before the request deadlines start. ALPN says
+      // HTTP/1.1, so a client that offers h2 (curl, browsers) settles on it rather than guessing.
+      this.server = createTlsServer({
+        ALPNProtocols: ['http/1.1'], ...options.tls, ...socketOptions, handshakeTimeout: options.headersTimeoutMs,
+      }, this.onConnection);
       this.server.on('tlsClientError', dropHandshakeFailure);
     }
   }
