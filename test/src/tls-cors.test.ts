@@ -8,7 +8,7 @@
  */
 import { execFileSync } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { existsSync, readFileSync, writeFileSync } from 'node:fs';
+import { copyFileSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect as connectTcp } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
@@ -201,6 +201,38 @@ describe('HTTPS (tessera serve --tls-cert --tls-key)', () => {
   });
 });
 
+describe('SIGHUP reloads the certificate', () => {
+  it('new connections get the renewed certificate; a pair that cannot be used is logged and the old one kept', async () => {
+    const dir = join(root, 'reload');
+    const dataDir = join(dir, 'data');
+    mkdirSync(dir, { recursive: true });
+    const cert = join(dir, 'cert.pem');
+    const key = join(dir, 'key.pem');
+    copyFileSync(certFile, cert);
+    copyFileSync(keyFile, key);
+    const server = await startServer({ dataDir, args: ['--port', '0', '--data', dataDir, '--shards', '1', '--tls-cert', cert, '--tls-key', key] });
+    const url = `https://127.0.0.1:${server.port}/healthz`;
+    const trusting = (pem: Buffer) => new Agent({ connect: { ca: pem } });
+    const status = (pem: Buffer) => request(url, { dispatcher: trusting(pem) }).then((r) => r.statusCode, (err: Error) => err.message);
+    try {
+      expect(await status(ca)).toBe(200);
+      copyFileSync(otherCertFile, cert);
+      copyFileSync(otherKeyFile, key);
+      server.process.kill('SIGHUP');
+      await server.waitForLog((l) => l.msg === 'tls certificate reloaded', 10_000);
+      expect(await status(readFileSync(otherCertFile))).toBe(200);
+      expect(await status(ca)).toMatch(/self[- ]signed|verify|certificate/i);
+      writeFileSync(key, 'not a key\n');
+      server.process.kill('SIGHUP');
+      const failed = await server.waitForLog((l) => l.msg === 'tls certificate not reloaded: the one loaded before is kept', 10_000);
+      expect(JSON.stringify(failed.err)).toContain(`--tls-key ${key}`);
+      expect(await status(readFileSync(otherCertFile))).toBe(200);
+    } finally {
+      expect(await server.stop()).toBe(0);
+    }
+  }, 30_000);
+});
+
 describe('CORS with * and without --cors-origin', () => {
   let any: Server;
   let none: Server;
@@ -320,6 +352,10 @@ describe('a cluster over wss:// with a cluster secret', () => {
     expect((await call({ url }, 'GET', '/wss/1')).json).toMatchObject({ over: 'wss', _id: 1 });
     const found = await call({ url }, 'SEARCH', '/wss/', { _query: { over: 'wss' } });
     expect(found.json.total).toBe(1);
+    // SIGHUP reloads the certificate of both listeners; the node stays joined, requests go on.
+    coordinator.process.kill('SIGHUP');
+    await coordinator.waitForLog((l) => l.msg === 'tls certificate reloaded', 10_000);
+    expect((await call({ url }, 'PUT', '/wss/2?commit', { over: 'wss' })).status).toBe(200);
   }, 30_000);
 
   it('a node with a wrong secret is refused: it logs why, /.nodes never lists it; one without the CA does not trust the coordinator', async () => {

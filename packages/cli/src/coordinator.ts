@@ -25,7 +25,7 @@ import { RpcServer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
 import { createCoordinator, listenHttp, type HttpApiOptions, type RunningServer } from './serve.js';
-import { loadCa, loadServerTls } from './tls-files.js';
+import { loadCa, loadServerTls, reloadTlsOnHangup } from './tls-files.js';
 
 export interface CoordinatorProcessOptions extends HttpApiOptions {
   /** The coordinator's name in `GET /` and `/.nodes`; no node may take it. */
@@ -98,11 +98,13 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
     await leaveEtcd(shared);
     throw err;
   }
+  const stopReloading = tls === undefined ? undefined : reloadTlsOnHangup(options, [http, rpc], log);
   return {
     port: http.port,
     host: http.host,
     rpcPort: rpc.port,
     async close() {
+      stopReloading?.();
       // Requests in flight still reach their nodes; then the nodes are let go (they redial until a coordinator is back).
       await http.close(options.shutdownGraceMs);
       // The lease revoked: another coordinator is elected at once rather than after the lease.

@@ -15,7 +15,7 @@ import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
-import { loadServerTls } from './tls-files.js';
+import { loadServerTls, reloadTlsOnHangup, type TlsListener } from './tls-files.js';
 import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { logLinesDropped } from './logging.js';
 import { TESSERA_VERSION } from './version.js';
@@ -131,10 +131,12 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
   });
   const coordinator = await createCoordinator({ ...options, dataDir }, options.nodeName, nodes, log);
   const http = await listenHttp(coordinator, options, log, { dataDir, node: options.nodeName }, tls);
+  const stopReloading = tls === undefined ? undefined : reloadTlsOnHangup(options, [http], log);
   return {
     port: http.port,
     host: http.host,
     async close() {
+      stopReloading?.();
       await http.close(options.shutdownGraceMs);
       await node.close();
       await nodeLock.release();
@@ -182,7 +184,7 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
  * its address for `/.nodes`.
  */
 export async function listenHttp(coordinator: Coordinator, options: HttpApiOptions, log: Logger, fields: Record<string, unknown>,
-  tls: SecureContextOptions | undefined): Promise<{ port: number; host: string; close(graceMs: number): Promise<void> }> {
+  tls: SecureContextOptions | undefined): Promise<{ port: number; host: string; close(graceMs: number): Promise<void> } & TlsListener> {
   const http: HttpServer = createHttpServer({
     // RESTORE bodies are streamed item by item with their own, larger limit (API.md §13).
     streamBody: (head) => head.method === 'RESTORE',
@@ -210,6 +212,7 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
   return {
     port: address.port,
     host: address.host,
+    replaceTls: (replacement) => http.replaceTls(replacement),
     close: (graceMs) => {
       // Not ready from the first moment of a shutdown; requests already in flight are still answered.
       coordinator.beginShutdown();

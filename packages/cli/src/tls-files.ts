@@ -7,6 +7,7 @@
 import { readFile } from 'node:fs/promises';
 import { createSecureContext, type SecureContextOptions } from 'node:tls';
 import { X509Certificate } from 'node:crypto';
+import type { Logger } from 'pino';
 
 /** A certificate file that cannot be used; the message names the flag and the file. */
 export class TlsFileError extends Error {
@@ -45,6 +46,29 @@ export async function loadCa(path: string): Promise<Buffer | undefined> {
     return new X509Certificate(ca);
   });
   return ca;
+}
+
+/** A listener whose certificate can be replaced (the HTTP server, the RPC server). */
+export interface TlsListener {
+  replaceTls(tls: SecureContextOptions): void;
+}
+
+/**
+ * On SIGHUP, read the certificate and key files again and give them to
+ * `listeners` for their new connections; a pair that cannot be used is
+ * logged and the one in use is kept. Returns the function that stops it.
+ */
+export function reloadTlsOnHangup(paths: TlsPaths, listeners: readonly TlsListener[], log: Logger): () => void {
+  const reload = (): void => {
+    loadServerTls(paths).then((tls) => {
+      for (const listener of listeners) listener.replaceTls(tls as SecureContextOptions);
+      log.info({ tlsCert: paths.tlsCert, tlsKey: paths.tlsKey }, 'tls certificate reloaded');
+    }).catch((err: unknown) => {
+      log.error({ err }, 'tls certificate not reloaded: the one loaded before is kept');
+    });
+  };
+  process.on('SIGHUP', reload);
+  return () => { process.off('SIGHUP', reload); };
 }
 
 /** Said by the config check and here: one of the two alone cannot serve TLS. */

@@ -18,7 +18,7 @@
  * doing, as a malformed request is).
  */
 import { createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
-import { createServer as createTlsServer, type TLSSocket } from 'node:tls';
+import { createServer as createTlsServer, Server as TlsServer, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import type { RequestParserOptions } from '../parser/request-parser.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { serverErrors } from './errors.js';
@@ -97,6 +97,11 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
 
   get connections(): number {
     return this.live.size;
+  }
+
+  replaceTls(tls: SecureContextOptions): void {
+    if (!(this.server instanceof TlsServer)) throw serverErrors.invalidOption('tls', 'the server was not created with tls');
+    this.server.setSecureContext(tls);
   }
 
   private readonly onConnection = (socket: Socket): void => {

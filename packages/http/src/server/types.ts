@@ -119,4 +119,10 @@ export interface HttpServer {
   close(graceMs?: number): Promise<void>;
   /** Open client connections. */
   readonly connections: number;
+  /**
+   * Serve new connections with another certificate and key (a renewed
+   * certificate); those open keep theirs. Only for a server created with
+   * `tls`; throws when the material cannot be used, and the old one stays.
+   */
+  replaceTls(tls: SecureContextOptions): void;
 }

@@ -114,6 +114,12 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
     return `${this.https === undefined ? 'ws' : 'wss'}://${family === 'IPv6' ? `[${address}]` : address}:${this.port}`;
   }
 
+  /** New connections get this certificate and key (a renewed certificate); only for a server listening with `tls`. */
+  replaceTls(tls: SecureContextOptions): void {
+    if (this.https === undefined) throw new Error('the RPC server does not listen with tls');
+    this.https.setSecureContext(tls);
+  }
+
   /** Peers that joined and are still connected. */
   get peers(): ReadonlySet<RpcPeer<C>> {
     return this.peerSet;
