@@ -20,10 +20,11 @@ import JSON5 from 'json5';
 import { parse as parseYaml } from 'yaml';
 import { SCRIPT_DEFAULTS, STORE_WRITE_BUFFER_BYTES_MAX, STORE_WRITE_BUFFER_BYTES_MIN, type ScriptRunnerOptions } from '@tessera/engine';
 import { PRIMARY_LEASE_MS_MAX } from '@tessera/node';
-import { parseTemplate } from '@tessera/coordinator';
+import { parseCorsOrigins, parseTemplate } from '@tessera/coordinator';
 import { COORDINATOR_DEFAULTS, type CoordinatorProcessOptions } from './coordinator.js';
 import { NODE_DEFAULTS, type NodeProcessOptions } from './node.js';
 import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, type ApiSettings, type ServeOptions } from './serve.js';
+import { TLS_PAIR_PROBLEM } from './tls-files.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
 export type LogLevel = (typeof LOG_LEVELS)[number];
@@ -66,7 +67,7 @@ export interface ServeConfig extends ShardHostConfig, ApiSettings {
 }
 
 /** `tessera coordinator`: the HTTP API without a shard node, and the RPC listener nodes join. */
-export interface CoordinatorConfig extends Omit<ServeConfig, keyof ShardHostConfig> {
+export interface CoordinatorConfig extends Omit<ServeConfig, keyof ShardHostConfig>, ClusterTrustConfig {
   rpcHost: string;
   rpcPort: number;
   /** etcd client URLs, comma-separated; '' keeps the cluster state in the data directory. */
@@ -75,8 +76,14 @@ export interface CoordinatorConfig extends Omit<ServeConfig, keyof ShardHostConf
   coordinatorLeaseMs: number;
 }
 
+/** How coordinators and nodes trust each other (docs/tls-cors.md): the CA of wss:// certificates, the shared secret ('' when not given). */
+export interface ClusterTrustConfig {
+  tlsCa: string;
+  clusterSecret: string;
+}
+
 /** `tessera node`: a shard node without HTTP, joining a coordinator. */
-export interface NodeConfig extends ShardHostConfig {
+export interface NodeConfig extends ShardHostConfig, ClusterTrustConfig {
   join: string;
   name: string;
   data: string;
@@ -102,12 +109,12 @@ type Kind =
   | { type: 'string' }
   /** A node name: it names a directory and the holder of shard copies, so a short, plain token (NODE_NAME). */
   | { type: 'name' }
-  /** A directory; relative paths in a config file are taken from the file's directory. */
-  | { type: 'path' }
+  /** A directory (`file`: a file); relative paths in a config file are taken from the file's directory. */
+  | { type: 'path'; file?: true }
   | { type: 'enum'; values: readonly string[] }
   /** A switch: the flag alone sets it; variables and files say true or false. */
   | { type: 'boolean' }
-  /** A secret (an API key): 16 to 1024 visible ASCII characters; never logged nor printed (redactSecrets). */
+  /** A secret (an API key, the cluster secret): 16 to 1024 visible ASCII characters; never logged nor printed (redactSecrets). */
   | { type: 'secret' }
   /** An absolute URL with one of these schemes (`ws:`); with `list`, one or more separated by commas. */
   | { type: 'url'; protocols: readonly string[]; list?: boolean };
@@ -176,6 +183,11 @@ export const SETTINGS: readonly Setting[] = [
   setting('stringBytesMax', integer(1, 2 ** 31), SERVE_DEFAULTS.stringBytesMax, 'longest string value of a document, UTF-8 bytes (400 `value_too_large` beyond)', HTTP),
   setting('documentWordsMax', integer(1, 100_000_000), SERVE_DEFAULTS.documentWordsMax, 'most words (runs of letters and digits: at least its text tokens) in the string values of one document (400 `document_too_large` beyond)', HTTP),
   setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise)', HTTP),
+  setting('tlsCert', { type: 'path', file: true }, SERVE_DEFAULTS.tlsCert, 'with tlsKey: serve HTTPS on the HTTP port with this certificate chain (PEM); a coordinator\'s RPC listener serves wss:// with it too (docs/tls-cors.md)', HTTP),
+  setting('tlsKey', { type: 'path', file: true }, SERVE_DEFAULTS.tlsKey, 'the private key of tlsCert (PEM, unencrypted)', HTTP),
+  setting('tlsCa', { type: 'path', file: true }, '', 'certificates (PEM) a wss:// coordinator\'s certificate (node) or an https:// elected coordinator\'s (coordinator, forwarding) is verified against; empty: the system\'s CAs', ['coordinator', 'node']),
+  setting('clusterSecret', { type: 'secret' }, '', 'a shared secret every node must present to join its coordinators (give the same to both); empty: none asked; never logged', ['coordinator', 'node']),
+  setting('corsOrigin', { type: 'string' }, SERVE_DEFAULTS.corsOrigin, 'origins (scheme://host[:port]) whose pages may call the API, comma-separated, or *: CORS headers and preflights (docs/tls-cors.md); empty: no CORS', HTTP),
   setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'decoded-document cache of a node, all its shard copies together (least recently used out first), bytes; 0 disables it', SHARDS),
   setting('storeWriteBufferBytes', integer(STORE_WRITE_BUFFER_BYTES_MIN, STORE_WRITE_BUFFER_BYTES_MAX), SERVE_DEFAULTS.storeWriteBufferBytes, 'LevelDB write buffer (memtable) of a shard copy\'s database, bytes; larger means less compaction work under heavy writes, and up to twice this in memory per shard being written', SHARDS),
   setting('storeMemoryBytesMax', integer(1 << 20, 2 ** 40), SERVE_DEFAULTS.storeMemoryBytesMax, 'what the LevelDB databases of a node\'s shard copies may hold in memory together (write buffers and block caches), bytes: past it the fullest write buffers are written out early; a copy no longer written to has its write buffer written out after 5 s', SHARDS),
@@ -315,14 +327,32 @@ export function resolveConfig<C extends CommandName = 'serve'>(input: {
   if (problems.length === 0 && typeof config.urlBytesMax === 'number' && (config.urlBytesMax as number) > (config.headerBytesMax as number)) {
     problems.push(`urlBytesMax (${String(config.urlBytesMax)}, from ${sources.urlBytesMax}) must not exceed headerBytesMax (${String(config.headerBytesMax)}, from ${sources.headerBytesMax}): the request-target is part of the head`);
   }
+  if (problems.length === 0) problems.push(...tlsAndCorsProblems(config));
   if (problems.length > 0) throw new ConfigError(problems);
   return { config: config as unknown as CommandConfigs[C], sources, file: input.file?.path };
 }
 
-/** The configuration as it may be logged or printed: secrets given are replaced by `<redacted>`. */
+/** The TLS pair is given whole or not at all; CORS origins are origins. */
+function tlsAndCorsProblems(config: Record<string, unknown>): string[] {
+  const problems: string[] = [];
+  if (typeof config.tlsCert === 'string' && (config.tlsCert === '') !== (config.tlsKey === '')) problems.push(TLS_PAIR_PROBLEM);
+  if (typeof config.corsOrigin === 'string') {
+    try {
+      parseCorsOrigins(config.corsOrigin);
+    } catch (err) {
+      problems.push(`corsOrigin: ${(err as Error).message}`);
+    }
+  }
+  return problems;
+}
+
+/** What is shown of a redacted secret. */
+export const REDACTED = '<redacted>';
+
+/** The configuration as it may be logged or printed: secrets given are replaced by REDACTED. */
 export function redactSecrets<T extends object>(config: T): T {
   const out = { ...config } as Record<string, unknown>;
-  for (const s of SETTINGS) if (s.kind.type === 'secret' && typeof out[s.key] === 'string' && out[s.key] !== '') out[s.key] = '<redacted>';
+  for (const s of SETTINGS) if (s.kind.type === 'secret' && typeof out[s.key] === 'string' && out[s.key] !== '') out[s.key] = REDACTED;
   return out as T;
 }
 
@@ -352,6 +382,7 @@ export function coordinatorOptionsOf(config: CoordinatorConfig): CoordinatorProc
   return {
     ...httpOptionsOf(config), name: config.name, rpcHost: config.rpcHost, rpcPort: config.rpcPort,
     etcd: splitList(config.etcd), etcdPrefix: config.etcdPrefix, coordinatorLeaseMs: config.coordinatorLeaseMs,
+    tlsCa: config.tlsCa, clusterSecret: config.clusterSecret,
   };
 }
 
@@ -370,6 +401,8 @@ export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
     shutdownGraceMs: config.shutdownGraceMs,
     primaryLeaseMs: config.primaryLeaseMs,
     scripts: scriptOptionsOf(config),
+    tlsCa: config.tlsCa,
+    clusterSecret: config.clusterSecret,
   };
 }
 
@@ -412,6 +445,9 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     shutdownGraceMs: config.shutdownGraceMs,
     slowRequestMs: config.slowRequestMs,
     nodeLeftDelayMs: config.nodeLeftDelayMs,
+    tlsCert: config.tlsCert,
+    tlsKey: config.tlsKey,
+    corsOrigin: config.corsOrigin,
   };
 }
 
@@ -601,7 +637,8 @@ export function configReference(): string {
     const flag = `${s.short === undefined ? '' : `\`-${s.short}\`, `}\`--${s.flag}\``;
     const values = s.kind.type === 'integer' ? `integer ${s.kind.min}–${s.kind.max}`
       : s.kind.type === 'enum' ? s.kind.values.join(', ')
-        : s.kind.type === 'url' ? s.kind.protocols.map((p) => `${p}//…`).join(' ') : s.kind.type;
+        : s.kind.type === 'url' ? s.kind.protocols.map((p) => `${p}//…`).join(' ')
+          : s.kind.type === 'path' && s.kind.file === true ? 'file' : s.kind.type;
     const commands = s.commands.length === COMMANDS.length ? 'all' : s.commands.join(', ');
     return `| \`${s.key}\` | ${flag} | \`${s.env}\` | ${commands} | ${values} | ${defaultText(s)} | ${s.description} |`;
   });

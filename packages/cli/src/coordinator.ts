@@ -10,6 +10,10 @@
  * coordinator given the same etcd and prefix serves the same cluster: each
  * registers under its own lease, one is elected to decide and write, the
  * others forward writes to it (@tessera/coordinator coordinator-group.ts).
+ *
+ * With `--tls-cert/--tls-key` both listeners use the certificate: HTTPS for
+ * the API, `wss://` for the nodes; with `--cluster-secret` a node must
+ * present the same secret to join (docs/tls-cors.md).
  */
 import { mkdir } from 'node:fs/promises';
 import { resolve } from 'node:path';
@@ -21,6 +25,7 @@ import { RpcServer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
 import { createCoordinator, listenHttp, type HttpApiOptions, type RunningServer } from './serve.js';
+import { loadCa, loadServerTls, reloadTlsOnHangup } from './tls-files.js';
 
 export interface CoordinatorProcessOptions extends HttpApiOptions {
   /** The coordinator's name in `GET /` and `/.nodes`; no node may take it. */
@@ -34,6 +39,10 @@ export interface CoordinatorProcessOptions extends HttpApiOptions {
   etcdPrefix: string;
   /** Lease of this coordinator's registration and election in etcd, ms. */
   coordinatorLeaseMs: number;
+  /** CA file (PEM) for another coordinator's https:// certificate when forwarding to it; '' for the system's CAs. */
+  tlsCa: string;
+  /** Nodes must present this secret to join; '' asks none. */
+  clusterSecret: string;
 }
 
 export const COORDINATOR_DEFAULTS = {
@@ -50,12 +59,15 @@ export interface RunningCoordinator extends RunningServer {
 }
 
 export async function runCoordinator(options: CoordinatorProcessOptions, log: Logger): Promise<RunningCoordinator> {
+  // Before anything is locked or opened: an unusable certificate stops the start here.
+  const tls = await loadServerTls(options);
+  const forwardCa = await loadCa(options.tlsCa);
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
   // Before the cluster state is read or written.
   const dataLock = await lockDataDirectory(dataDir);
   const nodes = new NodeDirectory();
-  const shared = options.etcd.length === 0 ? undefined : await joinEtcd(options, log);
+  const shared = options.etcd.length === 0 ? undefined : { ...await joinEtcd(options, log), forwardCa };
   let coordinator: Awaited<ReturnType<typeof createCoordinator>>;
   try {
     coordinator = await createCoordinator({ ...options, dataDir }, options.name, nodes, log, shared);
@@ -70,22 +82,29 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
     identity: { name: options.name, role: 'coordinator' },
     logger: rpcLog,
     onPeer: (peer, hello) => admitPeer(peer, hello, { directory: nodes, coordinatorName: options.name, log }),
+    ...(tls === undefined ? {} : { tls }),
+    ...(options.clusterSecret === '' ? {} : { clusterSecret: options.clusterSecret }),
   });
-  log.info({ host: options.rpcHost, port: rpc.port, url: rpc.url }, 'rpc listening');
+  log.info({ host: options.rpcHost, port: rpc.port, url: rpc.url, clusterSecret: options.clusterSecret !== '' }, 'rpc listening');
   let http: Awaited<ReturnType<typeof listenHttp>>;
   try {
-    http = await listenHttp(coordinator, options, log, { dataDir, rpcPort: rpc.port });
-    await shared?.group.advertise({ http: `http://${advertisedHost(options.host)}:${http.port}`, rpc: `ws://${advertisedHost(options.rpcHost)}:${rpc.port}` });
+    http = await listenHttp(coordinator, options, log, { dataDir, rpcPort: rpc.port }, tls);
+    const secure = tls === undefined ? '' : 's';
+    await shared?.group.advertise({
+      http: `http${secure}://${advertisedHost(options.host)}:${http.port}`, rpc: `ws${secure}://${advertisedHost(options.rpcHost)}:${rpc.port}`,
+    });
   } catch (err) {
     await rpc.close();
     await leaveEtcd(shared);
     throw err;
   }
+  const stopReloading = tls === undefined ? undefined : reloadTlsOnHangup(options, [http, rpc], log);
   return {
     port: http.port,
     host: http.host,
     rpcPort: rpc.port,
     async close() {
+      stopReloading?.();
       // Requests in flight still reach their nodes; then the nodes are let go (they redial until a coordinator is back).
       await http.close(options.shutdownGraceMs);
       // The lease revoked: another coordinator is elected at once rather than after the lease.

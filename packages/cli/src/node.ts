@@ -19,6 +19,7 @@ import { PrimaryLease, PRIMARY_LEASE_DEFAULTS, ShardNode } from '@tessera/node';
 import { connectPeer, type RpcHandler, type RpcPeer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
+import { loadCa } from './tls-files.js';
 import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { TESSERA_VERSION } from './version.js';
 
@@ -32,6 +33,10 @@ export interface NodeProcessOptions extends ShardHostOptions {
   shutdownGraceMs: number;
   /** Writes as primary are refused this long after the coordinator was last heard (@tessera/node primary-lease.ts). */
   primaryLeaseMs: number;
+  /** CA file (PEM) a wss:// coordinator's certificate is verified against; '' for the system's CAs. */
+  tlsCa: string;
+  /** Presented to the coordinators when joining (their --cluster-secret); '' presents none. */
+  clusterSecret: string;
 }
 
 export const NODE_DEFAULTS = {
@@ -49,6 +54,7 @@ export interface RunningNode {
 }
 
 export async function runNode(options: NodeProcessOptions, log: Logger): Promise<RunningNode> {
+  const ca = await loadCa(options.tlsCa);
   const dataDir = resolve(options.dataDir);
   const nodeDir = join(dataDir, 'nodes', options.name);
   await mkdir(nodeDir, { recursive: true });
@@ -100,6 +106,8 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
       identity: { name: options.name, role: SHARD_NODE_HELLO_ROLE, info: { ...announcement } },
       handler: handlerFor(url),
       logger: rpcLog,
+      ...(ca === undefined ? {} : { ca }),
+      ...(options.clusterSecret === '' ? {} : { clusterSecret: options.clusterSecret }),
     });
     // Connected is not yet admitted: a refusal (node.refused) may follow at once.
     dialled.on('connected', (hello) => log.info({ coordinator: hello.name, url }, 'connected to the coordinator'));

@@ -11,8 +11,8 @@
 import { Command, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
 import type { Logger } from 'pino';
 import {
-  CONFIG_FILE_ENV, ConfigError, coordinatorOptionsOf, defaultOf, loadConfigFile, nodeOptionsOf, parseText, redactSecrets, resolveConfig,
-  serveOptionsOf, SETTINGS, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
+  CONFIG_FILE_ENV, ConfigError, coordinatorOptionsOf, defaultOf, loadConfigFile, nodeOptionsOf, parseText, resolveConfig,
+  REDACTED, redactSecrets, serveOptionsOf, SETTINGS, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
 } from './config.js';
 import { runCoordinator } from './coordinator.js';
 import { runDump } from './dump.js';
@@ -59,7 +59,7 @@ function integer(min: number, max: number) {
 
 /** A command's flag for a setting: validated by the same rule as its variable and config key. */
 function settingOption(s: Setting, command: CommandName): Option {
-  const placeholder = s.kind.type === 'integer' ? '<n>' : s.kind.type === 'path' ? '<dir>' : s.kind.type === 'url' ? '<url>' : `<${s.flag.split('-').pop() as string}>`;
+  const placeholder = s.kind.type === 'integer' ? '<n>' : s.kind.type === 'path' ? (s.kind.file === true ? '<file>' : '<dir>') : s.kind.type === 'url' ? '<url>' : `<${s.flag.split('-').pop() as string}>`;
   const fallback = defaultOf(s, command);
   if (s.kind.type === 'boolean') {
     return new Option(`--${s.flag}`, `${s.description} (config ${s.key}, env ${s.env}=true)`);
@@ -220,14 +220,14 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
   collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (collection) => log.debug(collection, 'idle: heap collected'));
 }
 
-/** Command-line arguments with the values of secret flags (`--api-key K`, `--api-key=K`) replaced. */
+/** Command-line arguments with the values of secret flags (`--api-key K`, `--cluster-secret=S`) replaced. */
 function redactedArguments(args: readonly string[]): string[] {
   const secretFlags = SETTINGS.filter((s) => s.kind.type === 'secret').map((s) => `--${s.flag}`);
   return args.map((arg, i) => {
     const previous = args[i - 1];
-    if (previous !== undefined && secretFlags.includes(previous)) return '<redacted>';
+    if (previous !== undefined && secretFlags.includes(previous)) return REDACTED;
     const flag = secretFlags.find((f) => arg.startsWith(`${f}=`));
-    return flag === undefined ? arg : `${flag}=<redacted>`;
+    return flag === undefined ? arg : `${flag}=${REDACTED}`;
   });
 }
 

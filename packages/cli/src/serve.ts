@@ -4,8 +4,9 @@
  */
 import { mkdir } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import type { SecureContextOptions } from 'node:tls';
 import {
-  Coordinator, isContentBody, NodeDirectory, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
+  Coordinator, isContentBody, NodeDirectory, parseCorsOrigins, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
 } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
 import { CONTENT_DEFAULTS, SHARD_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
@@ -14,6 +15,7 @@ import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
+import { loadServerTls, reloadTlsOnHangup, type TlsListener } from './tls-files.js';
 import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { logLinesDropped } from './logging.js';
 import { TESSERA_VERSION } from './version.js';
@@ -42,6 +44,11 @@ export interface ApiSettings {
   slowRequestMs: number;
   /** A node lost this long has its shard copies re-allocated to other nodes. */
   nodeLeftDelayMs: number;
+  /** HTTPS: the certificate chain and key files (PEM); '' for both: plain HTTP (tls-files.ts). */
+  tlsCert: string;
+  tlsKey: string;
+  /** `--cors-origin`: '*', origins separated by commas, or '' for no CORS (@tessera/coordinator request/cors.ts). */
+  corsOrigin: string;
 }
 
 export interface ServeOptions extends ShardHostOptions, ApiSettings {
@@ -88,12 +95,16 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   shutdownGraceMs: 10_000,
   slowRequestMs: 1000,
   nodeLeftDelayMs: REPLICATION_DEFAULTS.nodeLeftDelayMs,
+  tlsCert: '',
+  tlsKey: '',
+  corsOrigin: '',
 };
 
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
   | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
-  | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs' | 'templates' | 'apiKey'>;
+  | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs' | 'templates' | 'apiKey'
+  | 'tlsCert' | 'tlsKey' | 'corsOrigin'>;
 
 export interface RunningServer {
   port: number;
@@ -102,6 +113,8 @@ export interface RunningServer {
 }
 
 export async function serve(options: ServeOptions, log: Logger): Promise<RunningServer> {
+  // Before anything is locked or opened: an unusable certificate stops the start here.
+  const tls = await loadServerTls(options);
   const dataDir = resolve(options.dataDir);
   await mkdir(dataDir, { recursive: true });
   // Before anything is written: the cluster state here, and the node's copies (which a `tessera node` could also be given).
@@ -120,11 +133,13 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
     local: true,
   });
   const coordinator = await createCoordinator({ ...options, dataDir }, options.nodeName, nodes, log);
-  const http = await listenHttp(coordinator, options, log, { dataDir, node: options.nodeName });
+  const http = await listenHttp(coordinator, options, log, { dataDir, node: options.nodeName }, tls);
+  const stopReloading = tls === undefined ? undefined : reloadTlsOnHangup(options, [http], log);
   return {
     port: http.port,
     host: http.host,
     async close() {
+      stopReloading?.();
       await http.close(options.shutdownGraceMs);
       await node.close();
       await nodeLock.release();
@@ -135,9 +150,12 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
 
 /** The coordinator over the cluster state in `dataDir` and the nodes of `nodes`. */
 export function createCoordinator(options: HttpApiOptions, name: string, nodes: NodeDirectory, log: Logger,
-  shared?: { store: StateStore<ClusterState>; group: CoordinatorGroup }): Promise<Coordinator> {
+  shared?: { store: StateStore<ClusterState>; group: CoordinatorGroup; forwardCa?: Buffer | undefined }): Promise<Coordinator> {
+  const cors = parseCorsOrigins(options.corsOrigin);
   return Coordinator.create({
     ...(shared === undefined ? {} : { state: shared.store, group: shared.group }),
+    ...(shared?.forwardCa === undefined ? {} : { forwardCa: shared.forwardCa }),
+    ...(cors === undefined ? {} : { cors }),
     identity: {
       name,
       clusterName: options.clusterName,
@@ -165,11 +183,12 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
 }
 
 /**
- * Serve the coordinator's HTTP API; logs `listening` (with `fields`) once it
- * does, and tells the coordinator its address for `/.nodes`.
+ * Serve the coordinator's HTTP API (HTTPS with `tls`, from loadServerTls);
+ * logs `listening` (with `fields`) once it does, and tells the coordinator
+ * its address for `/.nodes`.
  */
-export async function listenHttp(coordinator: Coordinator, options: HttpApiOptions, log: Logger, fields: Record<string, unknown>)
-  : Promise<{ port: number; host: string; close(graceMs: number): Promise<void> }> {
+export async function listenHttp(coordinator: Coordinator, options: HttpApiOptions, log: Logger, fields: Record<string, unknown>,
+  tls: SecureContextOptions | undefined): Promise<{ port: number; host: string; close(graceMs: number): Promise<void> } & TlsListener> {
   const http: HttpServer = createHttpServer({
     // RESTORE bodies are streamed item by item with their own, larger limit (API.md §13).
     streamBody: (head) => head.method === 'RESTORE',
@@ -183,6 +202,7 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
     bodyTimeoutMs: options.bodyTimeoutMs,
     serverName: `Tessera/${TESSERA_VERSION}`,
     onError: (err) => log.error({ err }, 'request failed'),
+    ...(tls === undefined ? {} : { tls }),
   }, coordinator.handle);
   coordinator.metrics.attach({
     documentsByIndex: () => coordinator.documentsByIndex(),
@@ -192,10 +212,11 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
   });
   const address = await http.listen(options.port, options.host);
   coordinator.advertise({ host: address.host, httpPort: address.port });
-  log.info({ host: address.host, port: address.port, ...fields }, 'listening');
+  log.info({ host: address.host, port: address.port, scheme: tls === undefined ? 'http' : 'https', ...fields }, 'listening');
   return {
     port: address.port,
     host: address.host,
+    replaceTls: (replacement) => http.replaceTls(replacement),
     close: (graceMs) => {
       // Not ready from the first moment of a shutdown; requests already in flight are still answered.
       coordinator.beginShutdown();

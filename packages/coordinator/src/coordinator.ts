@@ -21,6 +21,7 @@ import type { IndexSettings } from './indexes/settings.js';
 import { foreignDocuments } from './indexes/foreign-documents.js';
 import { SchemaPolicy } from './indexes/schema-policy.js';
 import { RequestContext } from './request/context.js';
+import { CorsPolicy, type CorsOrigins } from './request/cors.js';
 import { parsePath, type ParsedPath } from './request/path.js';
 import { QueryParams } from './request/params.js';
 import { render, renderError, type Reply } from './response/respond.js';
@@ -74,6 +75,10 @@ export interface CoordinatorOptions {
   templates?: Record<string, unknown>;
   /** The master API key (API.md §16.3): with one, every request but the health checks needs a key (auth/authorizer.ts). */
   apiKey?: string;
+  /** `--cors-origin` (request/cors.ts): browsers on these origins may call the API; absent: no CORS headers at all. */
+  cors?: CorsOrigins;
+  /** Certificates (PEM) the elected coordinator's HTTPS certificate is verified against when requests are forwarded to it. */
+  forwardCa?: Buffer;
 }
 
 const ALLOW = 'GET, HEAD, PUT, POST, UPDATE, UPSERT, PATCH, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS';
@@ -126,7 +131,11 @@ export class Coordinator {
     private readonly forwarder: Forwarder | undefined,
     private readonly authorizer: Authorizer | undefined,
     private readonly keys: KeyHandlers,
-  ) {}
+  ) {
+    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, ALLOW);
+  }
+
+  private readonly cors: CorsPolicy | undefined;
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
     const store = options.state ?? await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
@@ -176,7 +185,8 @@ export class Coordinator {
       new SearchHandlers(registry, replication),
       new DumpHandler(registry, router),
       new AdminHandlers(registry),
-      group === undefined ? undefined : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS }),
+      group === undefined ? undefined
+        : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS, ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }) }),
       options.apiKey === undefined ? undefined
         : new Authorizer(options.apiKey, () => registry.snapshot().keys, (reason) => metrics.countAuthFailure(reason)),
       new KeyHandlers(registry, options.apiKey !== undefined),
@@ -197,6 +207,8 @@ export class Coordinator {
   readonly handle = (req: HttpRequest): Promise<HttpResponse> | HttpResponse => {
     const given = req.headers['x-request-id'];
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : nextRequestId();
+    // Before anything else (an API key included): a browser's preflight carries no credentials.
+    if (this.cors !== undefined && CorsPolicy.isPreflight(req)) return this.corsPreflight(req, this.cors, requestId);
     // Before anything else, on the coordinator the client reached (a forwarded request keeps its Authorization header).
     const refused = this.authorizer?.check(req);
     if (refused !== undefined) return this.fail(req, refused, requestId, undefined, undefined);
@@ -256,6 +268,15 @@ export class Coordinator {
     }
   }
 
+  /** A CORS preflight's answer (request/cors.ts), logged and counted as any request. */
+  private corsPreflight(req: HttpRequest, cors: CorsPolicy, requestId: string): HttpResponse {
+    try {
+      return this.finish(req, cors.preflight(req), requestId, 'cors.preflight');
+    } catch (err) {
+      return this.fail(req, err, requestId, undefined, 'cors.preflight');
+    }
+  }
+
   /** Let go of the connections to the elected coordinator (shutdown). */
   async close(): Promise<void> {
     await this.forwarder?.close();
@@ -283,6 +304,7 @@ export class Coordinator {
   private finish(req: HttpRequest, response: HttpResponse, requestId: string, operation: string | undefined): HttpResponse {
     const headers = response.headers ?? (response.headers = {});
     headers['X-Request-Id'] = requestId;
+    this.cors?.decorate(req, response);
     this.observe(req, response.status, requestId, operation);
     return response;
   }

@@ -21,3 +21,4 @@ export { isContentBody } from './documents/content.js';
 export { parseTemplate, type IndexTemplate } from './admin/templates.js';
 export { actionsReference, accessOf, type Access, type Action } from './auth/actions.js';
 export type { IndexAlias } from './admin/aliases.js';
+export { parseCorsOrigins, CORS_MAX_AGE_S, type CorsOrigins } from './request/cors.js';

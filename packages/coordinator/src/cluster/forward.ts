@@ -37,6 +37,8 @@ export function servedLocally(method: string): boolean {
 export interface ForwardOptions {
   /** Longest wait for the leader's response head and between body chunks, ms. */
   timeoutMs: number;
+  /** Certificates (PEM) an `https://` leader's certificate is verified against, instead of Node's default CAs. */
+  ca?: Buffer;
 }
 
 export class Forwarder {
@@ -81,7 +83,8 @@ export class Forwarder {
   private poolFor(origin: string): Pool {
     if (this.pool?.origin !== origin) {
       void this.pool?.pool.close();
-      this.pool = { origin, pool: new Pool(origin, { connections: 64, pipelining: 1 }) };
+      const ca = this.options.ca;
+      this.pool = { origin, pool: new Pool(origin, { connections: 64, pipelining: 1, ...(ca === undefined ? {} : { connect: { ca } }) }) };
     }
     return this.pool.pool;
   }

@@ -157,7 +157,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
 
   private readonly onSocketError = (err: Error): void => {
     const code = (err as NodeJS.ErrnoException).code;
-    if (code === undefined || !ROUTINE_SOCKET_ERRORS.has(code)) this.report(err);
+    // A TLS client that sends a bad record (or none after a failed renegotiation) is misbehaving, not a server fault.
+    if (code === undefined || !(ROUTINE_SOCKET_ERRORS.has(code) || code.startsWith('ERR_SSL_'))) this.report(err);
     // The socket is destroyed by Node after 'error'; 'close' follows.
   };
 

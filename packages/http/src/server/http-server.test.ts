@@ -90,6 +90,8 @@ describe('options', () => {
     expect(() => createHttpServer({ pipelineDepthMax: 0 }, echo)).toThrow(TesseraError);
     expect(() => createHttpServer({ urlBytesMax: 20000 }, echo)).toThrow(/urlBytesMax/);
     expect(() => createHttpServer({ serverName: 'a\r\nb' }, echo)).toThrow(/serverName/);
+    // A certificate that is not PEM fails when the server is created, not at the first handshake.
+    expect(() => createHttpServer({ tls: { cert: 'not a certificate' } }, echo)).toThrow(/'tls'.*PEM/);
   });
 });
 

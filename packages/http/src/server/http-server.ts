@@ -9,8 +9,16 @@
  * and a single interval checks them all; a timeout fires up to one tick late,
  * which no client can tell from network jitter. The tick also refreshes the
  * cached `Date:` line.
+ *
+ * With `tls`, the listener is a `tls.Server`: each connection is a TLSSocket
+ * (a net.Socket subclass) handed over once its handshake is done, so the
+ * connection code is the same. A handshake that fails (a plain-HTTP request,
+ * garbage, an unknown CA at the client) or takes longer than
+ * headersTimeoutMs ends that socket only, unreported (it is the client's
+ * doing, as a malformed request is).
  */
 import { createServer, type AddressInfo, type Server as NetServer, type Socket } from 'node:net';
+import { createServer as createTlsServer, Server as TlsServer, type SecureContextOptions, type TLSSocket } from 'node:tls';
 import type { RequestParserOptions } from '../parser/request-parser.js';
 import { Connection, type ConnectionHost } from './connection.js';
 import { serverErrors } from './errors.js';
@@ -34,6 +42,16 @@ export const DRAIN_QUIET_MS = 250;
 export function clockTickMs(options: Pick<HttpServerOptions, 'headersTimeoutMs' | 'bodyTimeoutMs' | 'idleTimeoutMs'>): number {
   const shortest = Math.min(options.headersTimeoutMs, options.bodyTimeoutMs, options.idleTimeoutMs);
   return Math.min(1000, Math.max(10, Math.floor(shortest / 4)));
+}
+
+/**
+ * A client that could not complete the TLS handshake: nothing to answer or
+ * report. Node destroys the socket after a protocol error but not after a
+ * handshake timeout (a client that connects and sends nothing would hold it
+ * for ever): destroyed here in every case.
+ */
+function dropHandshakeFailure(_err: Error, socket: TLSSocket): void {
+  socket.destroy();
 }
 
 class TesseraHttpServer implements HttpServer, ConnectionHost {
@@ -64,11 +82,26 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
     };
     this.responseHead = new ResponseHead(options.serverName);
     this.tickMs = clockTickMs(options);
-    this.server = createServer({ allowHalfOpen: true, noDelay: true }, this.onConnection);
+    const socketOptions = { allowHalfOpen: true, noDelay: true };
+    if (options.tls === undefined) {
+      this.server = createServer(socketOptions, this.onConnection);
+    } else {
+      // 'secureConnection' sockets: the handshake is done before the request deadlines start. ALPN says
+      // HTTP/1.1, so a client that offers h2 (curl, browsers) settles on it rather than guessing.
+      this.server = createTlsServer({
+        ALPNProtocols: ['http/1.1'], ...options.tls, ...socketOptions, handshakeTimeout: options.headersTimeoutMs,
+      }, this.onConnection);
+      this.server.on('tlsClientError', dropHandshakeFailure);
+    }
   }
 
   get connections(): number {
     return this.live.size;
+  }
+
+  replaceTls(tls: SecureContextOptions): void {
+    if (!(this.server instanceof TlsServer)) throw serverErrors.invalidOption('tls', 'the server was not created with tls');
+    this.server.setSecureContext(tls);
   }
 
   private readonly onConnection = (socket: Socket): void => {

@@ -2,6 +2,7 @@
  * HTTP server options: defaults (API.md §13), merging and validation. Every
  * limit is checked at startup, including how limits relate to each other.
  */
+import { createSecureContext } from 'node:tls';
 import type { HttpServerOptions } from './types.js';
 import { serverErrors } from './errors.js';
 
@@ -53,6 +54,14 @@ export function resolveHttpServerOptions(options: Partial<HttpServerOptions>): H
   }
   if (resolved.onError !== undefined && typeof resolved.onError !== 'function') {
     throw serverErrors.invalidOption('onError', 'must be a function');
+  }
+  if (resolved.tls !== undefined) {
+    if (resolved.tls === null || typeof resolved.tls !== 'object') throw serverErrors.invalidOption('tls', 'must be secure-context options');
+    try {
+      createSecureContext(resolved.tls);
+    } catch (err) {
+      throw serverErrors.invalidOption('tls', (err as Error).message);
+    }
   }
   return resolved;
 }

@@ -1,3 +1,5 @@
+import type { SecureContextOptions } from 'node:tls';
+
 /**
  * Public shapes of the HTTP layer. The server parses HTTP/1.1 itself (Node's
  * `http` rejects UPDATE, INFO…) and hands each complete request to one handler.
@@ -97,6 +99,12 @@ export interface HttpServerOptions {
   onResponse?: (req: HttpRequest | RequestHead | null, status: number, durationNs: bigint) => void;
   /** Called when a handler throws or a connection fails unexpectedly. */
   onError?: (err: unknown) => void;
+  /**
+   * Serve HTTPS on the same port: the certificate chain and private key (PEM)
+   * and any other secure-context option. Checked when the server is created
+   * (an unusable certificate or key, or a pair that does not match, throws).
+   */
+  tls?: SecureContextOptions;
 }
 
 /** A running HTTP/1.1 server (see `createHttpServer`). */
@@ -111,4 +119,10 @@ export interface HttpServer {
   close(graceMs?: number): Promise<void>;
   /** Open client connections. */
   readonly connections: number;
+  /**
+   * Serve new connections with another certificate and key (a renewed
+   * certificate); those open keep theirs. Only for a server created with
+   * `tls`; throws when the material cannot be used, and the old one stays.
+   */
+  replaceTls(tls: SecureContextOptions): void;
 }

@@ -15,7 +15,7 @@ import { rpcErrors } from '../errors.js';
 import type { RpcHandler } from '../transport.js';
 import { BACKOFF_DEFAULTS, reconnectDelayMs, type BackoffOptions } from './backoff.js';
 import { awaitHello, ownHello } from './handshake.js';
-import { encodeHello, type PeerIdentity } from './messages.js';
+import { CloseCode, encodeHello, type PeerIdentity } from './messages.js';
 import type { RpcPeerOptions } from './options.js';
 import { RpcPeer, closeSocket } from './peer.js';
 import type { NodeCalls } from '../protocol.js';
@@ -28,7 +28,19 @@ export interface ConnectPeerOptions extends Partial<RpcPeerOptions>, Partial<Bac
   handler?: RpcHandler;
   /** Opening the socket and receiving the other side's hello must take less than this. */
   handshakeTimeoutMs?: number;
+  /** Certificates (PEM) a `wss://` server's certificate is verified against, instead of Node's default CAs. */
+  ca?: string | Buffer;
+  /** Sent in the hello: the accepting side's cluster secret (RpcServerOptions.clusterSecret). */
+  clusterSecret?: string;
 }
+
+/**
+ * Dial errors that only say the other side is not there (yet): a coordinator
+ * restarting. Logged at debug; anything else (a certificate that does not
+ * verify, TLS spoken to a plain port or the reverse, which the other side
+ * answers by closing: ECONNRESET) at warn, as it will not go away by redialling.
+ */
+const ROUTINE_DIAL_ERRORS = new Set(['ECONNREFUSED', 'EHOSTUNREACH', 'ENETUNREACH', 'ETIMEDOUT', 'EAI_AGAIN']);
 
 export const HANDSHAKE_TIMEOUT_MS_DEFAULT = 5000;
 
@@ -72,18 +84,27 @@ class DialingPeer<C extends CallMap<C>> extends RpcPeer<C> {
       generateMask: zeroMask,
       closeTimeout: this.options.closeTimeoutMs,
     };
+    if (this.connectOptions.ca !== undefined) clientOptions.ca = this.connectOptions.ca;
     const socket = new WebSocket(this.url, clientOptions);
     this.dialing = socket;
-    socket.on('error', (err) => this.options.logger.debug({ url: this.url, err }, 'rpc socket error'));
+    let opened = false;
+    socket.on('error', (err) => {
+      const code = (err as NodeJS.ErrnoException).code;
+      const routine = opened || (code !== undefined && ROUTINE_DIAL_ERRORS.has(code));
+      this.options.logger[routine ? 'debug' : 'warn']({ url: this.url, err }, 'rpc socket error');
+    });
     socket.once('open', () => {
-      socket.send(encodeHello(ownHello(this.connectOptions.identity, this.options.messageBytesMax)));
+      opened = true;
+      socket.send(encodeHello(ownHello(this.connectOptions.identity, this.options.messageBytesMax, this.connectOptions.clusterSecret)));
       awaitHello(socket, this.options.messageBytesMax, this.handshakeTimeoutMs, (hello) => {
         this.dialing = undefined;
         this.attempt = 0;
         this.options.logger.info({ url: this.url, peer: hello.name, role: hello.role }, 'rpc connected');
         this.attach(socket, hello);
       }, (failure) => {
-        this.options.logger.warn({ url: this.url, reason: failure.reason }, 'rpc handshake failed');
+        // Refused for its cluster secret: redialling (with the same backoff) succeeds only once the secret is fixed.
+        if (failure.closedBy === CloseCode.clusterSecretRefused) this.options.logger.error({ url: this.url, reason: failure.reason }, 'rpc refused by the other side: cluster secret');
+        else this.options.logger.warn({ url: this.url, reason: failure.reason }, 'rpc handshake failed');
         if (failure.closeCode !== undefined) socket.close(failure.closeCode, failure.reason.slice(0, 120));
       });
     });

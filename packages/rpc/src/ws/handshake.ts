@@ -5,6 +5,7 @@
  * must take over the socket in the same turn as the hello or the message
  * right behind it (often the other side's first call) would be missed.
  */
+import { createHash, timingSafeEqual } from 'node:crypto';
 import type { RawData, WebSocket } from 'ws';
 import { CloseCode, MessageKind, RPC_PROTOCOL_VERSION, createDecoder, decodeMessage, ProtocolViolation, type PeerHello } from './messages.js';
 
@@ -12,6 +13,8 @@ export interface HandshakeFailure {
   reason: string;
   /** Close code to send, or undefined when the socket is already gone. */
   closeCode: number | undefined;
+  /** The other side closed before its hello, with this code (its reason is in `reason`). */
+  closedBy?: number;
 }
 
 export function awaitHello(
@@ -44,9 +47,10 @@ export function awaitHello(
     }
     onHello(hello);
   };
-  const onClose = (code: number): void => {
+  const onClose = (code: number, why: Buffer): void => {
     finish();
-    onFail({ reason: `connection closed (${code}) before the hello`, closeCode: undefined });
+    const text = why.toString('utf8');
+    onFail({ reason: `connection closed (${code}${text === '' ? '' : `: ${text}`}) before the hello`, closeCode: undefined, closedBy: code });
   };
   const timer = setTimeout(() => {
     finish();
@@ -56,8 +60,28 @@ export function awaitHello(
   socket.on('close', onClose);
 }
 
-export function ownHello(identity: { name: string; role: string; info?: Record<string, unknown> | undefined }, messageBytesMax: number): PeerHello {
+export function ownHello(identity: { name: string; role: string; info?: Record<string, unknown> | undefined }, messageBytesMax: number,
+  clusterSecret?: string): PeerHello {
   const hello: PeerHello = { name: identity.name, role: identity.role, protocol: RPC_PROTOCOL_VERSION, messageBytesMax };
   if (identity.info !== undefined) hello.info = identity.info;
+  if (clusterSecret !== undefined) hello.clusterSecret = clusterSecret;
   return hello;
+}
+
+/** SHA-256 of a cluster secret: digests of equal length, compared in constant time by clusterSecretRefusal. */
+export function clusterSecretDigest(secret: string): Buffer {
+  return createHash('sha256').update(secret, 'utf8').digest();
+}
+
+/**
+ * Why a joining peer's hello is refused under the cluster secret whose digest
+ * is `expected` (undefined: no secret is required), or undefined when it is
+ * admitted. Both sides are hashed first, so the comparison takes the same
+ * time whatever the secret's length and wherever it differs.
+ */
+export function clusterSecretRefusal(expected: Buffer | undefined, hello: PeerHello): string | undefined {
+  if (expected === undefined) return undefined;
+  if (hello.clusterSecret === undefined) return 'this cluster requires a cluster secret (--cluster-secret) and none was given';
+  if (!timingSafeEqual(expected, clusterSecretDigest(hello.clusterSecret))) return 'the cluster secret does not match the coordinator\'s';
+  return undefined;
 }

@@ -8,7 +8,7 @@
  *   call    [1, id, method, params, timeoutMs]     timeoutMs 0: no deadline
  *   result  [2, id, value]
  *   error   [3, id, code, status, message, details?]
- *   hello   [4, {name, role, protocol, messageBytesMax, info?}]
+ *   hello   [4, {name, role, protocol, messageBytesMax, info?, clusterSecret?}]
  *
  * Each side numbers its own calls; a result or error answers the receiver's
  * call with that id, so both sides can call each other on one connection.
@@ -19,7 +19,11 @@ import type { TesseraError } from '@tessera/errors';
 export const MessageKind = { call: 1, result: 2, error: 3, hello: 4 } as const;
 
 /** WebSocket close codes used (RFC 6455 §7.4.1; 1013: try again later). */
-export const CloseCode = { normal: 1000, goingAway: 1001, protocolError: 1002, invalidData: 1007, policy: 1008, tooBig: 1009, tryAgainLater: 1013 } as const;
+export const CloseCode = {
+  normal: 1000, goingAway: 1001, protocolError: 1002, invalidData: 1007, policy: 1008, tooBig: 1009, tryAgainLater: 1013,
+  /** Application range (4000–4999): the joining side's hello lacks the cluster secret, or has another one. */
+  clusterSecretRefused: 4401,
+} as const;
 
 /** Bumped when the wire format changes; a peer with another version is refused. */
 export const RPC_PROTOCOL_VERSION = 1;
@@ -35,7 +39,15 @@ export interface PeerHello {
   messageBytesMax: number;
   /** Anything else the joining side announces (data dir, version…). */
   info?: Record<string, unknown>;
+  /**
+   * The cluster secret, sent by the joining side only (RpcServerOptions.clusterSecret).
+   * The accepting side checks it and removes it before anything else sees the hello: it is never logged.
+   */
+  clusterSecret?: string;
 }
+
+/** Longest cluster secret a hello may carry. */
+export const CLUSTER_SECRET_CHARS_MAX = 1024;
 
 /** What the user of a peer says about itself; protocol and limits are added. */
 export type PeerIdentity = Pick<PeerHello, 'name' | 'role' | 'info'>;
@@ -153,5 +165,6 @@ function validateHello(value: unknown): PeerHello {
   }
   const hello: PeerHello = { name: v.name, role: v.role, protocol: v.protocol, messageBytesMax: v.messageBytesMax };
   if (v.info !== null && typeof v.info === 'object' && !Array.isArray(v.info)) hello.info = v.info as Record<string, unknown>;
+  if (typeof v.clusterSecret === 'string' && v.clusterSecret.length <= CLUSTER_SECRET_CHARS_MAX) hello.clusterSecret = v.clusterSecret;
   return hello;
 }

@@ -359,3 +359,50 @@ function countResources(): Record<string, number> {
   }
   return counts;
 }
+
+describe('cluster secret', () => {
+  const SECRET = 'the-cluster-secret';
+
+  it('a peer with the same secret joins; the accepting side never sees the secret in the hello', async () => {
+    const hellos: PeerHello[] = [];
+    const { node } = await pair({ clusterSecret: SECRET, onPeer: (_peer, hello) => hellos.push(hello) }, { clusterSecret: SECRET });
+    await node.whenConnected();
+    expect(hellos).toHaveLength(1);
+    expect(hellos[0]).not.toHaveProperty('clusterSecret');
+  });
+
+  it('a wrong or missing secret is refused with 4401 and the reason; the dialler logs it at error and redials with backoff', async () => {
+    const server = await startServer({ clusterSecret: SECRET, onPeer: () => { throw new Error('no peer may join'); } });
+    const refusedWith = async (hello: PeerHello): Promise<[number, string]> => {
+      const socket = new WebSocket(server.url);
+      socket.on('error', () => undefined);
+      cleanups.push(() => socket.terminate());
+      await once(socket, 'open');
+      const closed = new Promise<[number, string]>((resolve) => socket.once('close', (code: number, why: Buffer) => resolve([code, why.toString()])));
+      socket.send(encodeHello(hello));
+      return closed;
+    };
+    const [wrongCode, wrongWhy] = await refusedWith({ ...ownHello({ name: 'wrong', role: 'node' }, 1 << 20), clusterSecret: 'guess' });
+    expect(wrongCode).toBe(4401);
+    expect(wrongWhy).toMatch(/does not match/);
+    const [missingCode, missingWhy] = await refusedWith(ownHello({ name: 'missing', role: 'node' }, 1 << 20));
+    expect(missingCode).toBe(4401);
+    expect(missingWhy).toMatch(/requires a cluster secret/);
+
+    const log = silentLogger();
+    dial(server.url, { clusterSecret: 'another', logger: log, reconnectInitialMs: 10, reconnectMaxMs: 50 });
+    await until(() => log.lines.filter((l) => l.msg === 'rpc refused by the other side: cluster secret').length >= 2);
+    const refusal = log.lines.find((l) => l.level === 'error')!;
+    expect(String(refusal.bindings.reason)).toMatch(/does not match/);
+    expect(log.lines.some((l) => l.msg === 'rpc redial scheduled')).toBe(true);
+    expect(server.peers.size).toBe(0);
+    const serverLines = JSON.stringify(server.log.lines);
+    expect(serverLines).toMatch(/rpc peer refused/);
+    for (const secret of [SECRET, 'guess', 'another']) expect(serverLines + JSON.stringify(log.lines)).not.toContain(secret);
+  });
+
+  it('a server without a secret admits a peer that sends one', async () => {
+    const { node } = await pair({}, { clusterSecret: SECRET });
+    await node.whenConnected();
+  });
+});

@@ -3,11 +3,17 @@
  * dialling, exchanges hellos, and hands each joined peer to `onPeer`. An
  * accepted peer lives as long as its connection; a node that reconnects
  * arrives as a new peer.
+ *
+ * With `tls` it serves `wss://` (an HTTPS server of its own carries the
+ * upgrade); with `clusterSecret` a joining peer's hello must carry the same
+ * secret, or the connection is closed with 4401 and the reason.
  */
+import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
+import type { SecureContextOptions } from 'node:tls';
 import { WebSocketServer, type ServerOptions, type WebSocket } from 'ws';
 import type { RpcHandler } from '../transport.js';
-import { awaitHello, ownHello } from './handshake.js';
+import { awaitHello, clusterSecretDigest, clusterSecretRefusal, ownHello } from './handshake.js';
 import { CloseCode, encodeHello, type PeerHello, type PeerIdentity } from './messages.js';
 import { peerOptions, type RpcPeerOptions } from './options.js';
 import { RpcPeer, closeSocket } from './peer.js';
@@ -30,6 +36,10 @@ export interface RpcServerOptions<C extends CallMap<C> = NodeCalls> extends Part
   helloTimeoutMs?: number;
   /** Connections open at once (joined or in handshake); more are refused with 1013. */
   connectionsMax?: number;
+  /** Serve `wss://` with this certificate and key (PEM), instead of `ws://`. */
+  tls?: SecureContextOptions;
+  /** Joining peers must send this secret in their hello (checked in constant time; never logged). */
+  clusterSecret?: string;
 }
 
 type ServerSettings = Required<Pick<RpcServerOptions, 'host' | 'port' | 'helloTimeoutMs' | 'connectionsMax'>>;
@@ -40,11 +50,15 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
   private readonly peerSet = new Set<RpcPeer<C>>();
   private readonly handshaking = new Set<WebSocket>();
   private closing: Promise<void> | undefined;
+  private readonly secretDigest: Buffer | undefined;
 
   private constructor(
     private readonly wss: WebSocketServer,
     private readonly options: RpcServerOptions<C> & RpcPeerOptions & ServerSettings,
+    /** The HTTPS server carrying `wss://` upgrades, when `tls` was given. */
+    private readonly https: HttpsServer | undefined,
   ) {
+    this.secretDigest = options.clusterSecret === undefined ? undefined : clusterSecretDigest(options.clusterSecret);
     wss.on('connection', (socket) => this.accept(socket));
   }
 
@@ -58,30 +72,52 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
       connectionsMax: options.connectionsMax ?? RPC_SERVER_DEFAULTS.connectionsMax,
     };
     const serverOptions: ServerOptions & { closeTimeout: number } = {
-      host: merged.host,
-      port: merged.port,
       maxPayload: merged.messageBytesMax,
       perMessageDeflate: false,
       clientTracking: false,
       closeTimeout: merged.closeTimeoutMs,
     };
+    let https: HttpsServer | undefined;
+    if (merged.tls === undefined) {
+      serverOptions.host = merged.host;
+      serverOptions.port = merged.port;
+    } else {
+      // A handshake gets as long as a hello: a socket that never completes one is not kept for Node's 120 s.
+      https = createHttpsServer({ ...merged.tls, handshakeTimeout: merged.helloTimeoutMs }, (_req, res) => {
+        res.writeHead(426, { Connection: 'close', 'Content-Type': 'text/plain' }).end('Upgrade Required: this port speaks WebSocket RPC\n');
+      });
+      // A client that fails the handshake (no TLS, an unknown CA) is its own problem. Node does not destroy
+      // the socket after a handshake timeout, only after a protocol error: destroyed here in every case.
+      https.on('tlsClientError', (err, socket) => {
+        merged.logger.debug({ err }, 'rpc tls handshake failed');
+        socket.destroy();
+      });
+      serverOptions.server = https;
+    }
     const wss = new WebSocketServer(serverOptions);
     await new Promise<void>((resolve, reject) => {
       wss.once('listening', resolve);
       wss.once('error', reject);
+      https?.listen(merged.port, merged.host);
     });
     wss.on('error', (err) => merged.logger.error({ err }, 'rpc server error'));
-    return new RpcServer(wss, merged);
+    return new RpcServer(wss, merged, https);
   }
 
   get port(): number {
     return (this.wss.address() as AddressInfo).port;
   }
 
-  /** `ws://host:port` to give to connectPeer. */
+  /** `ws://host:port` (`wss://` with TLS) to give to connectPeer. */
   get url(): string {
     const { address, family } = this.wss.address() as AddressInfo;
-    return `ws://${family === 'IPv6' ? `[${address}]` : address}:${this.port}`;
+    return `${this.https === undefined ? 'ws' : 'wss'}://${family === 'IPv6' ? `[${address}]` : address}:${this.port}`;
+  }
+
+  /** New connections get this certificate and key (a renewed certificate); only for a server listening with `tls`. */
+  replaceTls(tls: SecureContextOptions): void {
+    if (this.https === undefined) throw new Error('the RPC server does not listen with tls');
+    this.https.setSecureContext(tls);
   }
 
   /** Peers that joined and are still connected. */
@@ -96,7 +132,16 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
     for (const socket of this.handshaking) waits.push(closeSocket(socket, CloseCode.goingAway, 'server closing'));
     for (const peer of this.peerSet) waits.push(peer.close());
     waits.push(new Promise((resolve) => this.wss.close(() => resolve())));
-    this.closing = Promise.all(waits).then(() => undefined);
+    // ws leaves a server it was given open.
+    const https = this.https;
+    this.closing = Promise.all(waits).then(() => {
+      if (https === undefined) return undefined;
+      return new Promise<void>((resolve) => {
+        https.close(() => resolve());
+        // Once the peers have closed: what is left is plain HTTPS (answered 426) held in keep-alive.
+        https.closeAllConnections();
+      });
+    });
     return this.closing;
   }
 
@@ -111,6 +156,14 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
     this.handshaking.add(socket);
     awaitHello(socket, this.options.messageBytesMax, this.options.helloTimeoutMs, (hello) => {
       this.handshaking.delete(socket);
+      const refusal = clusterSecretRefusal(this.secretDigest, hello);
+      // Nothing past this point (onPeer, logs, /.nodes) sees the secret.
+      delete hello.clusterSecret;
+      if (refusal !== undefined) {
+        logger.warn({ peer: hello.name, role: hello.role, reason: refusal }, 'rpc peer refused');
+        socket.close(CloseCode.clusterSecretRefused, refusal);
+        return;
+      }
       this.join(socket, hello);
     }, (failure) => {
       this.handshaking.delete(socket);
