@@ -12,6 +12,7 @@ import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
 import { primaryTermHistory, spawnTessera, startCluster, until, type Cluster } from './cluster-harness.js';
 import { call, removeDir } from './harness.js';
+import { lostWrites, sharedVersions, startWriteLoad } from './write-load.js';
 
 const LEASE_MS = 2_000;
 
@@ -66,28 +67,13 @@ it('takes a write through either coordinator and reads it through both', async (
 it('survives kill -9 of the elected coordinator under writes through both: no acknowledged write lost, one primary per term', async () => {
   const [leader] = await leaders();
   const survivor = leader === 'c1' ? 'c2' : 'c1';
-  const acked = new Map<string, number>();
-  let stop = false;
-  let failures = 0;
-  const writer = async (via: string, offset: number): Promise<void> => {
-    for (let i = 0; !stop; i++) {
-      const id = `w${offset + (i % 200)}`;
-      const url = coordinators.get(via)?.url;
-      if (url === undefined) return;
-      const reply = await call({ url }, 'PUT', `/load/${id}`, { via, i }).catch(() => undefined);
-      if (reply?.status === 200) {
-        const version = (reply.json as { _version: number })._version;
-        acked.set(id, Math.max(acked.get(id) ?? 0, version));
-      } else {
-        failures++;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  };
-  const writers = [writer('c1', 0), writer('c2', 1000), writer('c1', 2000), writer('c2', 3000)];
+  // Two writers through each coordinator, 200 IDs each, written over and over.
+  const load = startWriteLoad((via) => coordinators.get(via)?.url, '/load/', [0, 1000, 2000, 3000].map((offset, w) => ({
+    via: w % 2 === 0 ? 'c1' : 'c2',
+    id: (i: number) => `w${offset + (i % 200)}`,
+  })));
   await new Promise((r) => setTimeout(r, 1500));
-  const before = acked.size;
-  expect(before).toBeGreaterThan(0);
+  expect(load.acks.length).toBeGreaterThan(0);
 
   const killedAt = Date.now();
   await cluster.coordinators.get(leader!)!.kill();
@@ -96,21 +82,15 @@ it('survives kill -9 of the elected coordinator under writes through both: no ac
     ((await leaders())[0] === survivor ? Date.now() - killedAt : undefined), 30_000);
   // The lease runs out (whole seconds in etcd), then the survivor campaigns.
   expect(electedAfterMs).toBeLessThanOrEqual(LEASE_MS + 2_000 + 1_000);
-  const ackedAtElection = acked.size;
+  const electedAt = Date.now();
   await new Promise((r) => setTimeout(r, 1500));
-  stop = true;
-  await Promise.all(writers);
+  await load.stop();
   // Writes through the survivor went on after the election.
-  expect(acked.size + [...acked.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(ackedAtElection);
+  expect(load.acks.some((ack) => ack.sentAt > electedAt)).toBe(true);
 
-  const survivorUrl = coordinators.get(survivor)!.url;
-  const lost: string[] = [];
-  for (const [id, version] of acked) {
-    const info = await call({ url: survivorUrl }, 'INFO', `/load/${id}`);
-    if (info.status !== 200 || (info.json as { version: number }).version < version) lost.push(`${id}@${version}`);
-  }
-  expect(lost).toEqual([]);
-  process.stdout.write(`coordinator failover: elected after ${electedAfterMs} ms; ${acked.size} documents acknowledged, ${failures} requests refused while electing\n`);
+  expect(await lostWrites(coordinators.get(survivor)!.url, '/load/', load.acks)).toEqual([]);
+  expect(sharedVersions(load.acks)).toEqual([]);
+  process.stdout.write(`coordinator failover: elected after ${electedAfterMs} ms; ${load.acks.length} writes acknowledged, ${load.failures} requests refused while electing\n`);
 
   // etcd's history of the cluster state: no primary term ever named two primaries.
   const history = await primaryTermHistory(cluster.etcd!);
