@@ -64,6 +64,22 @@ it('takes a write through either coordinator and reads it through both', async (
   expect(found.json).toMatchObject({ total: 1 });
 });
 
+it('shows through the other coordinator at once what the elected one acknowledged: a new index, its documents, a new field, an alias', async () => {
+  const [leader] = await leaders();
+  const follower = leader === 'c1' ? 'c2' : 'c1';
+  const elected = coordinators.get(leader!)!;
+  const other = coordinators.get(follower)!;
+  for (let k = 0; k < 20; k++) {
+    expect((await call(elected, 'PUT', `/fresh${k}/`, { _settings: { number_of_shards: 2, number_of_replicas: 1 } })).status).toBe(200);
+    expect((await call(other, 'GET', `/fresh${k}/`)).status).toBe(200);
+    expect((await call(elected, 'PUT', `/fresh${k}/a`, { [`field${k}`]: 'word' })).status).toBe(200);
+    expect((await call(other, 'GET', `/fresh${k}/a`)).json).toMatchObject({ [`field${k}`]: 'word', _version: 1 });
+    expect((await call(other, 'SEARCH', `/fresh${k}/`, { _query: { [`field${k}`]: 'word' } })).json).toMatchObject({ total: 1 });
+    expect((await call(elected, 'PUT', `/.aliases/fresh-alias${k}`, { _indexes: [`/fresh${k}/`] })).status).toBeLessThan(300);
+    expect((await call(other, 'GET', `/fresh-alias${k}/a`)).status).toBe(200);
+  }
+});
+
 it('survives kill -9 of the elected coordinator under writes through both: no acknowledged write lost, one primary per term', async () => {
   const [leader] = await leaders();
   const survivor = leader === 'c1' ? 'c2' : 'c1';
