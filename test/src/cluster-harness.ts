@@ -225,13 +225,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
   return cluster;
 }
 
-/** Polls `probe` every 100 ms until it gives a value (a throw counts as none); rejects after `timeoutMs`. */
+/** Polls `probe` every 100 ms until it gives a value (a throw counts as none, and the last one is told on timeout); rejects after `timeoutMs`. */
 export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
+  let last = '';
   for (;;) {
-    const value = await probe().catch(() => undefined);
+    const value = await probe().catch((err: unknown) => { last = `; last: ${err instanceof Error ? err.message : String(err)}`; return undefined; });
     if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last}`);
     await new Promise((r) => setTimeout(r, 100));
   }
 }

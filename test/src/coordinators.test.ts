@@ -142,7 +142,8 @@ it('keeps the state across an etcd restart, and a coordinator cut off from etcd 
     for (const s of sockets) s.destroy();
     const notReady = await until('c3 not ready', async () => {
       const ready = await call({ url: c3 }, 'GET', '/readyz');
-      return ready.status === 503 && /lease|cluster-state store|etcd/.test(String((ready.json as { reason?: string }).reason)) ? ready.json : undefined;
+      if (ready.status === 503 && /lease|cluster-state store|etcd/.test(String((ready.json as { reason?: string }).reason))) return ready.json;
+      throw new Error(`${ready.status} ${ready.text}`);
     }, 20_000);
     expect(notReady).toMatchObject({ status: 'not ready' });
     // The elected one stays elected, and goes on.
