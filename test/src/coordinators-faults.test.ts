@@ -127,7 +127,11 @@ it('kill -9 of a node holding primaries under writes through both coordinators: 
   await new Promise((r) => setTimeout(r, 2_000));
   const killedAt = Date.now();
   await cluster.nodes.get(victim)!.kill();
-  await new Promise((r) => setTimeout(r, 6_000));
+  // Writes go on until each of its shards took one sent after the kill (the bound is asserted below), then 1 s more.
+  await until('a write sent after the kill acknowledged on each of its shards', async () =>
+    (affected.every((shard) => load.acks.some((a) => a.sentAt >= killedAt && shardOf(a.id) === shard)) ? true : undefined), UNAVAILABLE_MAX_MS + 5_000)
+    .catch(() => undefined);
+  await new Promise((r) => setTimeout(r, 1_000));
   await load.stop();
 
   const after = await stateOf(index);
