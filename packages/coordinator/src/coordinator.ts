@@ -240,11 +240,13 @@ export class Coordinator {
    * yet. So the state is read from etcd first (one read shared by the
    * requests that arrive meanwhile): a read through any coordinator sees
    * every change acknowledged before it, as one through the elected one
-   * does. With etcd out of reach, the read is served from the state as it
-   * is (this coordinator then says it is not ready).
+   * does. With etcd out of reach (a call failed, or the watch is down), the
+   * read is served from the state as it is, without waiting for a call to
+   * time out (this coordinator then says it is not ready).
    */
   private async servedFollowing(req: HttpRequest, seen: Routed): Promise<Reply> {
-    await this.options.state!.refresh().catch(() => false);
+    const state = this.options.state!;
+    if (state.health().connected) await state.refresh().catch(() => false);
     return this.route(req, seen);
   }
 
