@@ -141,6 +141,9 @@ it('keeps the state across an etcd restart, and a coordinator cut off from etcd 
     relay.close();
     for (const s of sockets) s.destroy();
     const notReady = await until('c3 not ready', async () => {
+      if (proc.process.exitCode !== null || proc.process.signalCode !== null) {
+        throw new Error(`c3 exited (${proc.process.exitCode ?? proc.process.signalCode}): ${JSON.stringify(proc.logs.filter((l) => Number(l.level) >= 50))}`);
+      }
       const ready = await call({ url: c3 }, 'GET', '/readyz');
       if (ready.status === 503 && /lease|cluster-state store|etcd/.test(String((ready.json as { reason?: string }).reason))) return ready.json;
       throw new Error(`${ready.status} ${ready.text}`);
