@@ -245,8 +245,8 @@ export class Coordinator {
    * time out (this coordinator then says it is not ready).
    */
   private async servedFollowing(req: HttpRequest, seen: Routed): Promise<Reply> {
-    const state = this.options.state!;
-    if (state.health().connected) await state.refresh().catch(() => false);
+    const state = this.options.state;
+    if (state?.health().connected === true) await state.refresh().catch(() => false);
     return this.route(req, seen);
   }
 
