@@ -151,8 +151,10 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
         etcdProcess = await startEtcd(join(dataDir, 'etcd'));
       },
     },
-    // Any coordinator's line.
-    waitForLog: (match, timeoutMs) => Promise.any(running().map((n) => coordinators.get(n)!.waitForLog(match, timeoutMs))),
+    // Any coordinator's line (one stopped keeps its lines).
+    waitForLog: (match, timeoutMs) => (coordinators.size === 1
+      ? cluster.coordinator.waitForLog(match, timeoutMs)
+      : Promise.any([...coordinators.values()].map((c) => c.waitForLog(match, timeoutMs)))),
     async startNode(name) {
       const known = nodes.get(name);
       if (known !== undefined && alive(known)) throw new Error(`${name} is running`);
@@ -173,7 +175,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     async waitForNodes(names, active = true, timeoutMs = START_TIMEOUT_MS) {
       const deadline = Date.now() + timeoutMs;
       let list: Array<Record<string, unknown>> = [];
-      for (const coordinator of running()) {
+      // Each running coordinator; with none running, the calls fail until the timeout (as they would anyway).
+      const up = running();
+      for (const coordinator of up.length > 0 ? up : coordinatorNames) {
         for (;;) {
           const r = await call({ url: urlOf(coordinator) }, 'GET', '/.nodes').catch(() => undefined);
           list = (r?.status === 200 ? r.json : []) as Array<Record<string, unknown>>;
