@@ -1,16 +1,23 @@
 /**
- * Cluster harness: a real `tessera coordinator` (HTTP and RPC on ephemeral
- * loopback ports) and N `tessera node` processes joining it, each with its
- * own data directory under one temporary root; waits until every node is
- * active in `/.nodes`. The cluster answers the same `Server` shape as
- * harness.ts (`url`, `stop()`, the coordinator's `logs`…), so an integration
- * suite runs unchanged against either: `startServers(kind)` and
+ * Cluster harness: real `tessera coordinator` processes (HTTP and RPC on
+ * ephemeral loopback ports) and N `tessera node` processes joining them,
+ * each with its own data directory under one temporary root; waits until
+ * every node is active in `/.nodes`. One coordinator keeps the cluster state
+ * in its data directory; with `etcd`, a real etcd (scripts/etcd.mjs) holds
+ * it and several coordinators may share it (one elected; `url` then picks
+ * the next coordinator per request). The cluster answers the same `Server`
+ * shape as harness.ts (`url`, `stop()`, the coordinator's `logs`…), so an
+ * integration suite runs unchanged against either: `startServers(kind)` and
  * SERVER_KINDS (env TESSERA_TEST_SERVERS, default `embedded,cluster`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { call, CLI, removeDir, startServer, tempDataDir, type Server } from './harness.js';
+import { pathToFileURL } from 'node:url';
+import type { ClusterState } from '@tessera/coordinator';
+import { Etcd3 } from 'etcd3';
+import { call, CLI, REPO_ROOT, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 
 /** One `tessera` process of the cluster, with the JSON lines it logged. */
 export interface ClusterProcess {
@@ -27,23 +34,49 @@ export interface ClusterProcess {
 }
 
 export interface Cluster extends Server {
+  /** The HTTP API of the first coordinator (`url` picks one per request when there are several). */
   rpcPort: number;
-  /** `ws://127.0.0.1:<rpcPort>`, what nodes join. */
+  /** What nodes join: `ws://127.0.0.1:<rpcPort>`, every coordinator's, comma-separated. */
   rpcUrl: string;
+  /** The first coordinator. */
   coordinator: ClusterProcess;
+  /** Every coordinator by name (one: `coordinator`; several: `c1`, `c2`…); one killed stays here. */
+  coordinators: Map<string, ClusterProcess>;
+  /** A coordinator's HTTP API (`http://127.0.0.1:<port>`). */
+  urlOf(coordinator: string): string;
   /** By node name; a node stopped or killed stays here until started again. */
   nodes: Map<string, ClusterProcess>;
   nodeNames: string[];
-  /** Start (or restart, same name and data directory) a node; resolves once the coordinator shows it active. */
+  /** The etcd holding the cluster state, when started with `etcd`. */
+  etcd: EtcdCluster | undefined;
+  /** Start (or restart, same name and data directory) a node; resolves once every running coordinator shows it active. */
   startNode(name: string): Promise<ClusterProcess>;
-  /** SIGTERM the coordinator and start it again on the same data directory and RPC port; resolves once every running node is back. */
+  /** SIGTERM each coordinator in turn and start it again on the same data directory and RPC port; resolves once every running node is back. */
   restartCoordinator(): Promise<void>;
-  /** Until `/.nodes` shows each of `names` with `active` = `active`. */
+  /** Until `/.nodes` of every running coordinator shows each of `names` with `active` = `active`. */
   waitForNodes(names: string[], active?: boolean, timeoutMs?: number): Promise<Array<Record<string, unknown>>>;
+  /** The cluster state as stored: `cluster-state.json` of the coordinator, or the etcd key. */
+  storedState(): Promise<ClusterState>;
+  /** Which coordinator each running coordinator says is elected, as its `/.nodes` lists it (the one coordinator leads itself). */
+  leaders(): Promise<string[]>;
+}
+
+/** The etcd of a cluster started with `etcd`, and its key prefix. */
+export interface EtcdCluster {
+  endpoint: string;
+  prefix: string;
+  /** Stop etcd and start it again on the same data directory and endpoint. */
+  restart(): Promise<void>;
 }
 
 export interface ClusterOptions {
   nodes?: number;
+  /** Coordinators (default 1); more than one needs `etcd`. */
+  coordinators?: number;
+  /** Keep the cluster state in a real etcd (scripts/etcd.mjs) started under the data directory. */
+  etcd?: boolean;
+  /** With `etcd`: each coordinator's lease, ms (`--coordinator-lease-ms`). */
+  coordinatorLeaseMs?: number;
   /** Root of the data directories (`coordinator/`, `node1/`…); a new temporary one by default. */
   dataDir?: string;
   /** More coordinator flags. */
@@ -52,73 +85,194 @@ export interface ClusterOptions {
 }
 
 const START_TIMEOUT_MS = 30_000;
+/** The etcd key prefix of a test cluster. */
+export const ETCD_TEST_PREFIX = '/tessera-test';
+
+interface EtcdProcess { endpoint: string; stop(): Promise<void> }
+interface EtcdScript { startEtcd(options: { dataDir: string }): Promise<EtcdProcess> }
+
+/** A single-member etcd on loopback (scripts/etcd.mjs) keeping its data under `dataDir`. */
+export async function startEtcd(dataDir: string): Promise<EtcdProcess> {
+  const script = (await import(pathToFileURL(join(REPO_ROOT, 'scripts/etcd.mjs')).href)) as EtcdScript;
+  return script.startEtcd({ dataDir });
+}
+
+const alive = (p: ClusterProcess) => p.process.exitCode === null && p.process.signalCode === null;
 
 export async function startCluster(options: ClusterOptions = {}): Promise<Cluster> {
   const dataDir = options.dataDir ?? tempDataDir('tessera-cluster-');
   const nodeNames = Array.from({ length: options.nodes ?? 3 }, (_, i) => `node${i + 1}`);
+  const count = options.coordinators ?? 1;
+  if (count > 1 && options.etcd !== true) throw new Error('several coordinators share the cluster state through etcd: pass etcd: true');
+  const coordinatorNames = count === 1 ? ['coordinator'] : Array.from({ length: count }, (_, i) => `c${i + 1}`);
   const env = { TESSERA_LOG_LEVEL: 'info', ...options.env };
-  const coordinatorArgs = (rpcPort: number) => ['coordinator', '--port', '0', '--rpc-port', String(rpcPort),
-    '--data', join(dataDir, 'coordinator'), ...(options.coordinatorArgs ?? [])];
+  let etcdProcess = options.etcd === true ? await startEtcd(join(dataDir, 'etcd')) : undefined;
+  const etcdArgs = (name: string) => (etcdProcess === undefined ? [] : ['--name', name, '--etcd', etcdProcess.endpoint, '--etcd-prefix', ETCD_TEST_PREFIX,
+    '--coordinator-lease-ms', String(options.coordinatorLeaseMs ?? 2_000)]);
+  const coordinatorArgs = (name: string, rpcPort: number) => ['coordinator', '--port', '0', '--rpc-port', String(rpcPort),
+    '--data', join(dataDir, name), ...etcdArgs(name), ...(options.coordinatorArgs ?? [])];
 
-  let coordinator = await spawnTessera('coordinator', coordinatorArgs(0), env, 'listening');
+  const coordinators = new Map<string, ClusterProcess>();
   const listening = (proc: ClusterProcess) => proc.logs.find((l) => l.msg === 'listening') as { port: number; rpcPort: number };
-  let { port, rpcPort } = listening(coordinator);
+  const ports = new Map<string, { port: number; rpcPort: number }>();
+  const spawnCoordinator = async (name: string, rpcPort: number) => {
+    const proc = await spawnTessera(name, coordinatorArgs(name, rpcPort), env, 'listening');
+    coordinators.set(name, proc);
+    ports.set(name, listening(proc));
+  };
   const nodes = new Map<string, ClusterProcess>();
+  const urlOf = (name: string) => `http://127.0.0.1:${ports.get(name)!.port}`;
+  const running = () => coordinatorNames.filter((n) => alive(coordinators.get(n)!));
+  let turn = 0;
+  const first = () => ports.get(coordinatorNames[0]!)!;
 
   const cluster: Cluster = {
-    get port() { return port; },
-    get url() { return `http://127.0.0.1:${port}`; },
-    get rpcPort() { return rpcPort; },
-    get rpcUrl() { return `ws://127.0.0.1:${rpcPort}`; },
-    get coordinator() { return coordinator; },
-    get process() { return coordinator.process; },
-    get logs() { return coordinator.logs; },
+    get port() { return first().port; },
+    // Several coordinators: each request goes to the next running one.
+    get url() {
+      const up = running();
+      return urlOf(up.length === 0 ? coordinatorNames[0]! : up[turn++ % up.length]!);
+    },
+    get rpcPort() { return first().rpcPort; },
+    get rpcUrl() { return coordinatorNames.map((n) => `ws://127.0.0.1:${ports.get(n)!.rpcPort}`).join(','); },
+    get coordinator() { return coordinators.get(coordinatorNames[0]!)!; },
+    get process() { return cluster.coordinator.process; },
+    get logs() { return cluster.coordinator.logs; },
+    coordinators,
+    urlOf,
     dataDir,
     nodes,
     nodeNames,
-    waitForLog: (match, timeoutMs) => coordinator.waitForLog(match, timeoutMs),
+    etcd: etcdProcess === undefined ? undefined : {
+      get endpoint() { return etcdProcess!.endpoint; },
+      prefix: ETCD_TEST_PREFIX,
+      async restart() {
+        await etcdProcess!.stop();
+        etcdProcess = await startEtcd(join(dataDir, 'etcd'));
+      },
+    },
+    // Any coordinator's line (one stopped keeps its lines).
+    waitForLog: (match, timeoutMs) => (coordinators.size === 1
+      ? cluster.coordinator.waitForLog(match, timeoutMs)
+      : Promise.any([...coordinators.values()].map((c) => c.waitForLog(match, timeoutMs)))),
     async startNode(name) {
-      const running = nodes.get(name);
-      if (running !== undefined && running.process.exitCode === null && running.process.signalCode === null) throw new Error(`${name} is running`);
+      const known = nodes.get(name);
+      if (known !== undefined && alive(known)) throw new Error(`${name} is running`);
       const proc = await spawnTessera(name, ['node', '--join', cluster.rpcUrl, '--name', name, '--data', join(dataDir, name)], env, 'joining');
       nodes.set(name, proc);
       await cluster.waitForNodes([name]);
       return proc;
     },
     async restartCoordinator() {
-      const code = await coordinator.stop();
-      if (code !== 0) throw new Error(`the coordinator exited with ${code}`);
-      // The same RPC port: the nodes redial the address they were given.
-      coordinator = await spawnTessera('coordinator', coordinatorArgs(rpcPort), env, 'listening');
-      ({ port } = listening(coordinator));
-      await cluster.waitForNodes([...nodes].filter(([, p]) => p.process.exitCode === null && p.process.signalCode === null).map(([n]) => n));
+      for (const name of coordinatorNames) {
+        const code = await coordinators.get(name)!.stop();
+        if (code !== 0) throw new Error(`coordinator ${name} exited with ${code}`);
+        // The same RPC port: the nodes redial the address they were given.
+        await spawnCoordinator(name, ports.get(name)!.rpcPort);
+        await cluster.waitForNodes([...nodes].filter(([, p]) => alive(p)).map(([n]) => n));
+      }
     },
     async waitForNodes(names, active = true, timeoutMs = START_TIMEOUT_MS) {
       const deadline = Date.now() + timeoutMs;
-      for (;;) {
-        const r = await call(cluster, 'GET', '/.nodes').catch(() => undefined);
-        const list = (r?.status === 200 ? r.json : []) as Array<Record<string, unknown>>;
-        if (names.every((n) => list.some((e) => e.name === n && e.active === active))) return list;
-        if (Date.now() > deadline) throw new Error(`nodes ${names.join(', ')} not ${active ? 'active' : 'inactive'} in ${timeoutMs} ms: ${JSON.stringify(list)}`);
-        await new Promise((res) => setTimeout(res, 50));
+      let list: Array<Record<string, unknown>> = [];
+      // Each running coordinator; with none running, the calls fail until the timeout (as they would anyway).
+      const up = running();
+      for (const coordinator of up.length > 0 ? up : coordinatorNames) {
+        for (;;) {
+          const r = await call({ url: urlOf(coordinator) }, 'GET', '/.nodes').catch(() => undefined);
+          list = (r?.status === 200 ? r.json : []) as Array<Record<string, unknown>>;
+          if (names.every((n) => list.some((e) => e.name === n && e.active === active))) break;
+          if (Date.now() > deadline) throw new Error(`nodes ${names.join(', ')} not ${active ? 'active' : 'inactive'} on ${coordinator} in ${timeoutMs} ms: ${JSON.stringify(list)}`);
+          await new Promise((res) => setTimeout(res, 50));
+        }
+      }
+      return list;
+    },
+    async storedState() {
+      if (etcdProcess === undefined) return JSON.parse(readFileSync(join(dataDir, 'coordinator', 'cluster-state.json'), 'utf8')) as ClusterState;
+      const client = new Etcd3({ hosts: etcdProcess.endpoint });
+      try {
+        const value = await client.get(`${ETCD_TEST_PREFIX}/state`).string();
+        return (value === null ? { nodes: {}, indexes: {} } : JSON.parse(value)) as ClusterState;
+      } finally {
+        client.close();
       }
     },
+    async leaders() {
+      const out: string[] = [];
+      for (const name of running()) {
+        const listed = await call({ url: urlOf(name) }, 'GET', '/.nodes').catch(() => undefined);
+        const leader = (listed?.json as Array<{ name: string; role: string; leader: boolean }> | undefined)?.find((n) => n.role === 'coordinator' && n.leader);
+        if (leader !== undefined) out.push(leader.name);
+      }
+      return out;
+    },
     async stop() {
-      // All at once, as an orchestrator would; the first non-zero exit code wins.
-      const codes = await Promise.all([coordinator, ...nodes.values()].map((p) => p.stop()));
+      // All at once, as an orchestrator would; the first non-zero exit code wins. etcd last.
+      const codes = await Promise.all([...coordinators.values(), ...nodes.values()].map((p) => p.stop()));
+      await etcdProcess?.stop();
       return codes.find((c) => c !== 0) ?? 0;
     },
     async kill() {
-      await Promise.all([coordinator, ...nodes.values()].map((p) => p.kill()));
+      await Promise.all([...coordinators.values(), ...nodes.values()].map((p) => p.kill()));
+      await etcdProcess?.stop();
     },
   };
   try {
+    for (const name of coordinatorNames) await spawnCoordinator(name, 0);
     await Promise.all(nodeNames.map((name) => cluster.startNode(name)));
+    if (etcdProcess !== undefined) await until('one coordinator elected', async () => ((await cluster.leaders()).length === coordinatorNames.length ? true : undefined));
   } catch (err) {
     await cluster.kill();
     throw err;
   }
   return cluster;
+}
+
+/** Polls `probe` every 100 ms until it gives a value (a throw counts as none, and the last one is told on timeout); rejects after `timeoutMs`. */
+export async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let last = '';
+  for (;;) {
+    const value = await probe().catch((err: unknown) => { last = `; last: ${err instanceof Error ? err.message : String(err)}`; return undefined; });
+    if (value !== undefined) return value;
+    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}${last}`);
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/**
+ * etcd's history of the cluster state, revision by revision: every primary
+ * each shard's term named (`<uuid>#<shard>@<term>` → node), and the terms
+ * that named two (must be none).
+ */
+export async function primaryTermHistory(etcd: EtcdCluster): Promise<{ primaries: Map<string, string>; conflicts: string[] }> {
+  const client = new Etcd3({ hosts: etcd.endpoint });
+  try {
+    const key = `${etcd.prefix}/state`;
+    const latest = await client.get(key).exec();
+    const last = Number(latest.kvs[0]!.mod_revision);
+    const primaries = new Map<string, string>();
+    const conflicts: string[] = [];
+    for (let revision = 1; revision <= last; revision++) {
+      const at = await client.get(key).revision(revision).exec().catch(() => undefined);
+      const kv = at?.kvs[0];
+      if (kv === undefined || Number(kv.mod_revision) !== revision) continue;
+      const state = JSON.parse(kv.value.toString()) as ClusterState;
+      for (const meta of Object.values(state.indexes)) {
+        meta.allocation.forEach((copies, i) => {
+          const slot = `${meta.uuid}#${i + 1}@${meta.replication?.[i]?.term ?? 1}`;
+          const primary = copies[0] ?? '';
+          const earlier = primaries.get(slot);
+          if (earlier !== undefined && earlier !== primary) conflicts.push(`${slot}: ${earlier} and ${primary}`);
+          primaries.set(slot, primary);
+        });
+      }
+    }
+    return { primaries, conflicts };
+  } finally {
+    client.close();
+  }
 }
 
 /** Spawn `tessera <args>`; resolves once it logs `readyMsg`. */

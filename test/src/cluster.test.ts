@@ -3,10 +3,15 @@
  * `tessera node` processes joining it — membership, placement, the document
  * and search API through the coordinator, a node killed and restarted, the
  * coordinator restarted. Replica contents are replication's (not checked here).
+ *
+ * The suite runs twice: against one coordinator (the cluster state in its
+ * data directory), and against two coordinators sharing a real etcd, each
+ * request going to the next coordinator (writes through the one not elected
+ * are forwarded; reads and searches it serves itself).
  */
-import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { spawnTessera, startCluster, type Cluster } from './cluster-harness.js';
+import { spawnTessera, startCluster, until, type Cluster, type ClusterOptions } from './cluster-harness.js';
 import { call, removeDir } from './harness.js';
 
 type NodeView = { name: string; active: boolean; role?: string; pid?: number; data?: string; reason?: string; shards?: CopyView[]; [k: string]: unknown };
@@ -20,11 +25,18 @@ async function allocationOf(cluster: Cluster, index: string): Promise<string[][]
   return (await call(cluster, 'GET', index)).json._settings.shards as string[][];
 }
 
-describe('a coordinator and three nodes', () => {
+const VARIANTS: Array<{ title: string; options: ClusterOptions }> = [
+  { title: 'a coordinator and three nodes', options: { nodes: 3 } },
+  { title: 'two coordinators on etcd and three nodes, requests spread over both', options: { nodes: 3, coordinators: 2, etcd: true } },
+];
+
+describe.each(VARIANTS)('$title', ({ options }) => {
   let cluster: Cluster;
+  let coordinatorNames: string[];
 
   beforeAll(async () => {
-    cluster = await startCluster({ nodes: 3 });
+    cluster = await startCluster(options);
+    coordinatorNames = [...cluster.coordinators.keys()];
   }, 60_000);
 
   afterAll(async () => {
@@ -32,10 +44,20 @@ describe('a coordinator and three nodes', () => {
     removeDir(cluster.dataDir);
   });
 
-  it('every node joins: /.nodes lists the coordinator, then the nodes with their process facts', async () => {
+  it('every node joins: /.nodes lists the coordinators, then the nodes with their process facts', async () => {
     const list = await nodesOf(cluster);
-    expect(list.map((n) => n.name)).toEqual(['coordinator', 'node1', 'node2', 'node3']);
-    expect(list[0]).toEqual({ name: 'coordinator', active: true, leader: true, local: true, host: '127.0.0.1', http_port: cluster.port, role: 'coordinator', shards: [] });
+    expect(list.map((n) => n.name)).toEqual([...coordinatorNames, 'node1', 'node2', 'node3']);
+    if (coordinatorNames.length === 1) {
+      expect(list[0]).toEqual({ name: 'coordinator', active: true, leader: true, local: true, host: '127.0.0.1', http_port: cluster.port, role: 'coordinator', shards: [] });
+    } else {
+      // Each coordinator lists both, the same one elected, itself local.
+      const [leader] = await cluster.leaders();
+      for (const name of coordinatorNames) {
+        const seen = (await call({ url: cluster.urlOf(name) }, 'GET', '/.nodes')).json as NodeView[];
+        expect(seen.filter((n) => n.role === 'coordinator').map((n) => ({ name: n.name, leader: n.leader, local: n.local, http_port: n.http_port })))
+          .toEqual(coordinatorNames.map((c) => ({ name: c, leader: c === leader, local: c === name, http_port: Number(new URL(cluster.urlOf(c)).port) })));
+      }
+    }
     for (const name of cluster.nodeNames) {
       const node = byName(list, name);
       expect(node).toMatchObject({ active: true, leader: false, local: false, role: 'shard', pid: cluster.nodes.get(name)!.process.pid, data: join(cluster.dataDir, name) });
@@ -44,12 +66,12 @@ describe('a coordinator and three nodes', () => {
       expect(node.heartbeat_age_ms).toBeLessThan(5000);
     }
     const root = (await call(cluster, 'GET', '/')).json;
-    expect(root).toMatchObject({ name: 'coordinator', state: 'READY' });
-    expect(root.nodes).toHaveLength(4);
+    expect(root).toMatchObject({ state: 'READY' });
+    expect(coordinatorNames).toContain(root.name);
+    expect(root.nodes).toHaveLength(coordinatorNames.length + 3);
     expect((await call(cluster, 'GET', '/readyz')).status).toBe(200);
-    // The coordinator remembers who joined, for its next start.
-    const state = JSON.parse(readFileSync(join(cluster.dataDir, 'coordinator', 'cluster-state.json'), 'utf8'));
-    expect(Object.keys(state.nodes).sort()).toEqual(['node1', 'node2', 'node3']);
+    // The cluster state remembers who joined, for a coordinator's next start.
+    expect(Object.keys((await cluster.storedState()).nodes ?? {}).sort()).toEqual(['node1', 'node2', 'node3']);
   });
 
   it('3 shards with 1 replica: two copies of each shard on distinct nodes, primaries spread; /.nodes shows each copy', async () => {
@@ -167,14 +189,13 @@ describe('a coordinator and three nodes', () => {
     await cluster.nodes.get(victim)!.kill();
     await cluster.waitForNodes([victim], false);
     expect((await call(cluster, 'DELETE', '/gone/')).status).toBe(204);
-    const stateFile = join(cluster.dataDir, 'coordinator', 'cluster-state.json');
-    const pending = () => JSON.parse(readFileSync(stateFile, 'utf8')).nodes[victim].pendingDrops as unknown[] | undefined;
-    expect(pending()?.length).toBeGreaterThan(0);
+    const pending = async () => (await cluster.storedState()).nodes?.[victim]?.pendingDrops;
+    expect((await pending())?.length).toBeGreaterThan(0);
     const indexDir = join(cluster.dataDir, victim, 'nodes', victim, 'gone');
     const shardDirs = () => (existsSync(indexDir) ? readdirSync(indexDir).filter((f) => f.startsWith('#')) : []);
     expect(shardDirs().length).toBeGreaterThan(0);
     await cluster.startNode(victim);
-    await waitUntil(() => pending() === undefined);
+    await until('the pending drops done', async () => ((await pending()) === undefined ? true : undefined), 10_000);
     expect(shardDirs()).toEqual([]);
     await call(cluster, 'PUT', '/gone/', { _settings: { number_of_shards: 3, number_of_replicas: 0 } });
     expect((await call(cluster, 'COUNT', '/gone/')).json.total).toBe(0);
@@ -236,11 +257,3 @@ describe('a coordinator that no node has joined', () => {
     expect((await call(cluster, 'GET', '/early/1')).json).toMatchObject({ a: 1 });
   });
 });
-
-async function waitUntil(condition: () => boolean, timeoutMs = 10_000): Promise<void> {
-  const deadline = Date.now() + timeoutMs;
-  while (!condition()) {
-    if (Date.now() > deadline) throw new Error('condition not met in time');
-    await new Promise((res) => setTimeout(res, 25));
-  }
-}

@@ -10,77 +10,28 @@
  */
 import { connect, createServer, type AddressInfo, type Socket } from 'node:net';
 import { join } from 'node:path';
-import { pathToFileURL } from 'node:url';
-import { Etcd3 } from 'etcd3';
-import { spawnTessera, type ClusterProcess } from './cluster-harness.js';
-import { call, REPO_ROOT, removeDir, tempDataDir } from './harness.js';
-
-interface EtcdProcess { endpoint: string; stop(): Promise<void> }
-interface EtcdScript { startEtcd(options: { dataDir: string }): Promise<EtcdProcess> }
+import { primaryTermHistory, spawnTessera, startCluster, until, type Cluster } from './cluster-harness.js';
+import { call, removeDir } from './harness.js';
+import { lostWrites, sharedVersions, startWriteLoad } from './write-load.js';
 
 const LEASE_MS = 2_000;
-const PREFIX = '/tessera-test';
-const ENV = { TESSERA_LOG_LEVEL: 'info' };
 
-let root: string;
-let etcd: EtcdProcess;
-const coordinators = new Map<string, { proc: ClusterProcess; url: string; rpc: string }>();
-const nodes: ClusterProcess[] = [];
-
-async function startCoordinator(name: string): Promise<void> {
-  const proc = await spawnTessera(name, ['coordinator', '--name', name, '--port', '0', '--rpc-port', '0', '--data', join(root, name),
-    '--etcd', etcd.endpoint, '--etcd-prefix', PREFIX, '--coordinator-lease-ms', String(LEASE_MS), '--replicas', '1', '--shards', '2'], ENV, 'listening');
-  const http = proc.logs.find((l) => l.msg === 'listening') as { port: number };
-  const rpc = proc.logs.find((l) => l.msg === 'rpc listening') as { port: number };
-  coordinators.set(name, { proc, url: `http://127.0.0.1:${http.port}`, rpc: `ws://127.0.0.1:${rpc.port}` });
-}
-
-/** The coordinators' view: who is elected, as every running one says in /.nodes. */
-async function leaders(): Promise<string[]> {
-  const out: string[] = [];
-  for (const { url } of coordinators.values()) {
-    const listed = await call({ url }, 'GET', '/.nodes').catch(() => undefined);
-    const leader = (listed?.json as Array<{ name: string; role: string; leader: boolean }> | undefined)?.find((n) => n.role === 'coordinator' && n.leader);
-    if (leader !== undefined) out.push(leader.name);
-  }
-  return out;
-}
-
-async function until<T>(what: string, probe: () => Promise<T | undefined>, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const value = await probe().catch(() => undefined);
-    if (value !== undefined) return value;
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
+let cluster: Cluster;
+/** The running coordinators' HTTP APIs by name. */
+const coordinators = new Map<string, { url: string }>();
 
 beforeAll(async () => {
-  root = tempDataDir('tessera-coordinators-');
-  const script = (await import(pathToFileURL(join(REPO_ROOT, 'scripts/etcd.mjs')).href)) as EtcdScript;
-  etcd = await script.startEtcd({ dataDir: join(root, 'etcd') });
-  await startCoordinator('c1');
-  await startCoordinator('c2');
-  const join_ = [...coordinators.values()].map((c) => c.rpc).join(',');
-  for (const name of ['n1', 'n2', 'n3']) {
-    nodes.push(await spawnTessera(name, ['node', '--name', name, '--data', join(root, name), '--join', join_], ENV, 'joining'));
-  }
-  // Every coordinator sees every node, and says it is ready.
-  for (const { url } of coordinators.values()) {
-    await until('nodes active', async () => {
-      const listed = (await call({ url }, 'GET', '/.nodes')).json as Array<{ name: string; active: boolean }>;
-      return ['n1', 'n2', 'n3'].every((n) => listed.some((e) => e.name === n && e.active)) ? true : undefined;
-    });
-    await until('ready', async () => ((await call({ url }, 'GET', '/readyz')).status === 200 ? true : undefined));
-  }
+  cluster = await startCluster({ coordinators: 2, etcd: true, coordinatorLeaseMs: LEASE_MS, nodes: 3, coordinatorArgs: ['--replicas', '1', '--shards', '2'] });
+  for (const name of cluster.coordinators.keys()) coordinators.set(name, { url: cluster.urlOf(name) });
+  for (const { url } of coordinators.values()) await until('ready', async () => ((await call({ url }, 'GET', '/readyz')).status === 200 ? true : undefined));
 }, 120_000);
 
 afterAll(async () => {
-  await Promise.all([...nodes.map((n) => n.stop()), ...[...coordinators.values()].map((c) => c.proc.stop())]);
-  await etcd?.stop();
-  removeDir(root);
+  await cluster?.stop();
+  removeDir(cluster.dataDir);
 }, 60_000);
+
+const leaders = () => cluster.leaders();
 
 it('elects exactly one coordinator, and both list both', async () => {
   const seen = await leaders();
@@ -113,99 +64,68 @@ it('takes a write through either coordinator and reads it through both', async (
   expect(found.json).toMatchObject({ total: 1 });
 });
 
+it('shows through the other coordinator at once what the elected one acknowledged: a new index, its documents, a new field, an alias', async () => {
+  const [leader] = await leaders();
+  const follower = leader === 'c1' ? 'c2' : 'c1';
+  const elected = coordinators.get(leader!)!;
+  const other = coordinators.get(follower)!;
+  for (let k = 0; k < 20; k++) {
+    expect((await call(elected, 'PUT', `/fresh${k}/`, { _settings: { number_of_shards: 2, number_of_replicas: 1 } })).status).toBe(200);
+    expect((await call(other, 'GET', `/fresh${k}/`)).status).toBe(200);
+    expect((await call(elected, 'PUT', `/fresh${k}/a`, { [`field${k}`]: 'word' })).status).toBe(200);
+    expect((await call(other, 'GET', `/fresh${k}/a`)).json).toMatchObject({ [`field${k}`]: 'word', _version: 1 });
+    expect((await call(other, 'SEARCH', `/fresh${k}/`, { _query: { [`field${k}`]: 'word' } })).json).toMatchObject({ total: 1 });
+    expect((await call(elected, 'PUT', `/.aliases/fresh-alias${k}`, { _indexes: [`/fresh${k}/`] })).status).toBeLessThan(300);
+    expect((await call(other, 'GET', `/fresh-alias${k}/a`)).status).toBe(200);
+  }
+});
+
 it('survives kill -9 of the elected coordinator under writes through both: no acknowledged write lost, one primary per term', async () => {
   const [leader] = await leaders();
   const survivor = leader === 'c1' ? 'c2' : 'c1';
-  const acked = new Map<string, number>();
-  let stop = false;
-  let failures = 0;
-  const writer = async (via: string, offset: number): Promise<void> => {
-    for (let i = 0; !stop; i++) {
-      const id = `w${offset + (i % 200)}`;
-      const url = coordinators.get(via)?.url;
-      if (url === undefined) return;
-      const reply = await call({ url }, 'PUT', `/load/${id}`, { via, i }).catch(() => undefined);
-      if (reply?.status === 200) {
-        const version = (reply.json as { _version: number })._version;
-        acked.set(id, Math.max(acked.get(id) ?? 0, version));
-      } else {
-        failures++;
-        await new Promise((r) => setTimeout(r, 50));
-      }
-    }
-  };
-  const writers = [writer('c1', 0), writer('c2', 1000), writer('c1', 2000), writer('c2', 3000)];
+  // Two writers through each coordinator, 200 IDs each, written over and over.
+  const load = startWriteLoad((via) => coordinators.get(via)?.url, '/load/', [0, 1000, 2000, 3000].map((offset, w) => ({
+    via: w % 2 === 0 ? 'c1' : 'c2',
+    id: (i: number) => `w${offset + (i % 200)}`,
+  })));
   await new Promise((r) => setTimeout(r, 1500));
-  const before = acked.size;
-  expect(before).toBeGreaterThan(0);
+  expect(load.acks.length).toBeGreaterThan(0);
 
   const killedAt = Date.now();
-  await coordinators.get(leader!)!.proc.kill();
+  await cluster.coordinators.get(leader!)!.kill();
   coordinators.delete(leader!);
   const electedAfterMs = await until('the survivor elected', async () =>
     ((await leaders())[0] === survivor ? Date.now() - killedAt : undefined), 30_000);
   // The lease runs out (whole seconds in etcd), then the survivor campaigns.
   expect(electedAfterMs).toBeLessThanOrEqual(LEASE_MS + 2_000 + 1_000);
-  const ackedAtElection = acked.size;
+  const electedAt = Date.now();
   await new Promise((r) => setTimeout(r, 1500));
-  stop = true;
-  await Promise.all(writers);
+  await load.stop();
   // Writes through the survivor went on after the election.
-  expect(acked.size + [...acked.values()].reduce((a, b) => a + b, 0)).toBeGreaterThan(ackedAtElection);
+  expect(load.acks.some((ack) => ack.sentAt > electedAt)).toBe(true);
 
-  const survivorUrl = coordinators.get(survivor)!.url;
-  const lost: string[] = [];
-  for (const [id, version] of acked) {
-    const info = await call({ url: survivorUrl }, 'INFO', `/load/${id}`);
-    if (info.status !== 200 || (info.json as { version: number }).version < version) lost.push(`${id}@${version}`);
-  }
-  expect(lost).toEqual([]);
-  process.stdout.write(`coordinator failover: elected after ${electedAfterMs} ms; ${acked.size} documents acknowledged, ${failures} requests refused while electing\n`);
+  expect(await lostWrites(coordinators.get(survivor)!.url, '/load/', load.acks)).toEqual([]);
+  expect(sharedVersions(load.acks)).toEqual([]);
+  process.stdout.write(`coordinator failover: elected after ${electedAfterMs} ms; ${load.acks.length} writes acknowledged, ${load.failures} requests refused while electing\n`);
 
   // etcd's history of the cluster state: no primary term ever named two primaries.
-  const client = new Etcd3({ hosts: etcd.endpoint });
-  try {
-    const key = `${PREFIX}/state`;
-    const latest = await client.get(key).exec();
-    const last = Number(latest.kvs[0]!.mod_revision);
-    const primaries = new Map<string, string>();
-    const conflicts: string[] = [];
-    for (let revision = 1; revision <= last; revision++) {
-      const at = await client.get(key).revision(revision).exec().catch(() => undefined);
-      const kv = at?.kvs[0];
-      if (kv === undefined || Number(kv.mod_revision) !== revision) continue;
-      const state = JSON.parse(kv.value.toString()) as { indexes: Record<string, { uuid: string; allocation: string[][]; replication?: Array<{ term: number }> }> };
-      for (const meta of Object.values(state.indexes)) {
-        meta.allocation.forEach((copies, i) => {
-          const slot = `${meta.uuid}#${i + 1}@${meta.replication?.[i]?.term ?? 1}`;
-          const primary = copies[0] ?? '';
-          const earlier = primaries.get(slot);
-          if (earlier !== undefined && earlier !== primary) conflicts.push(`${slot}: ${earlier} and ${primary}`);
-          primaries.set(slot, primary);
-        });
-      }
-    }
-    expect(primaries.size).toBeGreaterThan(0);
-    expect(conflicts).toEqual([]);
-  } finally {
-    client.close();
-  }
+  const history = await primaryTermHistory(cluster.etcd!);
+  expect(history.primaries.size).toBeGreaterThan(0);
+  expect(history.conflicts).toEqual([]);
 }, 120_000);
 
 it('keeps the state across an etcd restart, and a coordinator cut off from etcd says why in /readyz', async () => {
   const [survivor] = [...coordinators.keys()];
   const url = coordinators.get(survivor!)!.url;
   const before = (await call({ url }, 'GET', '/shared/1')).json;
-  await etcd.stop();
-  const script = (await import(pathToFileURL(join(REPO_ROOT, 'scripts/etcd.mjs')).href)) as EtcdScript;
-  etcd = await script.startEtcd({ dataDir: join(root, 'etcd') });
+  await cluster.etcd!.restart();
   await until('elected again after the etcd restart', async () => ((await leaders())[0] === survivor ? true : undefined), 30_000);
   expect((await call({ url }, 'GET', '/shared/1')).json).toEqual(before);
   await until('a write after the etcd restart', async () => ((await call({ url }, 'PUT', '/shared/3', { after: 'restart' })).status === 200 ? true : undefined));
 
   // A third coordinator whose only way to etcd is a loopback relay, then the relay stops.
   const sockets = new Set<Socket>();
-  const target = new URL(etcd.endpoint);
+  const target = new URL(cluster.etcd!.endpoint);
   const relay = createServer((client) => {
     const upstream = connect(Number(target.port), target.hostname);
     for (const s of [client, upstream]) { sockets.add(s); s.on('error', () => s.destroy()); s.on('close', () => sockets.delete(s)); }
@@ -213,16 +133,20 @@ it('keeps the state across an etcd restart, and a coordinator cut off from etcd 
   });
   await new Promise<void>((r) => relay.listen(0, '127.0.0.1', r));
   const relayed = `http://127.0.0.1:${(relay.address() as AddressInfo).port}`;
-  const proc = await spawnTessera('c3', ['coordinator', '--name', 'c3', '--port', '0', '--rpc-port', '0', '--data', join(root, 'c3'),
-    '--etcd', relayed, '--etcd-prefix', PREFIX, '--coordinator-lease-ms', String(LEASE_MS)], ENV, 'listening');
+  const proc = await spawnTessera('c3', ['coordinator', '--name', 'c3', '--port', '0', '--rpc-port', '0', '--data', join(cluster.dataDir, 'c3'),
+    '--etcd', relayed, '--etcd-prefix', cluster.etcd!.prefix, '--coordinator-lease-ms', String(LEASE_MS)], { TESSERA_LOG_LEVEL: 'info' }, 'listening');
   const c3 = `http://127.0.0.1:${(proc.logs.find((l) => l.msg === 'listening') as { port: number }).port}`;
   try {
     expect((await leaders())[0]).toBe(survivor);
     relay.close();
     for (const s of sockets) s.destroy();
     const notReady = await until('c3 not ready', async () => {
+      if (proc.process.exitCode !== null || proc.process.signalCode !== null) {
+        throw new Error(`c3 exited (${proc.process.exitCode ?? proc.process.signalCode}): ${JSON.stringify(proc.logs.filter((l) => Number(l.level) >= 50))}`);
+      }
       const ready = await call({ url: c3 }, 'GET', '/readyz');
-      return ready.status === 503 && /lease|cluster-state store|etcd/.test(String((ready.json as { reason?: string }).reason)) ? ready.json : undefined;
+      if (ready.status === 503 && /lease|cluster-state store|etcd/.test(String((ready.json as { reason?: string }).reason))) return ready.json;
+      throw new Error(`${ready.status} ${ready.text}`);
     }, 20_000);
     expect(notReady).toMatchObject({ status: 'not ready' });
     // The elected one stays elected, and goes on.

@@ -103,6 +103,12 @@ const ALLOW_SPECIAL = 'GET, HEAD';
 
 type Resource = 'root' | 'index' | 'document' | 'templates' | 'aliases' | 'keys';
 
+/** What the response of a routed request needs to know of it: its operation (metrics, logs) and `?pretty`. */
+interface Routed {
+  operation?: string;
+  pretty?: boolean;
+}
+
 /** Method label of the request metrics: known methods, else OTHER (client input must not grow label sets). */
 const METHOD_LABELS = new Set(KNOWN_METHODS);
 
@@ -220,40 +226,61 @@ export class Coordinator {
     }
     const group = this.options.group;
     if (group !== undefined && !group.isLeader && !servedLocally(req.method)) return this.forwardToLeader(req, group, requestId);
-    let operation: string | undefined;
-    let pretty: boolean | undefined;
+    const seen: Routed = {};
     let reply: Reply | Promise<Reply>;
     try {
-      const admin = adminPathOf(req.path);
-      if (isKeysPath(req.path)) {
-        operation = operationName('keys', req.method);
-        const ctx = new RequestContext(req, { indexes: [], id: undefined, selector: undefined }, this.options.decodeLimits);
-        pretty = ctx.options.pretty;
-        reply = this.keys.handle(ctx, req.path);
-      } else if (admin !== undefined) {
-        operation = operationName(admin.collection, req.method);
-        reply = this.administer(req, admin, (ctx) => { pretty = ctx.options.pretty; });
-      } else {
-        const parsed = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
-        const resource = resourceOf(parsed);
-        // Aliases resolve here, once, from one cluster state: the handler sees indexes only (admin/aliases.ts).
-        const path = resolveAliases(parsed, indexUse(resource, req.method), this.registry.aliases());
-        const ctx = new RequestContext(req, path, this.options.decodeLimits);
-        pretty = ctx.options.pretty;
-        operation = operationName(resource, req.method);
-        reply = this.dispatch(ctx, resource);
-      }
+      reply = group !== undefined && !group.isLeader ? this.servedFollowing(req, seen) : this.route(req, seen);
     } catch (err) {
-      return this.fail(req, err, requestId, pretty, operation);
+      return this.fail(req, err, requestId, seen.pretty, seen.operation);
     }
     if (typeof (reply as Partial<Promise<Reply>>).then !== 'function') {
-      return this.rendered(req, reply as Reply, requestId, pretty, operation);
+      return this.rendered(req, reply as Reply, requestId, seen.pretty, seen.operation);
     }
     return (reply as Promise<Reply>).then(
-      (settled) => this.rendered(req, settled, requestId, pretty, operation),
-      (err: unknown) => this.fail(req, err, requestId, pretty, operation),
+      (settled) => this.rendered(req, settled, requestId, seen.pretty, seen.operation),
+      (err: unknown) => this.fail(req, err, requestId, seen.pretty, seen.operation),
     );
   };
+
+  /** Dispatch a request here; `seen` learns its operation and `?pretty` as soon as they are known (for an error too). */
+  private route(req: HttpRequest, seen: Routed): Reply | Promise<Reply> {
+    if (isKeysPath(req.path)) {
+      seen.operation = operationName('keys', req.method);
+      const ctx = new RequestContext(req, { indexes: [], id: undefined, selector: undefined }, this.options.decodeLimits);
+      seen.pretty = ctx.options.pretty;
+      return this.keys.handle(ctx, req.path);
+    }
+    const admin = adminPathOf(req.path);
+    if (admin !== undefined) {
+      seen.operation = operationName(admin.collection, req.method);
+      return this.administer(req, admin, (ctx) => { seen.pretty = ctx.options.pretty; });
+    }
+    const parsed = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
+    const resource = resourceOf(parsed);
+    // Aliases resolve here, once, from one cluster state: the handler sees indexes only (admin/aliases.ts).
+    const path = resolveAliases(parsed, indexUse(resource, req.method), this.registry.aliases());
+    const ctx = new RequestContext(req, path, this.options.decodeLimits);
+    seen.pretty = ctx.options.pretty;
+    seen.operation = operationName(resource, req.method);
+    return this.dispatch(ctx, resource);
+  }
+
+  /**
+   * A read on a coordinator that is not elected. Its cluster state is etcd's
+   * as the watch brought it, a moment behind the elected coordinator's: an
+   * index, alias or field created there and acknowledged may not be here
+   * yet. So the state is read from etcd first (one read shared by the
+   * requests that arrive meanwhile): a read through any coordinator sees
+   * every change acknowledged before it, as one through the elected one
+   * does. With etcd out of reach (a call failed, or the watch is down), the
+   * read is served from the state as it is, without waiting for a call to
+   * time out (this coordinator then says it is not ready).
+   */
+  private async servedFollowing(req: HttpRequest, seen: Routed): Promise<Reply> {
+    const state = this.options.state;
+    if (state?.health().connected === true) await state.refresh().catch(() => false);
+    return this.route(req, seen);
+  }
 
   /** A request only the elected coordinator runs, sent to it; its answer as it gave it. */
   private async forwardToLeader(req: HttpRequest, group: CoordinatorGroup, requestId: string): Promise<HttpResponse> {
@@ -283,7 +310,7 @@ export class Coordinator {
   }
 
   /** A handler's reply in the negotiated format (a failure to render it is answered as any error). */
-  private rendered(req: HttpRequest, reply: Reply, requestId: string, pretty: boolean | undefined, operation: string): HttpResponse {
+  private rendered(req: HttpRequest, reply: Reply, requestId: string, pretty: boolean | undefined, operation: string | undefined): HttpResponse {
     let response: HttpResponse;
     try {
       response = render(req, reply, pretty);

@@ -172,6 +172,18 @@ describe('etcd state store', () => {
     });
   });
 
+  it('refresh reads another store\'s change from etcd at once, whether or not the watch brought it yet', async () => {
+    await withTwoStores<Doc>({ n: 0 }, async (a, b) => {
+      for (let n = 1; n <= 20; n++) {
+        expect(await a.compareAndSet(a.get(), { n })).toBe(true);
+        // Calls made together share reads; each sees the change.
+        await Promise.all([b.refresh(), b.refresh(), b.refresh()]);
+        expect(b.get()).toEqual({ n });
+      }
+      expect(await b.refresh()).toBe(false);
+    });
+  });
+
   it('lets exactly one of two stores racing from the same state win; the loser wins after re-reading', async () => {
     await withTwoStores<Doc>({ n: 0 }, async (a, b) => {
       // Both from the state as it is at the start (the key does not exist yet: the create race).

@@ -101,6 +101,9 @@ export class EtcdStateStore<T> implements StateStore<T> {
   /** Highest revision applied to the state (a delete leaves a revision, not a mod revision). */
   private stateSeenRevision = 0;
   private readonly stateListeners = new Set<(state: T) => void>();
+  /** The state read from etcd in flight (`refresh`), and the one the calls made meanwhile wait for. */
+  private refreshing: Promise<boolean> | undefined;
+  private nextRefresh: Promise<boolean> | undefined;
 
   private readonly leased = new Map<string, CachedLeased>();
   private readonly keysByLease = new Map<LeaseId, Set<string>>();
@@ -201,6 +204,32 @@ export class EtcdStateStore<T> implements StateStore<T> {
     }
     this.applyStateKey(response.responses[0]?.response_range.kvs[0], revision);
     return false;
+  }
+
+  /**
+   * A linearizable read of the state key: etcd answers with every change it
+   * acknowledged, which the watch may not have brought yet. One read at a
+   * time: the calls made while one is in flight share the next, which starts
+   * after them (so it sees what they must see), so a burst of reads costs
+   * etcd one request per round trip.
+   */
+  refresh(): Promise<boolean> {
+    if (this.refreshing === undefined) {
+      this.refreshing = this.readState().finally(() => { this.refreshing = undefined; });
+      return this.refreshing;
+    }
+    this.nextRefresh ??= this.refreshing.catch(() => false).then(() => {
+      this.nextRefresh = undefined;
+      return this.refresh();
+    });
+    return this.nextRefresh;
+  }
+
+  private async readState(): Promise<boolean> {
+    const response = await this.call('read the cluster state', (options) => this.client.kv.range({ key: Buffer.from(this.stateKey) }, options));
+    const before = this.stateSeenRevision;
+    this.applyStateKey(response.kvs[0], Number(response.header.revision));
+    return this.stateSeenRevision > before;
   }
 
   watch(listener: (state: T) => void): () => void {

@@ -50,6 +50,11 @@ export class LocalStateStore<T> implements StateStore<T> {
     return attempt;
   }
 
+  /** Nothing to catch up with: this store is the only writer of its file, and `get()` is what it wrote. */
+  async refresh(): Promise<boolean> {
+    return false;
+  }
+
   watch(listener: (state: T) => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);

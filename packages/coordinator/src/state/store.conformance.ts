@@ -98,6 +98,12 @@ export function describeStateStore(name: string, make: MakeStateStore, options: 
         expect(store.get()).toEqual(results[0] ? { n: 1, tags: ['x'] } : { n: 2, tags: ['y'] });
       });
 
+      it('finds nothing newer on refresh when it made the last change itself', async () => {
+        await store.compareAndSet(store.get(), { n: 1, tags: ['own'] });
+        expect(await store.refresh()).toBe(false);
+        expect(store.get()).toEqual({ n: 1, tags: ['own'] });
+      });
+
       it('says it is connected once open', () => {
         expect(store.health()).toEqual({ connected: true });
       });

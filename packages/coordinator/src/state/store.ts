@@ -52,6 +52,12 @@ export interface StateStore<T> {
   compareAndSet(expected: T, next: T): Promise<boolean>;
   /** `listener` gets every new state; returns the function that stops it. */
   watch(listener: (state: T) => void): () => void;
+  /**
+   * Read the state from the store itself rather than from what this store
+   * has heard of it: afterwards `get()` holds every change acknowledged
+   * before the call (another coordinator's too). True when that was newer.
+   */
+  refresh(): Promise<boolean>;
 
   /** A new lease, alive for `ttlMs` unless kept alive. */
   grantLease(ttlMs: number): Promise<LeaseId>;
