@@ -50,8 +50,8 @@ it('gives the young generation back after a burst, once a collection finds the p
     }
     const burst = newSpace();
     setTimeout(() => { console.log(JSON.stringify({ burst, reasons, after: newSpace() })); }, 12000);
-  `, ['--max-semi-space-size=64']) as { burst: number; reasons: string[]; after: number };
-  expect(burst).toBeGreaterThan(64 * 1024 * 1024);
+  `, ['--max-semi-space-size=32']) as { burst: number; reasons: string[]; after: number };
+  expect(burst).toBeGreaterThan(32 * 1024 * 1024);
   expect(reasons).toContain('slack');
   expect(after).toBeLessThan(8 * 1024 * 1024);
 }, 40_000);
