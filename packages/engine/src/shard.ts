@@ -91,7 +91,8 @@ export class Shard {
       const startedMs = performance.now();
       await openIndex(state, options.index ?? {});
       state.content = await ContentVolumes.open(join(path, 'content'), options.content);
-      state.releaseStoreMemory = (resolved.storeMemory ?? new StoreMemoryBudget()).add(db);
+      state.storeMemory = resolved.storeMemory ?? new StoreMemoryBudget();
+      state.releaseStoreMemory = state.storeMemory.add(db);
       state.scripts = options.scripts;
       const { segments, replayedEntries } = state.index.metrics();
       state.log.info({ documents: counters.documents, seq: counters.seq, segments, replayedEntries, ms: Math.round(performance.now() - startedMs) },

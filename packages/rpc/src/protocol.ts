@@ -237,7 +237,7 @@ export interface NodeStatsReply {
   /** The node's Lua script runner (absent until it has started): compiled-chunk cache and runs. */
   scripts?: { cacheHits: number; cacheMisses: number; compiles: number; runs: number; failures: number };
   /** What the LevelDB databases of the node's copies hold in memory (memtables, block caches) and the memtable flushes its bound asked for. */
-  store?: { bytes: number; databases: number; flushes: number };
+  store?: { bytes: number; databases: number; flushes: number; stalls: number };
   shards: Array<ShardRef & {
     documents: number;
     seq: number;

@@ -121,44 +121,38 @@ export class Metrics {
         },
       });
     }
-    // The search index of every shard copy (ENGINE.md "Write path"): flushes and merges per node, a flush failing, sizes per index.
-    for (const [name, help, field] of [
-      ['tessera_index_flushes_total', 'Write buffers the shard copies on a node flushed into segments, since each copy was opened', 'flushes'],
-      ['tessera_index_flush_failures_total', 'Segment flushes that failed on a node (each is logged and retried; while one keeps failing /readyz is 503)', 'flushFailures'],
-      ['tessera_index_merges_total', 'Segment merges the shard copies on a node completed, since each copy was opened', 'merges'],
-      ['tessera_index_merge_failures_total', 'Segment merges that failed on a node (each is logged and retried after the next flush)', 'mergeFailures'],
+    // Per node: the search index of its shard copies (ENGINE.md "Write path": flushes and merges), and their LevelDB
+    // memory (engine store/store-memory.ts: held, memtables written out early, writes held back).
+    const search = (field: 'flushes' | 'flushFailures' | 'merges' | 'mergeFailures') => (node: NodeStatsReply) =>
+      sumOverCopies(node, (copy) => copy.search?.[field] ?? 0);
+    for (const [Kind, name, help, figure] of [
+      [Counter, 'tessera_index_flushes_total', 'Write buffers the shard copies on a node flushed into segments, since each copy was opened', search('flushes')],
+      [Counter, 'tessera_index_flush_failures_total', 'Segment flushes that failed on a node (each is logged and retried; while one keeps failing /readyz is 503)', search('flushFailures')],
+      [Counter, 'tessera_index_merges_total', 'Segment merges the shard copies on a node completed, since each copy was opened', search('merges')],
+      [Counter, 'tessera_index_merge_failures_total', 'Segment merges that failed on a node (each is logged and retried after the next flush)', search('mergeFailures')],
+      [Gauge, 'tessera_store_memory_bytes', 'What the LevelDB databases of a node\'s shard copies hold in memory (memtables and block caches, LevelDB\'s figure), bounded by storeMemoryBytesMax',
+        (node: NodeStatsReply) => node.store?.bytes],
+      [Counter, 'tessera_store_memtable_flushes_total', 'LevelDB memtables of a node\'s shard copies written out early: the databases together held more than storeMemoryBytesMax, or a copy stopped being written to',
+        (node: NodeStatsReply) => node.store?.flushes],
+      [Counter, 'tessera_store_write_stalls_total', 'Write batches on a node held back (up to 1 s) while its LevelDB databases held more than twice storeMemoryBytesMax, waiting for memtables to be written out',
+        (node: NodeStatsReply) => node.store?.stalls],
     ] as const) {
-      new Counter({
+      new Kind({
         name,
         help,
         labelNames: ['node'],
         registers: [this.registry],
         async collect() {
           this.reset();
-          for (const node of await metrics.nodeStats()) this.inc({ node: node.name }, sumOverCopies(node, (copy) => copy.search?.[field] ?? 0));
+          for (const node of await metrics.nodeStats()) {
+            const value = figure(node);
+            if (value === undefined) continue;
+            if (this instanceof Gauge) this.set({ node: node.name }, value);
+            else this.inc({ node: node.name }, value);
+          }
         },
       });
     }
-    new Gauge({
-      name: 'tessera_store_memory_bytes',
-      help: 'What the LevelDB databases of a node\'s shard copies hold in memory (memtables and block caches, LevelDB\'s figure), bounded by storeMemoryBytesMax',
-      labelNames: ['node'],
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const node of await metrics.nodeStats()) if (node.store !== undefined) this.set({ node: node.name }, node.store.bytes);
-      },
-    });
-    new Counter({
-      name: 'tessera_store_memtable_flushes_total',
-      help: 'LevelDB memtables of a node\'s shard copies written out early: the databases together held more than storeMemoryBytesMax, or a copy stopped being written to',
-      labelNames: ['node'],
-      registers: [this.registry],
-      async collect() {
-        this.reset();
-        for (const node of await metrics.nodeStats()) if (node.store !== undefined) this.inc({ node: node.name }, node.store.flushes);
-      },
-    });
     new Gauge({
       name: 'tessera_index_flush_failing_copies',
       help: 'Shard copies on a node whose segment flush keeps failing: their write buffers stay in memory and their operation logs untrimmed',

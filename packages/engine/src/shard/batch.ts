@@ -102,6 +102,9 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
       state.position.dirty = false;
       positionWritten = true;
     }
+    // Held back while the node's LevelDB memtables wait to be written out (store/store-memory.ts).
+    const stalled = state.storeMemory?.admit();
+    if (stalled !== undefined) await stalled;
     writing = true;
     const writeStartedMs = performance.now();
     await batch.write({ sync });

@@ -10,6 +10,7 @@
  * (`locked`: a Map of in-flight promise chains, an entry per document with
  * work in flight, removed when done).
  */
+import type { StoreMemoryBudget } from '../store/store-memory.js';
 import assert from 'node:assert/strict';
 import type { TesseraError } from '@tessera/errors';
 import type { ScriptRunner } from '@tessera/scripting';
@@ -77,6 +78,8 @@ export class ShardState {
   readonly tombstones = new Tombstones();
   /** Stored content volumes (API.md §6), opened with the shard. */
   content!: ContentVolumes;
+  /** The bound on the LevelDB memory this copy shares (its batches wait on `admit`). */
+  storeMemory: StoreMemoryBudget | undefined;
   /** Stops the store-memory budget watching the database (resolves once no flush of it runs). */
   releaseStoreMemory: () => Promise<void> = () => Promise.resolve();
   /** Whether puts analyse their text on the analysis thread (ShardOptions.analysisThread). */

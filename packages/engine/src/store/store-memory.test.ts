@@ -81,4 +81,14 @@ describe('StoreMemoryBudget: what the LevelDB databases of several copies hold i
     open.push(again);
     expect(again.stats().documents).toBe(64);
   });
+
+  it('holds writes back while the databases are over the stall bound, and lets them go once memtables are written out', async () => {
+    // Sampled by its own timer here: a held-back write is let go by a sample (or after stallMsMax).
+    const { budget, shards } = await openCopies(2, { bytesMax: 2 * MiB, stallFactor: 1, stallMsMax: 2_000, sampleMs: 10, idleFlushMs: 0 });
+    const text = 'word '.repeat(64 * 1024 / 5);
+    for (let i = 0; i < 128; i++) await Promise.all(shards.map((shard) => shard.write({ op: 'index', id: `d${i}`, body: { text } })));
+    await budget.settled();
+    expect(budget.stats().stalls).toBeGreaterThan(0);
+    for (const shard of shards) expect(shard.stats().documents).toBe(128);
+  });
 });

@@ -23,6 +23,15 @@
  *   (growth of the block cache alone costs an empty flush, which writes
  *   nothing).
  *
+ * LevelDB writes memtables out on one background thread for the whole
+ * process, which also runs every compaction: under a heavy load (1 MB
+ * documents into 15 copies) a flush asked for waits behind the others, and
+ * the memtables it turned immutable stay in memory meanwhile. So writes wait
+ * too (`admit`, as RocksDB's write-buffer manager stalls them) while the
+ * databases hold more than `stallFactor` × `bytesMax`, until a sample finds
+ * them under it or `stallMsMax` has passed (usage that is block cache pinned
+ * by readers is not written out: a write is held back, never deadlocked).
+ *
  * A flush is what LevelDB does by itself when a memtable is full: nothing
  * written is lost or changes place, and it is durable as before (the
  * LevelDB log holds every write until its memtable is written out).
@@ -40,6 +49,10 @@ export interface StoreMemoryOptions {
   sampleMs: number;
   /** A database idle this long (no growth) has its unflushed writes flushed, ms; 0 never. */
   idleFlushMs: number;
+  /** Writes wait while the databases hold more than this many times `bytesMax`. */
+  stallFactor: number;
+  /** Longest a write waits for that, ms. */
+  stallMsMax: number;
 }
 
 /**
@@ -55,6 +68,8 @@ export const STORE_MEMORY_DEFAULTS: Readonly<StoreMemoryOptions> = Object.freeze
   bytesMax: 48 * 1024 * 1024,
   sampleMs: 250,
   idleFlushMs: 5_000,
+  stallFactor: 2,
+  stallMsMax: 1_000,
 });
 
 type Database = ClassicLevel<Buffer, Buffer>;
@@ -76,6 +91,8 @@ export interface StoreMemoryStats {
   databases: number;
   /** Memtable flushes this budget asked for (over the bound, or idle). */
   flushes: number;
+  /** Writes that waited for the databases to write their memtables out. */
+  stalls: number;
 }
 
 export class StoreMemoryBudget {
@@ -83,11 +100,16 @@ export class StoreMemoryBudget {
   private readonly tracked = new Set<Tracked>();
   private timer: NodeJS.Timeout | undefined;
   private flushes = 0;
+  private stalls = 0;
+  /** What the databases held at the last sample. */
+  private total = 0;
+  /** Writes waiting for the total to fall (`admit`). */
+  private readonly waiting = new Set<() => void>();
 
   constructor(options: Partial<StoreMemoryOptions> = {}) {
     this.options = { ...STORE_MEMORY_DEFAULTS, ...options };
-    const { bytesMax, sampleMs, idleFlushMs } = this.options;
-    for (const [name, value] of Object.entries({ bytesMax, sampleMs, idleFlushMs })) {
+    const { bytesMax, sampleMs, idleFlushMs, stallFactor, stallMsMax } = this.options;
+    for (const [name, value] of Object.entries({ bytesMax, sampleMs, idleFlushMs, stallFactor, stallMsMax })) {
       if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`store memory option ${name} must be a non-negative integer`);
     }
   }
@@ -102,6 +124,8 @@ export class StoreMemoryBudget {
       if (this.tracked.size === 0 && this.timer !== undefined) {
         clearInterval(this.timer);
         this.timer = undefined;
+        this.total = 0;
+        for (const done of [...this.waiting]) done();
       }
       await entry.flushing;
     };
@@ -110,7 +134,30 @@ export class StoreMemoryBudget {
   stats(): StoreMemoryStats {
     let bytes = 0;
     for (const entry of this.tracked) bytes += usageOf(entry.db);
-    return { bytes, databases: this.tracked.size, flushes: this.flushes };
+    return { bytes, databases: this.tracked.size, flushes: this.flushes, stalls: this.stalls };
+  }
+
+  /**
+   * Undefined when a write may go on now; else a promise that resolves once
+   * a sample finds the databases under the stall bound, or after stallMsMax.
+   */
+  admit(): Promise<void> | undefined {
+    if (this.total <= this.stallBytes()) return undefined;
+    this.stalls++;
+    return new Promise((resolve) => {
+      const waiting = this.waiting;
+      const timer = setTimeout(done, this.options.stallMsMax);
+      function done(): void {
+        clearTimeout(timer);
+        waiting.delete(done);
+        resolve();
+      }
+      waiting.add(done);
+    });
+  }
+
+  private stallBytes(): number {
+    return this.options.bytesMax * this.options.stallFactor;
   }
 
   /** Resolves once the flushes running now are done. */
@@ -131,6 +178,8 @@ export class StoreMemoryBudget {
       entry.usage = usage;
       total += usage;
     }
+    this.total = total;
+    if (total <= this.stallBytes()) for (const done of [...this.waiting]) done();
     const { bytesMax, idleFlushMs } = this.options;
     if (total > bytesMax) {
       const fullest = [...this.tracked].filter((e) => e.flushing === undefined && e.grown).sort((a, b) => b.usage - a.usage);
