@@ -25,7 +25,7 @@ export interface ShardNodeOptions {
   documentCacheBytesMax?: number;
   /** LevelDB write buffer (memtable) bytes per shard copy. */
   storeWriteBufferBytes?: number;
-  /** What the LevelDB databases of all the node's copies may hold in memory together (memtables, block caches; engine default 48 MiB). */
+  /** What the LevelDB databases of all the node's copies may hold in memory together (their memtables; engine default 48 MiB). */
   storeMemoryBytesMax?: number;
   /** Stored-content volumes of every shard copy (roll-over size). */
   content?: ShardOptions['content'];

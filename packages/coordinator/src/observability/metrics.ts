@@ -130,7 +130,7 @@ export class Metrics {
       [Counter, 'tessera_index_flush_failures_total', 'Segment flushes that failed on a node (each is logged and retried; while one keeps failing /readyz is 503)', search('flushFailures')],
       [Counter, 'tessera_index_merges_total', 'Segment merges the shard copies on a node completed, since each copy was opened', search('merges')],
       [Counter, 'tessera_index_merge_failures_total', 'Segment merges that failed on a node (each is logged and retried after the next flush)', search('mergeFailures')],
-      [Gauge, 'tessera_store_memory_bytes', 'What the LevelDB databases of a node\'s shard copies hold in memory (memtables and block caches, LevelDB\'s figure), bounded by storeMemoryBytesMax',
+      [Gauge, 'tessera_store_memory_bytes', 'What the LevelDB databases of a node\'s shard copies hold in memory (their memtables, LevelDB\'s figure), bounded by storeMemoryBytesMax',
         (node: NodeStatsReply) => node.store?.bytes],
       [Counter, 'tessera_store_memtable_flushes_total', 'LevelDB memtables of a node\'s shard copies written out early: the databases together held more than storeMemoryBytesMax, or a copy stopped being written to',
         (node: NodeStatsReply) => node.store?.flushes],

@@ -35,8 +35,10 @@ async function fill(shards: Shard[], mib: number, budget: StoreMemoryBudget, pea
   const text = 'word '.repeat(64 * 1024 / 5);
   for (let i = 0; i < mib * 16; i++) {
     await Promise.all(shards.map((shard) => shard.write({ op: 'index', id: `d${i}`, body: { text } })));
-    budget.sample();
     peaks.push(budget.stats().bytes);
+    budget.sample();
+    // The flushes asked for finish before the next round: what is asserted is the policy, not LevelDB's speed.
+    await budget.settled();
   }
 }
 
@@ -56,8 +58,8 @@ describe('StoreMemoryBudget: what the LevelDB databases of several copies hold i
     await fill(shards, 12, budget, peaks);
     await budget.settled();
     expect(budget.stats().flushes).toBeGreaterThan(0);
-    // Sampled after every round of writes; a copy being flushed takes writes meanwhile (longer on a loaded machine).
-    expect(Math.max(...peaks)).toBeLessThan(8 * MiB + 8 * MiB);
+    // Sampled after every round of writes (3 × 64 KiB, twice: record and oplog entry, and the index's own writes).
+    expect(Math.max(...peaks)).toBeLessThan(8 * MiB + 2 * MiB);
     for (const shard of shards) {
       expect(shard.stats().documents).toBe(192);
       expect((await shard.get('d191'))?.version).toBe(1);

@@ -1,6 +1,6 @@
 /**
  * One bound on what the LevelDB databases of a process's shard copies hold
- * in memory (their memtables and block caches), like RocksDB's
+ * in memory (their memtables; they have no block cache), like RocksDB's
  * WriteBufferManager. Each database has a write buffer of its own
  * (`storeWriteBufferBytes`, 32 MiB by default, up to twice that while one is
  * written out) and a block cache: a node with many shard copies written at
@@ -56,13 +56,17 @@ export interface StoreMemoryOptions {
 }
 
 /**
- * LevelDB's block cache of each shard copy (LevelDB's default: 8 MiB).
- * Decoded documents are cached above it, in the node's one document cache,
- * and segments are read once into memory: a block cache per copy mostly held
- * what those do, 8 MiB more for every shard of every index (15 copies: 66 MB
- * after the fuzz of issue 18).
+ * LevelDB's block cache of each shard copy: none (LevelDB's default is
+ * 8 MiB). Decoded documents are cached above it, in the node's one document
+ * cache, and segments are read once into memory, so a block cache per copy
+ * mostly held what those do, 8 MiB more for every shard of every index
+ * (15 copies: 66 MB after the fuzz of issue 18). Worse, LevelDB evicts only
+ * when it inserts: a block bigger than a cache shard's share (a 1 MB
+ * document read back is one 1 MB block; a 2 MiB cache has 16 shards of
+ * 128 KiB) stays after the reads stop — 76 MB in 5 copies after the
+ * MessagePack fuzz, for good. Without it LevelDB's memory is its memtables.
  */
-export const STORE_BLOCK_CACHE_BYTES = 2 * 1024 * 1024;
+export const STORE_BLOCK_CACHE_BYTES = 0;
 
 export const STORE_MEMORY_DEFAULTS: Readonly<StoreMemoryOptions> = Object.freeze({
   bytesMax: 48 * 1024 * 1024,
