@@ -34,16 +34,14 @@ export function pick(rand, items) {
 }
 
 /**
- * Start `tessera serve` on 127.0.0.1, port 0, on `dataDir`; resolves once it
- * logs `listening`. `prefix` runs the server under another program (e.g.
- * strace): the argv before `node`; `pid` is then that program's, `serverPid`
- * is read from the server's own log lines when it logs one, else null.
- * `stop()` sends SIGTERM and waits at most `timeoutMs` before SIGKILL;
- * `kill()` sends SIGKILL; both resolve with the exit ({ code, signal, at }).
+ * Spawn `tessera <args>` (with `prefix`: under another program, e.g. strace,
+ * whose pid `pid` then is); resolves once it logs a line whose `msg` is
+ * `readyMsg`, with that line as `ready`. `stop()` sends SIGTERM and waits at
+ * most `timeoutMs` before SIGKILL; `kill()` sends SIGKILL; both resolve with
+ * the exit ({ code, signal, at }).
  */
-export async function startServer({ dataDir, args = [], env = {}, prefix = [], startTimeoutMs = 60_000 }) {
-  const argv = [...prefix, process.execPath, ...SERVER_NODE_FLAGS, CLI, 'serve',
-    '--port', '0', '--host', '127.0.0.1', '--data', dataDir, ...args];
+export async function spawnTessera(args, { env = {}, prefix = [], readyMsg, startTimeoutMs = 60_000 }) {
+  const argv = [...prefix, process.execPath, ...SERVER_NODE_FLAGS, CLI, ...args];
   const child = spawn(argv[0], argv.slice(1), {
     env: { ...process.env, ...SERVER_ENV, TESSERA_LOG_LEVEL: 'info', ...env },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -52,30 +50,28 @@ export async function startServer({ dataDir, args = [], env = {}, prefix = [], s
   let stderr = '';
   child.stderr.on('data', (d) => { stderr = (stderr + d.toString()).slice(-8192); });
   const exited = new Promise((res) => child.once('exit', (code, signal) => res({ code, signal, at: Date.now() })));
-  const port = await new Promise((res, rej) => {
-    // A server that never says it listens is killed: left running, it would outlive the run.
+  const ready = await new Promise((res, rej) => {
+    // A process that never says it is ready is killed: left running, it would outlive the run.
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      rej(new Error(`server did not start in ${startTimeoutMs} ms; stderr: ${stderr}`));
+      rej(new Error(`tessera ${args[0]} did not log '${readyMsg}' in ${startTimeoutMs} ms; stderr: ${stderr}`));
     }, startTimeoutMs);
     createInterface({ input: child.stdout }).on('line', (line) => {
       let entry;
       try { entry = JSON.parse(line); } catch { return; }
       if (logs.length < 10_000) logs.push(entry);
-      if (entry.msg === 'listening') { clearTimeout(timer); res(entry.port); }
+      if (entry.msg === readyMsg) { clearTimeout(timer); res(entry); }
     });
     void exited.then(({ code, signal }) => {
       clearTimeout(timer);
-      rej(new Error(`server exited (${code ?? signal}) before listening; stderr: ${stderr}`));
+      rej(new Error(`tessera ${args[0]} exited (${code ?? signal}) before '${readyMsg}'; stderr: ${stderr}`));
     });
   });
   const running = () => child.exitCode === null && child.signalCode === null;
   return {
     child,
     pid: child.pid,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    dataDir,
+    ready,
     logs,
     exited,
     stderr: () => stderr,
@@ -91,6 +87,48 @@ export async function startServer({ dataDir, args = [], env = {}, prefix = [], s
       return exited;
     },
   };
+}
+
+/** `tessera serve` on 127.0.0.1, port 0, on `dataDir`, once it listens; `args` adds flags. See spawnTessera. */
+export async function startServer({ dataDir, args = [], env = {}, prefix = [], startTimeoutMs }) {
+  const proc = await spawnTessera(['serve', '--port', '0', '--host', '127.0.0.1', '--data', dataDir, ...args],
+    { env, prefix, readyMsg: 'listening', startTimeoutMs });
+  return { ...proc, port: proc.ready.port, url: `http://127.0.0.1:${proc.ready.port}`, dataDir };
+}
+
+/**
+ * A coordinator (HTTP and RPC on ephemeral loopback ports) and `nodes` shard
+ * nodes joining it, each with its own directory under `dataDir`; resolves
+ * once /.nodes shows every node active. `port` is the coordinator's HTTP
+ * port; `stop()` and `kill()` act on every process at once.
+ */
+export async function startCluster({ dataDir, nodes = 3, coordinatorArgs = [], env = {} }) {
+  const coordinator = await spawnTessera(['coordinator', '--port', '0', '--host', '127.0.0.1', '--rpc-port', '0',
+    '--data', join(dataDir, 'coordinator'), ...coordinatorArgs], { env, readyMsg: 'listening' });
+  const { port, rpcPort } = coordinator.ready;
+  const members = [coordinator];
+  const cluster = {
+    coordinator,
+    port,
+    url: `http://127.0.0.1:${port}`,
+    nodes: [],
+    async stop() { return Promise.all(members.map((p) => p.stop())); },
+    async kill() { return Promise.all(members.map((p) => p.kill())); },
+  };
+  try {
+    const names = Array.from({ length: nodes }, (_, i) => `node${i + 1}`);
+    cluster.nodes = await Promise.all(names.map((name) => spawnTessera(['node', '--join', `ws://127.0.0.1:${rpcPort}`,
+      '--name', name, '--data', join(dataDir, name)], { env, readyMsg: 'joining' }).then((p) => { members.push(p); return p; })));
+    const active = await waitFor(async () => {
+      const r = await request(port, 'GET', '/.nodes');
+      return r.status === 200 && names.every((n) => r.json.some((e) => e.name === n && e.active === true));
+    }, { timeoutMs: 30_000, everyMs: 50 });
+    if (active === null) throw new Error(`nodes ${names.join(', ')} not active in 30 s`);
+  } catch (err) {
+    await cluster.kill();
+    throw err;
+  }
+  return cluster;
 }
 
 /** A keep-alive agent for `request`: one per client, so clients race on their own connections. */
