@@ -53,7 +53,8 @@ export async function runScenario(scenario, { quick, seed, log, limitMs = quick 
       result = { pass: false, figure: `bad result: ${JSON.stringify(result)}` };
     }
   } catch (err) {
-    result = { pass: false, figure: `threw: ${err?.stack ?? err}` };
+    log(`threw: ${err?.stack ?? err}`);
+    result = { pass: false, figure: `threw: ${err?.message ?? err}` };
   } finally {
     clearTimeout(timer);
   }
