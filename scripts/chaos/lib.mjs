@@ -35,7 +35,7 @@ export function pick(rand, items) {
 
 /**
  * Spawn `tessera <args>` (with `prefix`: under another program, e.g. strace,
- * whose pid `pid` then is); resolves once it logs a line whose `msg` is
+ * whose pid `pid` then is, Tessera's being `serverPid`); resolves once it logs a line whose `msg` is
  * `readyMsg`, with that line as `ready`. `stop()` sends SIGTERM and waits at
  * most `timeoutMs` before SIGKILL; `kill()` sends SIGKILL; both resolve with
  * the exit ({ code, signal, at }).
@@ -68,22 +68,33 @@ export async function spawnTessera(args, { env = {}, prefix = [], readyMsg, star
     });
   });
   const running = () => child.exitCode === null && child.signalCode === null;
+  // Under a prefix (strace) the signal goes to Tessera itself (the pid it logs): strace would detach and leave it running.
+  const serverPid = prefix.length > 0 && Number.isInteger(ready.pid) ? ready.pid : child.pid;
+  const signal = (name) => {
+    if (!running()) return;
+    try {
+      process.kill(serverPid, name);
+    } catch {
+      child.kill(name); // already gone: the wrapper is all that is left
+    }
+  };
   return {
     child,
     pid: child.pid,
+    serverPid,
     ready,
     logs,
     exited,
     stderr: () => stderr,
     async stop(timeoutMs = 15_000) {
-      if (running()) child.kill('SIGTERM');
+      signal('SIGTERM');
       const exit = await within(exited, timeoutMs);
       if (exit !== null) return exit;
-      child.kill('SIGKILL');
+      signal('SIGKILL');
       return exited;
     },
     async kill() {
-      if (running()) child.kill('SIGKILL');
+      signal('SIGKILL');
       return exited;
     },
   };
