@@ -32,6 +32,8 @@ if (values.quick && values['write-docs']) throw new Error('--write-docs publishe
 const DOC = join(ROOT, 'docs/reliability.md');
 const START = '<!-- reliability:start -->';
 const END = '<!-- reliability:end -->';
+const LIST_START = '<!-- reliability-scenarios:start -->';
+const LIST_END = '<!-- reliability-scenarios:end -->';
 const machine = `${cpus().length} cores, Node ${process.version}`;
 const date = new Date().toISOString().slice(0, 10);
 
@@ -57,28 +59,35 @@ const row = (r) => `| ${r.id} | ${cell(r.title)} | ${cell(r.target)} | ${cell(r.
 const HEADER = ['| id | fault | target | figure | result | time | run |', '|---|---|---|---|---|---|---|'];
 console.log(`\n${[...HEADER, ...results.map(row)].join('\n')}`);
 
+/** `text` with what lies between the markers `start` and `end` replaced by `lines` (the markers kept). */
+function replaceBetween(text, start, end, lines) {
+  const from = text.indexOf(start);
+  const to = text.indexOf(end);
+  if (from < 0 || to < from) throw new Error(`${DOC} lacks the ${start} … ${end} markers`);
+  return text.slice(0, from) + [start, ...lines, end].join('\n') + text.slice(to + end.length);
+}
+
 if (values['write-docs']) {
-  const text = readFileSync(DOC, 'utf8');
-  const start = text.indexOf(START);
-  const end = text.indexOf(END);
-  if (start < 0 || end < start) throw new Error(`${DOC} lacks the ${START} … ${END} markers`);
+  let text = readFileSync(DOC, 'utf8');
   // Rows of scenarios not run this time stay as they were, with their own run column.
   const rows = new Map();
-  for (const line of text.slice(start + START.length, end).split('\n')) {
+  for (const line of text.slice(text.indexOf(START), text.indexOf(END)).split('\n')) {
     const id = /^\| (R\d+) \|/.exec(line)?.[1];
     if (id !== undefined) rows.set(id, line);
   }
   for (const r of results) rows.set(r.id, row(r));
   const ordered = [...rows.entries()].sort(([a], [b]) => Number(a.slice(1)) - Number(b.slice(1))).map(([, line]) => line);
-  const table = [
-    START,
+  text = replaceBetween(text, START, END, [
     `Written by \`npm run test:chaos\` (scripts/chaos/run.mjs --write-docs); last run ${date}, seed ${seed}, ${machine}${values.only ? `, only ${values.only}` : ''}. Do not edit by hand.`,
     '',
     ...HEADER,
     ...ordered,
-    END,
-  ].join('\n');
-  writeFileSync(DOC, text.slice(0, start) + table + text.slice(end + END.length));
+  ]);
+  // Every scenario module there is, run or not: its file says how it works.
+  const all = await loadScenarios();
+  text = replaceBetween(text, LIST_START, LIST_END, ['| id | fault | scenario |', '|---|---|---|',
+    ...all.map((m) => `| ${m.id} | ${cell(m.title)} | [scripts/chaos/scenarios/${m.file}](../scripts/chaos/scenarios/${m.file}) |`)]);
+  writeFileSync(DOC, text);
   console.log(`\nwrote ${results.length} row(s) into ${DOC}`);
 }
 
