@@ -13,7 +13,7 @@
 // the tag into a LevelDB log file before it, and an fsync/fdatasync of that
 // same file that started after that write and finished before the answer
 // was written. Ordered = all three found in that order.
-// Quick: 8 clients × 10 writes; full: 8 clients × 250 writes.
+// Quick: 8 clients × 10 writes; full: 8 clients × 1,000 writes.
 import { spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
 import { join } from 'node:path';
@@ -70,7 +70,7 @@ async function readTrace(file) {
 
 export async function run({ quick, seed, workDir, log }) {
   ensureStrace();
-  const perClient = quick ? 10 : 250;
+  const perClient = quick ? 10 : 1000;
   const dataDir = join(workDir, 'data');
   const traceFile = join(workDir, 'server.strace');
   const server = await startServer({
