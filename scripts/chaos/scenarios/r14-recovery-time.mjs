@@ -67,12 +67,18 @@ export async function run({ quick, workDir, log }) {
     const wantHits = Math.floor(docs / WORDS) + (docs % WORDS > 7 ? 1 : 0);
     const countOk = counted.status === 200 && counted.json.total === docs;
     const searchOk = searched.status === 200 && searched.json.total === wantHits;
+    // What the time went on: each shard copy logs its open (op-log entries replayed, ms).
+    const opened = server.logs.filter((l) => l.msg === 'shard copy opened');
+    const replayed = opened.reduce((sum, l) => sum + (l.replayedEntries ?? 0), 0);
+    const slowestOpenMs = Math.max(0, ...opened.map((l) => l.ms ?? 0));
+    log(`${opened.length} shard copies opened, ${replayed} op-log entries replayed, slowest open ${slowestOpenMs} ms`);
     log(`listening ${listeningMs} ms, ready ${readyMs} ms, COUNT ${counted.status} ${counted.json?.total}, SEARCH ${searched.status} ${searched.json?.total} (want ${wantHits}) at ${searchMs} ms`);
     return {
       pass: (quick || readyMs <= READY_MS_MAX) && countOk && searchOk,
       figure: `ready ${(readyMs / 1000).toFixed(2)} s after the restart (listening ${(listeningMs / 1000).toFixed(2)} s), first search answered at ${(searchMs / 1000).toFixed(2)} s `
-        + `with ${countOk && searchOk ? 'every' : 'NOT every'} document (COUNT ${counted.json?.total ?? counted.status} of ${docs}); ${docs} documents`,
-      details: { docs, listeningMs, readyMs, searchMs, count: counted.json?.total, hits: searched.json?.total, wantHits },
+        + `with ${countOk && searchOk ? 'every' : 'NOT every'} document (COUNT ${counted.json?.total ?? counted.status} of ${docs}); ${docs} documents, `
+        + `${replayed} op-log entries replayed (slowest shard open ${(slowestOpenMs / 1000).toFixed(2)} s)`,
+      details: { docs, listeningMs, readyMs, searchMs, count: counted.json?.total, hits: searched.json?.total, wantHits, replayed, slowestOpenMs },
     };
   } finally {
     await server.stop(60_000);
