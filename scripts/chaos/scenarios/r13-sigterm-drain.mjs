@@ -6,7 +6,9 @@
 // (scripts/reliability/sigterm-drain.mjs, shared with http-faults.mjs).
 // Every request fully sent before the signal must get an HTTP answer (no
 // reset, no close without one), and the process must exit with code 0 within
-// 10 s of the signal. Quick: 1 round; full: 25 rounds, each its own server.
+// 10 s of the signal. Quick: 1 round, whose exit time is printed, not
+// judged (it runs in npm test, beside other tests); full: 25 rounds, each
+// its own server.
 import { join } from 'node:path';
 import { random, request, startServer } from '../lib.mjs';
 import { sigtermDrain } from '../../reliability/sigterm-drain.mjs';
@@ -36,7 +38,7 @@ export async function run({ quick, seed, workDir, log }) {
       sentBefore += before.count;
       unanswered += before.count - before.answered;
       resets += before.resets;
-      if (exit === null || exit.code !== 0 || exitMs > EXIT_MS_MAX) {
+      if (exit === null || exit.code !== 0 || (!quick && exitMs > EXIT_MS_MAX)) {
         badExits.push(exit === null ? `round ${round}: no exit in 20 s` : `round ${round}: exit ${exit.code ?? exit.signal} after ${exitMs} ms`);
       }
       worstExitMs = Math.max(worstExitMs, exitMs ?? Infinity);
