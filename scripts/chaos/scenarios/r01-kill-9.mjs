@@ -1,7 +1,7 @@
 // R1 — kill -9 of the embedded server under mixed writes, restarted on the same directory.
 //
 // Method: each cycle starts `tessera serve` on the same data directory,
-// checks every hot ID against the history, then runs one writer per hot ID
+// waits for /readyz 200, checks every hot ID against the history, then runs one writer per hot ID
 // (8 IDs: a writer's own writes are serial, so each ID's history is a line)
 // with seeded PUT / UPDATE / UPDATE ?upsert / DELETE, a quarter with
 // `?commit`, every write carrying a unique tag; after a seeded 150–500 ms
@@ -14,9 +14,12 @@
 // lost (an acknowledged write missing), stale (an older version of the ID
 // back), resurrected (a document back after an acknowledged DELETE),
 // half-applied (store and search disagree), other (any other state).
+// The history (history.jsonl: writes sent and answered, cycles, findings)
+// stays in the work directory when the scenario fails.
 // Quick: 5 cycles; full: 500 cycles.
+import { createWriteStream } from 'node:fs';
 import { join } from 'node:path';
-import { keepAliveAgent, pick, random, request, sleep, startServer } from '../lib.mjs';
+import { keepAliveAgent, pick, random, request, sleep, startServer, waitFor } from '../lib.mjs';
 
 export const id = 'R1';
 export const title = 'kill -9 of the embedded server under mixed writes (PUT/UPDATE/upsert/DELETE, ¼ with `?commit`) on a few hot IDs, restart on the same directory';
@@ -38,12 +41,22 @@ export async function run({ quick, seed, workDir, log }) {
   const ids = Array.from({ length: IDS }, (_, i) => ({ id: `hot${i}`, acked: absent, inflight: null, tags: new Set() }));
   const counts = { lost: 0, stale: 0, resurrected: 0, halfApplied: 0, other: 0 };
   const problems = [];
+  // The history, kept in the work directory when the scenario fails: every write sent and answered, every check's finding.
+  const history = createWriteStream(join(workDir, 'history.jsonl'));
+  const record = (entry) => history.write(`${JSON.stringify(entry)}\n`);
+  const problem = (line) => {
+    record({ problem: line });
+    if (problems.length < 20) problems.push(line);
+  };
   let acknowledged = 0;
   let landedInFlight = 0;
   let tagSeq = 0;
   const startedAt = Date.now();
 
   const check = async (port, cycle) => {
+    // As a load balancer would: traffic once /readyz says the shard copies are open (their logs replayed).
+    const ready = await waitFor(async () => (await request(port, 'GET', '/readyz')).status === 200, { timeoutMs: 60_000 });
+    if (ready === null) throw new Error(`cycle ${cycle}: /readyz not 200 within 60 s of the restart`);
     for (const h of ids) {
       const got = await request(port, 'GET', `/${INDEX}/${h.id}`);
       if (got.status !== 200 && got.status !== 404) throw new Error(`GET ${h.id}: ${got.status} ${got.text}`);
@@ -68,11 +81,11 @@ export async function run({ quick, seed, workDir, log }) {
       const tagFound = byTag === null || (byTag.status === 200 && byTag.json.total === 1 && byTag.json.hits[0]?._id === h.id);
       if (keyTotal !== (now.exists ? 1 : 0) || !tagFound) {
         counts.halfApplied++;
-        if (problems.length < 20) problems.push(`cycle ${cycle} ${h.id}: stored ${JSON.stringify(now)}, counted by key ${keyTotal}, found by tag ${tagFound}`);
+        problem(`cycle ${cycle} ${h.id}: stored ${JSON.stringify(now)}, counted by key ${keyTotal}, found by tag ${tagFound}`);
       }
       if (verdict !== null) {
         counts[verdict]++;
-        if (problems.length < 20) problems.push(`cycle ${cycle} ${h.id}: ${verdict}: stored ${JSON.stringify(now)}, acknowledged ${JSON.stringify(h.acked)}, in flight ${JSON.stringify(inflight)}`);
+        problem(`cycle ${cycle} ${h.id}: ${verdict}: stored ${JSON.stringify(now)}, acknowledged ${JSON.stringify(h.acked)}, in flight ${JSON.stringify(inflight)}`);
         h.acked = now; // go on from what is there, so one fault is counted once
       }
     }
@@ -96,22 +109,25 @@ export async function run({ quick, seed, workDir, log }) {
           : op === 'UPDATE' ? { tag, step: tagSeq } : { key: h.id, tag, step: tagSeq, pad: 'p'.repeat(tagSeq % 300) };
         h.inflight = op === 'DELETE' ? deleted
           : { exists: true, version: h.acked.exists ? h.acked.version + 1 : 1, tag };
+        record({ sent: method, path, tag, expect: h.inflight });
         let answer;
         try {
           answer = await request(port, method, path, body, { agent, timeoutMs: 10_000 });
-        } catch {
+        } catch (err) {
+          record({ unanswered: tag, err: String(err?.message ?? err) });
           return; // the kill: this write stays in flight
         }
+        record({ answered: tag, status: answer.status, version: answer.json?._version });
         if (answer.status !== 200 && answer.status !== 204) {
           // Not acknowledged (the write stays in flight); this writer stops for the cycle.
           counts.other++;
-          if (problems.length < 20) problems.push(`${method} ${path}: ${answer.status} ${answer.text}`);
+          problem(`${method} ${path}: ${answer.status} ${answer.text}`);
           return;
         }
         if (op !== 'DELETE' && answer.json._version !== h.inflight.version) {
           // The server started from another state than the history says (a fault counted at the check): go on from its.
           counts.other++;
-          if (problems.length < 20) problems.push(`${method} ${path}: acknowledged _version ${answer.json._version}, expected ${h.inflight.version}`);
+          problem(`${method} ${path}: acknowledged _version ${answer.json._version}, expected ${h.inflight.version}`);
           h.inflight = { ...h.inflight, version: answer.json._version };
         }
         h.acked = h.inflight;
@@ -123,30 +139,36 @@ export async function run({ quick, seed, workDir, log }) {
     }
   };
 
-  for (let cycle = 0; cycle < cycles; cycle++) {
-    const server = await startServer({ dataDir });
-    try {
-      await check(server.port, cycle);
-      const running = { value: true };
-      const writers = ids.map((h, i) => writer(server.port, h, random(seed * 1000 + cycle * IDS + i), running));
-      const failed = Promise.all(writers).then(() => null, (err) => err);
-      await Promise.race([sleep(150 + Math.floor(rand() * 350)), failed]);
-      await server.kill();
-      running.value = false;
-      const err = await failed;
-      if (err !== null) throw err;
-    } finally {
-      await server.kill();
-    }
-    if ((cycle + 1) % Math.max(1, Math.floor(cycles / 10)) === 0 || cycle === cycles - 1) {
-      log(`cycle ${cycle + 1}/${cycles}: ${acknowledged} acknowledged, ${landedInFlight} in-flight writes landed, ${JSON.stringify(counts)}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
-    }
-  }
-  const last = await startServer({ dataDir });
   try {
-    await check(last.port, cycles);
+    for (let cycle = 0; cycle < cycles; cycle++) {
+      const server = await startServer({ dataDir });
+      record({ cycle, port: server.port });
+      try {
+        await check(server.port, cycle);
+        const running = { value: true };
+        const writers = ids.map((h, i) => writer(server.port, h, random(seed * 1000 + cycle * IDS + i), running));
+        const failed = Promise.all(writers).then(() => null, (err) => err);
+        await Promise.race([sleep(150 + Math.floor(rand() * 350)), failed]);
+        await server.kill();
+        running.value = false;
+        const err = await failed;
+        if (err !== null) throw err;
+      } finally {
+        await server.kill();
+      }
+      if ((cycle + 1) % Math.max(1, Math.floor(cycles / 10)) === 0 || cycle === cycles - 1) {
+        log(`cycle ${cycle + 1}/${cycles}: ${acknowledged} acknowledged, ${landedInFlight} in-flight writes landed, ${JSON.stringify(counts)}, ${((Date.now() - startedAt) / 1000).toFixed(0)} s`);
+      }
+    }
+    const last = await startServer({ dataDir });
+    try {
+      await check(last.port, cycles);
+    } finally {
+      await last.stop();
+    }
   } finally {
-    await last.stop();
+    record({ counts, acknowledged, landedInFlight });
+    history.end();
   }
   for (const line of problems) log(line);
   const bad = counts.lost + counts.stale + counts.resurrected + counts.halfApplied + counts.other;
