@@ -13,10 +13,11 @@
 // big cluster state, which is one key). `detached: true` gives etcd a process
 // group of its own (scripts/cluster: Ctrl-C reaches only the script, which
 // stops etcd last, once the coordinators have revoked their leases).
-import { spawn, spawnSync } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { accessSync, constants, existsSync, mkdirSync, openSync, closeSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { delimiter, join } from 'node:path';
+import { aptInstall } from './apt-install.mjs';
 
 /** The largest request etcd accepts from us (one cluster-state document). */
 export const ETCD_MAX_REQUEST_BYTES = 32 * 1024 * 1024;
@@ -49,15 +50,7 @@ function findEtcd() {
 export async function ensureEtcd() {
   const found = findEtcd();
   if (found !== undefined) return found;
-  if (process.getuid?.() !== 0) {
-    throw new Error(`etcd not found ($ETCD_BIN, /usr/bin/etcd or PATH): install it, e.g. \`sudo apt-get install ${DEBIAN_PACKAGE}\` on Debian/Ubuntu`);
-  }
-  for (const args of [['update'], ['install', '-y', '--no-install-recommends', DEBIAN_PACKAGE]]) {
-    process.stderr.write(`etcd not found: running apt-get ${args.join(' ')}\n`);
-    // stdout to stderr: a caller's stdout (a test reporter, a JSON log) stays clean.
-    const result = spawnSync('apt-get', args, { stdio: ['ignore', 2, 2], env: { ...process.env, DEBIAN_FRONTEND: 'noninteractive' } });
-    if (result.status !== 0) throw new Error(`apt-get ${args.join(' ')} failed (${result.error?.message ?? `exit ${result.status}`}); install ${DEBIAN_PACKAGE} by hand`);
-  }
+  aptInstall(DEBIAN_PACKAGE, 'etcd ($ETCD_BIN, /usr/bin/etcd or PATH)');
   const installed = findEtcd();
   if (installed === undefined) throw new Error(`${DEBIAN_PACKAGE} installed, but no etcd binary found at /usr/bin/etcd`);
   return installed;

@@ -10,17 +10,14 @@
 // and stops by itself (every wait is bounded).
 //
 //   node scripts/reliability/http-faults.mjs [--writers 200] [--signal-after 150] [--headers-timeout-ms N]
-import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { connect } from 'node:net';
 import { tmpdir } from 'node:os';
-import { dirname, join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
-import { fileURLToPath } from 'node:url';
+import { join } from 'node:path';
 import { parseArgs } from 'node:util';
+import { CLI, startServer as startChaosServer } from '../chaos/lib.mjs';
+import { sigtermDrain } from './sigterm-drain.mjs';
 
-const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
-const CLI = join(ROOT, 'packages/cli/dist/main.js');
 const { values } = parseArgs({
   options: {
     writers: { type: 'string', default: '200' },
@@ -31,25 +28,10 @@ const { values } = parseArgs({
 const WRITERS = Number(values.writers);
 /** The signal goes once this many PUTs are fully sent: the rest are still being connected or written. */
 const SIGNAL_AFTER = Math.min(Number(values['signal-after']), WRITERS);
-const sleep = (ms) => new Promise((r) => setTimeout(r, ms));
 
-/** Start `tessera serve` on port 0; resolves once it logs `listening`. */
-async function startServer(dataDir, extra = []) {
-  const child = spawn(process.execPath, [CLI, 'serve', '--port', '0', '--data', dataDir, '--slow-request-ms', '600000', ...extra], {
-    env: { ...process.env, TESSERA_LOG_LEVEL: 'info' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const exited = new Promise((res) => child.once('exit', (code, signal) => res({ code, signal, at: Date.now() })));
-  const port = await new Promise((res, rej) => {
-    const timer = setTimeout(() => { child.kill('SIGKILL'); rej(new Error('server did not start in 20 s')); }, 20_000);
-    createInterface({ input: child.stdout }).on('line', (line) => {
-      let entry;
-      try { entry = JSON.parse(line); } catch { return; }
-      if (entry.msg === 'listening') { clearTimeout(timer); res(entry.port); }
-    });
-    void exited.then(() => { clearTimeout(timer); rej(new Error('server exited before listening')); });
-  });
-  return { child, port, exited };
+/** `tessera serve` on port 0, the slow-request log out of the way. */
+function startServer(dataDir, extra = []) {
+  return startChaosServer({ dataDir, args: ['--slow-request-ms', '600000', ...extra] });
 }
 
 function put(port, path, doc) {
@@ -69,47 +51,13 @@ async function drain() {
   try {
     const server = await startServer(dataDir);
     await put(server.port, '/faults/warm', { warm: true });
-    let sent = 0;
-    let signalledAt = 0;
-    const writers = Array.from({ length: WRITERS }, (_, i) => new Promise((res) => {
-      const w = { sentAt: 0, text: '', error: null };
-      // A small stagger, so the signal falls while writers are still connecting and writing.
-      setTimeout(() => {
-        const s = connect(server.port, '127.0.0.1');
-        const giveUp = setTimeout(() => s.destroy(), 15_000);
-        s.on('data', (d) => { w.text += d.toString('latin1'); });
-        s.on('error', (err) => { w.error = err.code ?? 'error'; });
-        s.on('close', () => { clearTimeout(giveUp); res(w); });
-        s.on('connect', () => {
-          const body = JSON.stringify({ n: i, pad: 'x'.repeat(200) });
-          s.write(`PUT /faults/${i} HTTP/1.1\r\nHost: t\r\nContent-Type: application/json\r\nContent-Length: ${body.length}\r\n\r\n${body}`, () => {
-            w.sentAt = Date.now();
-            if (++sent === SIGNAL_AFTER) {
-              signalledAt = Date.now();
-              server.child.kill('SIGTERM');
-            }
-          });
-        });
-      }, Math.floor(i / 4));
-    }));
-    const all = await Promise.all(writers);
-    const exit = await Promise.race([server.exited, sleep(30_000).then(() => null)]);
-    if (exit === null) server.child.kill('SIGKILL');
-    const before = all.filter((w) => w.sentAt !== 0 && w.sentAt <= signalledAt);
-    const answered = (ws) => ws.filter((w) => /^HTTP\/1\.1 \d{3} /.test(w.text)).length;
-    const resets = (ws) => ws.filter((w) => w.error === 'ECONNRESET' || w.error === 'EPIPE').length;
-    const statuses = {};
-    for (const w of before) {
-      const status = /^HTTP\/1\.1 (\d{3})/.exec(w.text)?.[1] ?? (w.error ?? 'closed, no answer');
-      statuses[status] = (statuses[status] ?? 0) + 1;
-    }
-    const after = all.filter((w) => !before.includes(w));
+    const { before, after, exit, exitMs } = await sigtermDrain(server, { writers: WRITERS, signalAfter: SIGNAL_AFTER });
     console.log(`(a) SIGTERM drain, ${WRITERS} writers (one PUT each, fresh connection), signal after ${SIGNAL_AFTER} fully sent`);
-    console.log(`    fully sent before the signal: ${before.length}; answered ${answered(before)}; reset ${resets(before)}; outcomes ${JSON.stringify(statuses)}`);
-    console.log(`    sent after the signal (or not at all): ${after.length}; answered ${answered(after)}; reset ${resets(after)}; refused ${after.filter((w) => w.error === 'ECONNREFUSED').length}`);
+    console.log(`    fully sent before the signal: ${before.count}; answered ${before.answered}; reset ${before.resets}; outcomes ${JSON.stringify(before.statuses)}`);
+    console.log(`    sent after the signal (or not at all): ${after.count}; answered ${after.answered}; reset ${after.resets}; refused ${after.refused}`);
     console.log(exit === null
       ? '    exit: none within 30 s (killed)'
-      : `    exit code ${exit.code}${exit.signal ? ` (signal ${exit.signal})` : ''}, ${exit.at - signalledAt} ms after the signal`);
+      : `    exit code ${exit.code}${exit.signal ? ` (signal ${exit.signal})` : ''}, ${exitMs} ms after the signal`);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
@@ -145,9 +93,7 @@ async function slowHeader() {
     console.log('(b) slow header: one byte every 2 s');
     console.log(`    closed after ${(result.ms / 1000).toFixed(2)} s, ${result.bytes} bytes sent; answer ${JSON.stringify(result.text.split('\r\n')[0] ?? '')}`);
     console.log(`    configured bound: ${values['headers-timeout-ms'] ?? 'default'}${bound ? ` (server says ${bound} ms)` : ''}`);
-    server.child.kill('SIGTERM');
-    await Promise.race([server.exited, sleep(15_000)]);
-    server.child.kill('SIGKILL');
+    await server.stop(15_000);
   } finally {
     rmSync(dataDir, { recursive: true, force: true });
   }
