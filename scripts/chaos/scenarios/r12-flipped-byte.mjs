@@ -22,7 +22,7 @@
 // Passes when every trial of every kind is detected (figure: detected/planted
 // per kind, with the wrong and unnoticed counts).
 //
-// quick: 100 documents, 5 blobs, 1 trial per kind; full: 1000, 40, 25.
+// quick: 100 documents, 5 blobs, 1 trial per kind; full: 400, 20, 15.
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { random } from '../../bench/bench-lib.mjs';
@@ -135,9 +135,9 @@ async function readBack(port, written) {
 
 export async function run({ quick, seed, workDir, log }) {
   const next = random(seed);
-  const docs = quick ? 100 : 1000;
-  const blobs = quick ? 5 : 40;
-  const trials = quick ? 1 : 25;
+  const docs = quick ? 100 : 400;
+  const blobs = quick ? 5 : 20;
+  const trials = quick ? 1 : 15;
   const pristine = join(workDir, 'pristine');
   mkdirSync(pristine, { recursive: true });
 
