@@ -44,10 +44,14 @@ export const engineErrors = {
   contentMissing: (id: unknown, type: string) =>
     new TesseraError('content_missing', 503, `Replicated document ${String(id)} links '${type}' content this copy does not hold`),
   invalidOption: (name: string, why: string) => new TesseraError('invalid_option', 500, `Invalid shard option '${name}': ${why}`),
-  /** A database log failed its checksums: opening would let LevelDB drop the records silently (store/log-check.ts). */
-  storeCorrupted: (file: string, offset: number, why: string) =>
+  /**
+   * What the shard copy stores failed its checksums: a database log (opening
+   * would let LevelDB drop the records silently, store/log-check.ts) or a
+   * segment (segments/segment-store.ts). `what` names the file or segment.
+   */
+  storeCorrupted: (what: string, why: string) =>
     new TesseraError('store_corrupted', 500,
-      `Shard store is corrupted: ${file} at byte ${offset}: ${why}; the shard copy is not opened (restore it from a replica or a dump)`),
+      `Shard store is corrupted: ${what}: ${why}; the shard copy is not opened (restore it from a replica or a dump)`),
   formatUnsupported: (path: string, format: unknown) =>
     new TesseraError('shard_format_unsupported', 500, `Shard at ${path} has unsupported format ${String(format)}`),
 };

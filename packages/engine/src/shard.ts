@@ -75,7 +75,7 @@ export class Shard {
     } catch (err) {
       throw engineErrors.storageUnavailable(err);
     }
-    if (corruption !== null) throw engineErrors.storeCorrupted(corruption.file, corruption.offset, corruption.why);
+    if (corruption !== null) throw engineErrors.storeCorrupted(`${corruption.file} at byte ${corruption.offset}`, corruption.why);
     const db: ShardDatabase = new ClassicLevel<Buffer, Buffer>(path, {
       keyEncoding: 'buffer', valueEncoding: 'buffer', writeBufferSize: resolved.storeWriteBufferBytes, cacheSize: STORE_BLOCK_CACHE_BYTES,
     });

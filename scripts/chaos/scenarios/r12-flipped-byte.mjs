@@ -17,6 +17,7 @@
 //             error (5xx with a code), and no read served different data;
 //   wrong     when a read answered 2xx with data other than what was written
 //             (a document, a blob, a search hit or total) — served as valid;
+//   crashed   when the server died while the data was read back;
 //   unnoticed when every read answered the written data and nothing was
 //             reported (the flip hit bytes no read looks at).
 // Passes when every trial of every kind is detected (figure: detected/planted
@@ -170,7 +171,7 @@ export async function run({ quick, seed, workDir, log }) {
   const examples = [];
   for (const { kind, match } of KINDS) {
     const candidates = files.filter(match);
-    const r = (results[kind] = { planted: 0, detected: 0, wrong: 0, unnoticed: 0 });
+    const r = (results[kind] = { planted: 0, detected: 0, wrong: 0, crashed: 0, unnoticed: 0 });
     if (candidates.length === 0) { log(`R12 ${kind}: no file of this kind`); continue; }
     for (let t = 0; t < trials; t++) {
       const trialDir = join(workDir, `trial-${kind}-${t}`);
@@ -199,6 +200,7 @@ export async function run({ quick, seed, workDir, log }) {
           const seen = await readBack(server.port, written);
           const reported = server.logs.filter((l) => l.level >= 50 || /corrupt/i.test(JSON.stringify(l))).map((l) => String(l.msg ?? '') + (l.err?.message ? `: ${l.err.message}` : ''));
           if (seen.wrong.length > 0) { outcome = 'wrong'; evidence = seen.wrong.slice(0, 3).join('; '); }
+          else if (!server.alive()) { outcome = 'crashed'; evidence = `the server died: ${server.stderr().split('\n').filter(Boolean).slice(-3).join(' | ').slice(0, 300)}`; }
           else if (seen.errors.length > 0 || reported.length > 0) { outcome = 'detected'; evidence = [...seen.errors, ...reported].slice(0, 3).join('; '); }
           else { outcome = 'unnoticed'; evidence = 'every read answered the written data'; }
         } finally {
@@ -215,7 +217,7 @@ export async function run({ quick, seed, workDir, log }) {
   const pass = kinds.every(([, r]) => r.planted > 0 && r.detected === r.planted);
   return {
     pass,
-    figure: kinds.map(([kind, r]) => `${kind} ${r.detected}/${r.planted} detected${r.wrong ? `, ${r.wrong} served wrong` : ''}${r.unnoticed ? `, ${r.unnoticed} unnoticed` : ''}`).join('; '),
+    figure: kinds.map(([kind, r]) => `${kind} ${r.detected}/${r.planted} detected${r.wrong ? `, ${r.wrong} served wrong` : ''}${r.crashed ? `, ${r.crashed} crashed the server` : ''}${r.unnoticed ? `, ${r.unnoticed} unnoticed` : ''}`).join('; '),
     details: { results, examples },
   };
 }
