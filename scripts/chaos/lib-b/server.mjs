@@ -182,6 +182,22 @@ export function rawExchange(port, bytes, { timeoutMs = 5000, keepOpen = false, f
   });
 }
 
+/**
+ * Open-loop clients: `clients` loops, staggered, each calling `step()` every
+ * `periodMs` (a late step does not shift the schedule) until `stopAt`.
+ */
+export async function paced(clients, periodMs, stopAt, step) {
+  await Promise.all(Array.from({ length: clients }, async (_, client) => {
+    let due = Date.now() + client * (periodMs / clients);
+    while (Date.now() < stopAt) {
+      const wait = due - Date.now();
+      if (wait > 0) await sleep(wait);
+      due += periodMs;
+      await step();
+    }
+  }));
+}
+
 /** The q-quantile (0..1) of `values` (nearest rank); NaN when empty. */
 export function quantile(values, q) {
   if (values.length === 0) return Number.NaN;

@@ -24,7 +24,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { random } from '../../bench/bench-lib.mjs';
-import { call, keepAliveAgent, quantile, sleep, startServer } from '../lib-b/server.mjs';
+import { call, keepAliveAgent, paced, quantile, sleep, startServer } from '../lib-b/server.mjs';
 
 export const id = 'R10';
 export const title = '300 slowloris sockets (trickled, stalled and silent request heads) beside normal keep-alive clients';
@@ -43,27 +43,20 @@ const RAMP_MS = 1500;
 async function normalTraffic(port, agent, next, stopAt) {
   const latencies = [];
   const failures = [];
-  await Promise.all(Array.from({ length: NORMAL_CLIENTS }, async (_, client) => {
-    let due = Date.now() + client * (PERIOD_MS / NORMAL_CLIENTS);
-    while (Date.now() < stopAt) {
-      const wait = due - Date.now();
-      if (wait > 0) await sleep(wait);
-      due += PERIOD_MS;
-      const n = Math.floor(next() * DOCS);
-      const write = next() < 0.25;
-      const started = performance.now();
-      try {
-        const r = write
-          ? await call(port, 'PUT', `/r10/${n}`, { n, at: Date.now() }, { agent, timeoutMs: 10_000 })
-          : await call(port, 'GET', `/r10/${n}`, undefined, { agent, timeoutMs: 10_000 });
-        latencies.push(performance.now() - started);
-
-        if (r.status !== 200) failures.push(`${write ? 'PUT' : 'GET'} ${r.status}`);
-      } catch (err) {
-        failures.push(String(err.message ?? err));
-      }
+  await paced(NORMAL_CLIENTS, PERIOD_MS, stopAt, async () => {
+    const n = Math.floor(next() * DOCS);
+    const write = next() < 0.25;
+    const started = performance.now();
+    try {
+      const r = write
+        ? await call(port, 'PUT', `/r10/${n}`, { n, at: Date.now() }, { agent, timeoutMs: 10_000 })
+        : await call(port, 'GET', `/r10/${n}`, undefined, { agent, timeoutMs: 10_000 });
+      latencies.push(performance.now() - started);
+      if (r.status !== 200) failures.push(`${write ? 'PUT' : 'GET'} ${r.status}`);
+    } catch (err) {
+      failures.push(String(err.message ?? err));
     }
-  }));
+  });
   return { latencies, failures };
 }
 

@@ -18,7 +18,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { random } from '../../bench/bench-lib.mjs';
-import { call, keepAliveAgent, quantile, rssMb, sleep, startServer } from '../lib-b/server.mjs';
+import { call, keepAliveAgent, paced, quantile, rssMb, sleep, startServer } from '../lib-b/server.mjs';
 
 export const id = 'R16';
 export const title = 'soak: mixed reads and writes at a steady rate';
@@ -71,32 +71,26 @@ export async function run({ quick, seed, workDir, log }) {
         await sleep(sampleMs);
       }
     })();
-    await Promise.all(Array.from({ length: CLIENTS }, async (_, client) => {
-      let due = Date.now() + client * (PERIOD_MS / CLIENTS);
-      while (Date.now() < stopAt) {
-        const wait = due - Date.now();
-        if (wait > 0) await sleep(wait);
-        due += PERIOD_MS;
-        const pick = next();
-        const n = Math.floor(next() * docs);
-        const t0 = performance.now();
-        try {
-          const r = pick < 0.6
-            ? await call(server.port, 'GET', `/r16/${n}`, undefined, { agent })
-            : pick < 0.85
-              ? await call(server.port, 'PUT', `/r16/${n}`, body(n, next), { agent })
-              : await call(server.port, 'GET', `/r16/:search?q=t${Math.floor(next() * TERMS)}&limit=10`, undefined, { agent });
-          const ms = performance.now() - t0;
-          requests++;
-          if (r.status !== 200) failures.push(`${r.status} ${r.json?.code ?? ''}`);
-          const w = Math.floor((Date.now() - started) / windowMs);
-          if (!windows.has(w)) windows.set(w, []);
-          windows.get(w).push(ms);
-        } catch (err) {
-          failures.push(err.message);
-        }
+    await paced(CLIENTS, PERIOD_MS, stopAt, async () => {
+      const pick = next();
+      const n = Math.floor(next() * docs);
+      const t0 = performance.now();
+      try {
+        const r = pick < 0.6
+          ? await call(server.port, 'GET', `/r16/${n}`, undefined, { agent })
+          : pick < 0.85
+            ? await call(server.port, 'PUT', `/r16/${n}`, body(n, next), { agent })
+            : await call(server.port, 'GET', `/r16/:search?q=t${Math.floor(next() * TERMS)}&limit=10`, undefined, { agent });
+        const ms = performance.now() - t0;
+        requests++;
+        if (r.status !== 200) failures.push(`${r.status} ${r.json?.code ?? ''}`);
+        const w = Math.floor((Date.now() - started) / windowMs);
+        if (!windows.has(w)) windows.set(w, []);
+        windows.get(w).push(ms);
+      } catch (err) {
+        failures.push(err.message);
       }
-    }));
+    });
     await sampler;
     const warm = samples.filter(([min]) => min * 60_000 >= warmupMs);
     const mbPerMin = slope(warm);
