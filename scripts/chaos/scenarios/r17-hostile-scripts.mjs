@@ -72,7 +72,7 @@ function hostileScripts(marker) {
     ['poison os.time', "os.time = function() return 'pwned' end error('stop')"],
     ['poison _G', "rawset(_G, 'tostring', function() return 'pwned' end) error('stop')"],
     ['backtracking pattern', "_doc.x = string.find(string.rep('a', 5000), string.rep('a*', 200) .. 'b')"],
-    ['huge gsub', "_doc.x = select(2, string.gsub(string.rep('a', 5e6), '.', '%0%0'))"],
+    ['huge gsub', "_doc.x = select(2, string.gsub(string.rep('a', 2e7), '.', '%0%0'))"],
     ['string.format bomb', "_doc.x = string.format('%099999d', 1)"],
     ['bad result', '_doc.f = function() end'],
     ['syntax error', 'this is not lua ('],
@@ -95,7 +95,7 @@ export async function run({ quick, workDir, log }) {
     const original = { n: 1, tag: 'original' };
     const put = await call(server.port, 'PUT', '/r17/target', original, { agent });
     if (put.status !== 200) throw new Error(`PUT /r17/target: ${put.status}`);
-    const version = put.json._version;
+    let version = put.json._version;
     const scripts = hostileScripts(marker);
     for (let round = 0; round < rounds; round++) {
       for (const [name, body] of scripts) {
@@ -121,6 +121,8 @@ export async function run({ quick, workDir, log }) {
         const doc = await call(server.port, 'GET', '/r17/target', undefined, { agent });
         if (doc.json?._version !== version || doc.json?.n !== original.n || doc.json?.tag !== original.tag || Object.keys(doc.json ?? {}).some((k) => !k.startsWith('_') && !k.startsWith('#') && !(k in original))) {
           problems.push(`document changed: ${doc.text.slice(0, 160)}`);
+          // Put it back, so the next script is judged on its own.
+          version = (await call(server.port, 'PUT', '/r17/target', original, { agent })).json?._version;
         }
         if (existsSync(marker)) problems.push('the marker file was created');
         if (!server.alive()) problems.push('the server died');
