@@ -173,7 +173,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('contentBodyBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.contentBodyBytesMax, 'largest stored-content body (any Content-Type that is not JSON, YAML or MessagePack), bytes (413 beyond)', HTTP),
   setting('headerBytesMax', integer(256, 1 << 24), SERVE_DEFAULTS.headerBytesMax, 'largest request line + header section, bytes (431 beyond)', HTTP),
   setting('urlBytesMax', integer(16, 1 << 24), SERVE_DEFAULTS.urlBytesMax, 'longest request-target, bytes (414 beyond); at most headerBytesMax', HTTP),
-  setting('headersTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.headersTimeoutMs, 'time to receive a request head, ms (408 beyond)', HTTP),
+  setting('headersTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.headersTimeoutMs, 'time to receive a request head, ms (408 beyond); a new connection that sends nothing this long is closed', HTTP),
   setting('bodyTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.bodyTimeoutMs, 'longest silence while a body is read, ms (408 beyond)', HTTP),
   setting('idleTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.idleTimeoutMs, 'idle keep-alive connection lifetime, ms; also how long a client may stop reading a response', HTTP),
   setting('depthMax', integer(1, 100_000), SERVE_DEFAULTS.depthMax, 'deepest nesting of a body (400 beyond)', HTTP),

@@ -13,9 +13,14 @@ export const engineErrors = {
     new TesseraError('invalid_document', 400, message, cause === undefined ? undefined : { cause }),
   invalidDocumentId: (why: string) => new TesseraError('invalid_document_id', 400, `Invalid document ID: ${why}`),
   invalidWrite: (why: string) => new TesseraError('invalid_write', 400, `Invalid write: ${why}`),
-  /** A batch (or a read) could not reach LevelDB: disk full, I/O error, database closed under us. */
-  storageUnavailable: (cause: unknown) =>
-    new TesseraError('storage_unavailable', 503, `Storage unavailable: ${describeCause(cause)}`, { cause }),
+  /**
+   * A batch (or a read) could not reach LevelDB: I/O error, database closed
+   * under us; a full disk (or quota) is 507 `storage_full`, so a client or an
+   * operator knows that retrying will not help until space is freed.
+   */
+  storageUnavailable: (cause: unknown) => (isDiskFull(cause)
+    ? storageFull(cause)
+    : new TesseraError('storage_unavailable', 503, `Storage unavailable: ${describeCause(cause)}`, { cause })),
   shardClosed: () => new TesseraError('shard_closed', 503, 'Shard is closed'),
   invalidOplogRead: (why: string) => new TesseraError('invalid_oplog_read', 400, `Invalid operation log read: ${why}`),
   oplogTrimmed: (afterSeq: number, firstSeq: number) =>
@@ -39,11 +44,36 @@ export const engineErrors = {
   contentMissing: (id: unknown, type: string) =>
     new TesseraError('content_missing', 503, `Replicated document ${String(id)} links '${type}' content this copy does not hold`),
   invalidOption: (name: string, why: string) => new TesseraError('invalid_option', 500, `Invalid shard option '${name}': ${why}`),
+  /**
+   * What the shard copy stores failed its checksums: a database log (opening
+   * would let LevelDB drop the records silently, store/log-check.ts) or a
+   * segment (segments/segment-store.ts). `what` names the file or segment.
+   */
+  storeCorrupted: (what: string, why: string) =>
+    new TesseraError('store_corrupted', 500,
+      `Shard store is corrupted: ${what}: ${why}; the shard copy is not opened (restore it from a replica or a dump)`),
   formatUnsupported: (path: string, format: unknown) =>
     new TesseraError('shard_format_unsupported', 500, `Shard at ${path} has unsupported format ${String(format)}`),
 };
 
 type DocumentBodyLike = Record<string, unknown>;
+
+/** 507: the disk (or the quota) of the data directory is full; reads go on, writes resume once space is freed. */
+export function storageFull(cause: unknown): TesseraError {
+  return new TesseraError('storage_full', 507, `Insufficient storage: ${describeCause(cause)}; free disk space, then retry`, { cause });
+}
+
+/**
+ * Whether an error (or one it was caused by) is a full disk or quota: Node's
+ * ENOSPC/EDQUOT, or LevelDB's IO error, which carries only strerror's text.
+ */
+export function isDiskFull(cause: unknown): boolean {
+  for (let err = cause, depth = 0; err instanceof Error && depth < 5; err = err.cause, depth++) {
+    const code = (err as NodeJS.ErrnoException).code;
+    if (code === 'ENOSPC' || code === 'EDQUOT' || /No space left on device|Disk quota exceeded/.test(err.message)) return true;
+  }
+  return false;
+}
 
 function describeCause(cause: unknown): string {
   if (cause instanceof Error) {

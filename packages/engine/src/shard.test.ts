@@ -472,7 +472,7 @@ describe('Shard: persistence', () => {
 });
 
 describe('Shard: failed batches', () => {
-  it('a failing batch rejects its writes with 503, changes nothing, and the shard recovers', async () => {
+  it('a batch failing on a full disk rejects its writes with 507 storage_full, changes nothing, and the shard recovers', async () => {
     const shard = await openShard();
     await shard.write({ op: 'index', id: 'keep', body: { v: 1 } });
     const stats = shard.stats();
@@ -489,8 +489,8 @@ describe('Shard: failed batches', () => {
     for (const outcome of outcomes) {
       expect(outcome.status).toBe('rejected');
       const err = (outcome as PromiseRejectedResult).reason as TesseraError;
-      expect(err.code).toBe('storage_unavailable');
-      expect(err.status).toBe(503);
+      expect(err.code).toBe('storage_full');
+      expect(err.status).toBe(507);
       expect(err.message).toContain('No space left on device (injected)');
     }
     expect(shard.stats()).toEqual(stats);

@@ -38,6 +38,7 @@ import { SILENT_LOGGER } from './logger.js';
 import { INITIAL_REPLICATION_STATE, type ReplicatedChange, type ReplicateOutcome } from './replication/index.js';
 import type { BatchOutcome } from './store/group-commit.js';
 import { META_REPLICATION } from './store/keys.js';
+import { checkLevelDbLogs } from './store/log-check.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
 import { decodeReplicationState } from './store/records.js';
 import { commitBatch } from './shard/batch.js';
@@ -67,11 +68,14 @@ export class Shard {
   static async open(options: ShardOptions): Promise<Shard> {
     const resolved = resolveOptions(options);
     const path = options.path;
+    let corruption;
     try {
       await mkdir(path, { recursive: true });
+      corruption = await checkLevelDbLogs(path);
     } catch (err) {
       throw engineErrors.storageUnavailable(err);
     }
+    if (corruption !== null) throw engineErrors.storeCorrupted(`${corruption.file} at byte ${corruption.offset}`, corruption.why);
     const db: ShardDatabase = new ClassicLevel<Buffer, Buffer>(path, {
       keyEncoding: 'buffer', valueEncoding: 'buffer', writeBufferSize: resolved.storeWriteBufferBytes, cacheSize: STORE_BLOCK_CACHE_BYTES,
     });

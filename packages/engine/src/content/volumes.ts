@@ -24,6 +24,7 @@ import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
 import { TesseraError } from '@tessera/errors';
+import { isDiskFull, storageFull } from '../errors.js';
 
 /** Where a blob lives, as the document's content entry records it. */
 export interface BlobLocation {
@@ -97,8 +98,9 @@ export const contentErrors = {
   corrupted: (where: BlobLocation, why: string) =>
     new TesseraError('content_corrupted', 500,
       `Stored content is corrupted (volume ${where.volume}, offset ${where.offset}): ${why}; the blob is not served`),
-  storage: (cause: unknown) =>
-    new TesseraError('storage_unavailable', 503, `Content storage unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause }),
+  storage: (cause: unknown) => (isDiskFull(cause)
+    ? storageFull(cause)
+    : new TesseraError('storage_unavailable', 503, `Content storage unavailable: ${cause instanceof Error ? cause.message : String(cause)}`, { cause })),
   invalidLocation: (why: string) => new TesseraError('invalid_content_location', 400, `Invalid content location: ${why}`),
 };
 
@@ -182,10 +184,17 @@ export class ContentVolumes {
       header.writeBigUInt64BE(BigInt(bytes.length), 4);
       header.writeUInt32BE(crc, 12);
       const offset = this.size;
-      const { bytesWritten } = await this.writer.writev([header, bytes]);
+      let written = (await this.writer.writev([header, bytes])).bytesWritten;
       // Whatever was written counts: the next frame goes after it, even a torn one.
-      this.size += bytesWritten;
-      if (bytesWritten !== frameBytes) throw new Error(`short write (${bytesWritten} of ${frameBytes} bytes)`);
+      this.size += written;
+      // A short write (a disk filling up) is retried for the rest, which fails with the reason (ENOSPC → 507).
+      while (written < frameBytes) {
+        const rest = written < HEADER_BYTES ? Buffer.concat([header.subarray(written), bytes]) : bytes.subarray(written - HEADER_BYTES);
+        const more = (await this.writer.write(rest)).bytesWritten;
+        if (more === 0) throw new Error(`short write (${written} of ${frameBytes} bytes)`);
+        written += more;
+        this.size += more;
+      }
       if (sync) {
         await this.writer.datasync();
         if (created) syncDirectory(this.dir);

@@ -17,8 +17,10 @@
  * it), the next segment id and, per segment, its size and deletion bitset.
  */
 import assert from 'node:assert/strict';
+import { crc32 } from 'node:zlib';
 import { decode, encode } from '@msgpack/msgpack';
 import type { ClassicLevel } from 'classic-level';
+import { engineErrors } from '../errors.js';
 import { Bitset } from '../values/bitset.js';
 import { SegmentReader } from './segment-reader.js';
 
@@ -43,6 +45,13 @@ export interface ManifestSegment {
   docCount: number;
   /** Deletion bitset bytes (Bitset.toBytes), or null when nothing is deleted. */
   deleted: Uint8Array | null;
+  /**
+   * CRC-32 of the segment's bytes, checked when they are read back: LevelDB
+   * (as classic-level opens it) does not verify its blocks' checksums, so a
+   * flipped bit would reach the segment reader. Absent in manifests written
+   * before it (those segments are read unchecked until merged away).
+   */
+  crc?: number;
 }
 
 export interface Manifest {
@@ -65,7 +74,8 @@ function segmentRange(segmentId: number): { gte: Buffer; lt: Buffer } {
   return { gte: chunkKey(segmentId, 0), lt: segmentId === 0xffffffff ? Buffer.of(PREFIX_SEGMENT_CHUNKS + 1) : chunkKey(segmentId + 1, 0) };
 }
 
-export async function writeSegmentChunks(db: SegmentDatabase, segmentId: number, bytes: Uint8Array): Promise<void> {
+/** Write a segment's bytes as chunks; resolves with their CRC-32 (for its manifest entry). */
+export async function writeSegmentChunks(db: SegmentDatabase, segmentId: number, bytes: Uint8Array): Promise<number> {
   const chunks = Math.ceil(bytes.length / SEGMENT_CHUNK_BYTES);
   for (let first = 0; first < chunks; first += CHUNKS_PER_BATCH) {
     const batch = db.batch();
@@ -76,10 +86,11 @@ export async function writeSegmentChunks(db: SegmentDatabase, segmentId: number,
     }
     await batch.write();
   }
+  return crc32(bytes);
 }
 
-/** Read a segment's bytes with one getMany into one 8-aligned buffer. */
-export async function readSegmentBytes(db: SegmentDatabase, segmentId: number, byteLength: number): Promise<Uint8Array> {
+/** Read a segment's bytes with one getMany into one 8-aligned buffer, checked against `crc` when given. */
+export async function readSegmentBytes(db: SegmentDatabase, segmentId: number, byteLength: number, crc?: number): Promise<Uint8Array> {
   const chunks = Math.ceil(byteLength / SEGMENT_CHUNK_BYTES);
   const keys: Buffer[] = [];
   for (let c = 0; c < chunks; c++) keys.push(chunkKey(segmentId, c));
@@ -95,6 +106,7 @@ export async function readSegmentBytes(db: SegmentDatabase, segmentId: number, b
     p += value.length;
   }
   assert.equal(p, byteLength, `segment ${segmentId} has the wrong size`);
+  if (crc !== undefined && crc32(out) !== crc) throw engineErrors.storeCorrupted(`segment ${segmentId} (in the shard's LevelDB tables)`, 'checksum mismatch');
   return out;
 }
 
@@ -143,18 +155,22 @@ export class SegmentStore {
     /** Live segments, oldest first. */
     public readers: SegmentReader[],
     readonly orphansRemoved: number[],
+    /** Each live segment's CRC-32 by id (none for segments published before checksums). */
+    private readonly crcs: Map<number, number>,
   ) {}
 
   static async open(db: SegmentDatabase): Promise<SegmentStore> {
     const manifest = await readManifest(db);
     const orphans = await removeOrphanSegments(db, manifest);
     const readers: SegmentReader[] = [];
+    const crcs = new Map<number, number>();
     for (const s of manifest.segments) {
-      const bytes = await readSegmentBytes(db, s.id, s.byteLength);
+      const bytes = await readSegmentBytes(db, s.id, s.byteLength, s.crc ?? undefined);
+      if (typeof s.crc === 'number') crcs.set(s.id, s.crc);
       const deleted = s.deleted === null ? undefined : Bitset.fromBytes(s.docCount, s.deleted);
       readers.push(new SegmentReader(s.id, bytes, deleted));
     }
-    return new SegmentStore(db, manifest, readers, orphans);
+    return new SegmentStore(db, manifest, readers, orphans, crcs);
   }
 
   /** Op-log seq covered by the published segments. */
@@ -176,7 +192,7 @@ export class SegmentStore {
   addSegment(bytes: Uint8Array, seq: number, stillLive?: (docid: number) => boolean, sync = false): Promise<SegmentReader> {
     return this.serialise(async () => {
       const id = this.manifest.nextSegmentId;
-      await writeSegmentChunks(this.db, id, bytes);
+      this.crcs.set(id, await writeSegmentChunks(this.db, id, bytes));
       const reader = new SegmentReader(id, bytes);
       if (stillLive !== undefined) {
         for (let o = 0; o < reader.docCount; o++) if (!stillLive(reader.docids[o]!)) reader.delete(reader.docids[o]!);
@@ -202,7 +218,7 @@ export class SegmentStore {
       if (empty) {
         merged = null;
       } else {
-        await writeSegmentChunks(this.db, id, bytes);
+        this.crcs.set(id, await writeSegmentChunks(this.db, id, bytes));
         sources.forEach((s, i) => {
           const before = snapshots[i]!;
           for (let o = s.deleted.nextSetBit(0); o >= 0; o = s.deleted.nextSetBit(o + 1)) {
@@ -222,7 +238,10 @@ export class SegmentStore {
         }
       }
       await this.publish(readers, this.manifest.seq, empty ? id : id + 1, false);
-      for (const s of sources) await this.db.clear(segmentRange(s.id));
+      for (const s of sources) {
+        await this.db.clear(segmentRange(s.id));
+        this.crcs.delete(s.id);
+      }
       return merged;
     });
   }
@@ -237,12 +256,12 @@ export class SegmentStore {
       format: MANIFEST_FORMAT,
       seq,
       nextSegmentId,
-      segments: readers.map((r) => ({
-        id: r.id,
-        byteLength: r.byteLength,
-        docCount: r.docCount,
-        deleted: r.deletedDocs === 0 ? null : r.deleted.toBytes(),
-      })),
+      segments: readers.map((r) => {
+        const entry: ManifestSegment = { id: r.id, byteLength: r.byteLength, docCount: r.docCount, deleted: r.deletedDocs === 0 ? null : r.deleted.toBytes() };
+        const crc = this.crcs.get(r.id);
+        if (crc !== undefined) entry.crc = crc;
+        return entry;
+      }),
     };
     await writeManifest(this.db, manifest, sync);
     this.manifest = manifest;

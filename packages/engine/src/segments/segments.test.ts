@@ -220,6 +220,26 @@ describe('merge', () => {
 });
 
 describe('SegmentStore in LevelDB', () => {
+  test('a segment is checked against the CRC-32 its manifest entry keeps: a flipped bit is store_corrupted at open, never read', async () => {
+    await withDb(async (db) => {
+      const model = new Map<number, IndexableDocument>();
+      const [ops] = fc.sample(opsArb, { numRuns: 1, seed: 7 });
+      const store = await SegmentStore.open(db);
+      const buffer = new WriteBuffer();
+      apply(ops!, buffer, model, store.readers);
+      buffer.freeze();
+      const reader = await store.addSegment(await flushWriteBuffer(buffer), ops!.length, (d) => buffer.isLive(d));
+      expect((await readManifest(db)).segments[0]).toMatchObject({ id: reader.id, crc: expect.any(Number) });
+      expect((await SegmentStore.open(db)).readers).toHaveLength(1);
+      const chunk = (await db.get(chunkKey(reader.id, 0)))!;
+      chunk[Math.floor(chunk.length / 2)] ^= 0x04;
+      await db.put(chunkKey(reader.id, 0), chunk);
+      await expect(SegmentStore.open(db)).rejects.toMatchObject({
+        code: 'store_corrupted', status: 500, message: expect.stringContaining(`segment ${reader.id}`),
+      });
+    });
+  });
+
   test('flush → reopen gives the same answers; deletions persist; merge publishes', async () => {
     await withDb(async (db) => {
       const model = new Map<number, IndexableDocument>();

@@ -8,9 +8,10 @@
  * a search never shows an unacknowledged write.
  */
 import assert from 'node:assert/strict';
+import { TesseraError } from '@tessera/errors';
 import { estimateDocumentBytes } from '../documents/document-cache.js';
 import type { StoredDocument, WriteResult } from '../documents/types.js';
-import { engineErrors } from '../errors.js';
+import { engineErrors, isDiskFull } from '../errors.js';
 import type { BatchOutcome } from '../store/group-commit.js';
 import { docidKey, DOCID_MAX, encodeIdTag, META_COUNTERS, META_REPLICATION, META_SCHEMA, oplogKey } from '../store/keys.js';
 import type { ShardDatabase } from '../store/oplog.js';
@@ -33,7 +34,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     } catch (err) {
       state.counts.batchesFailed++;
       state.log.error({ err }, 'could not reopen the database after a failed batch; the next write tries again');
-      throw engineErrors.storageUnavailable(err);
+      throw err instanceof TesseraError ? err : engineErrors.storageUnavailable(err);
     }
   }
   const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
@@ -120,6 +121,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
       state.cache.delete(change.key);
     }
     if (err instanceof assert.AssertionError && !writing) throw err;
+    if (isDiskFull(err)) state.diskFull = true;
     state.log.error({ err, changes: changes.length, sync }, 'LevelDB batch failed; the database is reopened before the next batch');
     state.requestRecovery();
     throw engineErrors.storageUnavailable(err);

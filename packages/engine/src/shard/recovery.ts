@@ -7,11 +7,12 @@
  * log write error until then) and the counters taken from disk again.
  */
 import assert from 'node:assert/strict';
+import { statfs } from 'node:fs/promises';
 import { ShardIndex, type ShardIndexOptions } from '../indexing/index.js';
 import { META_COUNTERS, META_FORMAT, META_SCHEMA } from '../store/keys.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from '../store/oplog.js';
 import { decodeCounters, decodeFormat, encodeCounters, encodeFormat, SHARD_FORMAT, type ShardCounters } from '../store/records.js';
-import { engineErrors } from '../errors.js';
+import { engineErrors, storageFull } from '../errors.js';
 import type { ShardState } from './state.js';
 
 /** The counters of an existing shard, or those of a new one (written, with the format, before first use). */
@@ -93,6 +94,13 @@ export async function recover(state: ShardState): Promise<void> {
 }
 
 async function reopen(state: ShardState): Promise<void> {
+  if (state.diskFull && state.db.status === 'open') {
+    const { bavail, bsize } = await statfs(state.path);
+    if (bavail * bsize < state.reopenBytesMin) {
+      throw storageFull(Object.assign(new Error(`No space left on device: ${bavail * bsize} bytes free in ${state.path}, `
+        + `${state.reopenBytesMin} needed to reopen the database after a failed write`), { code: 'ENOSPC' }));
+    }
+  }
   await state.oplog.settled();
   if (state.db.status !== 'closed') await state.db.close();
   await state.db.open();
@@ -107,6 +115,7 @@ async function reopen(state: ShardState): Promise<void> {
   }
   state.oplog.reset(await Oplog.bounds(state.db, state.counters.seq), state.counters.seq);
   state.recoveryNeeded = false;
+  state.diskFull = false;
   state.counts.recoveries++;
   state.log.warn({ seq: state.counters.seq, failedBatchLanded: landed }, 'database reopened after a failed batch');
 }

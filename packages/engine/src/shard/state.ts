@@ -59,6 +59,15 @@ export class ShardState {
   recoveryNeeded = false;
   /** A barrier is queued to run the recovery (at most one at a time). */
   recoveryRequested = false;
+  /**
+   * The last failed batch met a full disk: the database stays open for reads
+   * and is reopened only once there is room for it (shard/recovery.ts), since
+   * a reopen writes a table and a log, and a database that cannot reopen
+   * serves no reads at all.
+   */
+  diskFull = false;
+  /** Free bytes the data directory needs before a reopen after a full disk: LevelDB writes the log's memtable as a table. */
+  readonly reopenBytesMin: number;
   /** The reopen in progress: reads that hit the closing database wait for it and retry once. */
   recovering: Promise<void> | undefined;
   closing = false;
@@ -97,6 +106,7 @@ export class ShardState {
   ) {
     this.counters = counters;
     this.analysisThread = settings.analysisThread;
+    this.reopenBytesMin = 2 * settings.storeWriteBufferBytes + (1 << 20);
     this.position = new ReplicaPosition(replication);
     this.cache = new DocumentCache(settings.documentCache ?? settings.documentCacheBytesMax);
     this.oplog = new Oplog(db, settings.oplogEntriesMax, oplogFirstSeq);

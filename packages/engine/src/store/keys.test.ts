@@ -1,5 +1,6 @@
 import { decodeIdTag, docidKey, documentKey, encodeIdTag, oplogKey, oplogKeySeq } from './keys.js';
 import { decodeDocumentRecord, decodeOplogEntry, encodeBody, encodeDocumentRecord, encodeOplogEntry } from './records.js';
+import { crc32 } from 'node:zlib';
 import { encode } from '@msgpack/msgpack';
 
 describe('store keys', () => {
@@ -28,11 +29,30 @@ describe('store keys', () => {
 });
 
 describe('store records', () => {
-  it('splices the body into a record that is plain msgpack of the whole object', () => {
+  it('splices the body into a record that is plain msgpack of the whole object, after its CRC-32 frame', () => {
     const body = { a: 1, nested: { list: [1, 'two', null] } };
     const record = encodeDocumentRecord({ id: 'x', docid: 3, version: 2, seq: 300 }, encodeBody(body));
-    expect(Buffer.from(record).equals(Buffer.from(encode({ id: 'x', docid: 3, version: 2, seq: 300, body })))).toBe(true);
+    const plain = Buffer.from(encode({ id: 'x', docid: 3, version: 2, seq: 300, body }));
+    expect(record[0]).toBe(0xc1);
+    expect(record.readUInt32BE(1)).toBe(crc32(plain));
+    expect(record.subarray(5).equals(plain)).toBe(true);
     expect(decodeDocumentRecord(record)).toEqual({ id: 'x', docid: 3, version: 2, seq: 300, body });
+    // A record written before the frame (bare msgpack) still reads.
+    expect(decodeDocumentRecord(plain)).toEqual({ id: 'x', docid: 3, version: 2, seq: 300, body });
+  });
+
+  it('a flipped bit in a framed record or oplog entry is store_corrupted, never decoded', () => {
+    const record = encodeDocumentRecord({ id: 'x', docid: 3, version: 2, seq: 300 }, encodeBody({ text: 'uniq220x' }));
+    const entry = encodeOplogEntry({ seq: 7, id: 5, docid: 2, version: 3, op: 'put' }, encodeBody({ b: 'value' }));
+    for (let i = 0; i < record.length * 8; i += 7) {
+      const copy = Buffer.from(record);
+      copy[i >> 3] ^= 1 << (i & 7);
+      if (i >> 3 === 0) continue; // the frame marker itself: then the bytes are not msgpack at all
+      expect(() => decodeDocumentRecord(copy)).toThrow(expect.objectContaining({ code: 'store_corrupted', status: 500 }));
+    }
+    const copy = Buffer.from(entry);
+    copy[copy.length - 2] ^= 0x20;
+    expect(() => decodeOplogEntry(copy)).toThrow(expect.objectContaining({ code: 'store_corrupted' }));
   });
 
   it('round-trips oplog entries of puts and deletes', () => {

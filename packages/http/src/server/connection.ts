@@ -131,7 +131,10 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
     socket.on('end', this.onEnd);
     socket.on('error', this.onSocketError);
     socket.on('close', this.onClose);
-    this.deadlines.set(IDLE, this.options.idleTimeoutMs);
+    // A new connection owes its first request head: silent, it is closed (quietly) within the
+    // headers timeout, not held for the idle timeout (300 silent sockets would otherwise hold
+    // 300 descriptors for 60 s; measured by scripts/chaos/scenarios/r10-slowloris.mjs).
+    this.deadlines.set(IDLE, Math.min(this.options.idleTimeoutMs, this.options.headersTimeoutMs));
   }
 
   // ── Socket events (bound once per connection) ─────────────────────────

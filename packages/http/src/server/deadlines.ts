@@ -59,14 +59,15 @@ export class Deadlines {
    * NONE. Called by the server's clock tick (every `tickMs`). A headers
    * deadline due before the next tick gets a one-off timer of its own: the
    * head timeout is the bound against slow-header clients, kept to the
-   * millisecond rather than up to a tick late. Only connections about to
-   * time out pay for a timer.
+   * millisecond rather than up to a tick late. So does an idle one: a new
+   * connection that sends nothing is bounded by the head timeout too
+   * (connection.ts). Only connections about to time out pay for a timer.
    */
   due(now: number, tickMs: number): number {
     if (this.drainAt !== 0 && now >= this.drainAt) return DRAIN;
     if (this.at === 0) return NONE;
     if (now < this.at) {
-      if (this.kind === HEADERS && this.at - now < tickMs && this.exactTimer === null) {
+      if ((this.kind === HEADERS || this.kind === IDLE) && this.at - now < tickMs && this.exactTimer === null) {
         this.exactTimer = setTimeout(this.onExactTimer, this.at - now);
         this.exactTimer.unref();
       }

@@ -441,6 +441,16 @@ describe('timeouts', () => {
     expect(JSON.parse(x.responses[0]!.body.toString())).toMatchObject({ body: 'abcdef' });
   });
 
+  test('a connection that sends nothing is closed quietly after headersTimeoutMs, not held for idleTimeoutMs', async () => {
+    const r = await start({ headersTimeoutMs: 300, idleTimeoutMs: 60_000 });
+    const x = await rawExchange(r.port, [], { timeoutMs: 3000 });
+    expect(x.closed).toBe(true);
+    expect(x.elapsedMs).toBeGreaterThanOrEqual(250);
+    expect(x.elapsedMs).toBeLessThan(1500);
+    expect(x.rest.length).toBe(0);
+    expect(r.calls).toEqual([]);
+  });
+
   test('an idle keep-alive connection is closed quietly after idleTimeoutMs', async () => {
     const r = await start({ idleTimeoutMs: 300 });
     const x = await rawExchange(r.port, [get('/')], { timeoutMs: 3000 });
