@@ -17,6 +17,9 @@ import { parseArgs } from 'node:util';
 import { ROOT } from './lib.mjs';
 import { loadScenarios, runScenario } from './runner.mjs';
 
+/** A scenario that could not set its fault up (R11 without a tmpfs) says so: skipped, never a pass. */
+const verdict = (r) => (r.skipped ? 'SKIPPED' : r.pass ? 'PASS' : 'FAIL');
+
 const { values } = parseArgs({
   options: {
     quick: { type: 'boolean', default: false },
@@ -50,12 +53,12 @@ for (const scenario of scenarios) {
     log: (line) => console.log(`   ${scenario.id} ${line}`),
   });
   results.push(result);
-  console.log(`== ${result.id} ${result.pass ? 'PASS' : 'FAIL'} in ${(result.ms / 1000).toFixed(1)} s: ${result.figure}`);
+  console.log(`== ${result.id} ${verdict(result)} in ${(result.ms / 1000).toFixed(1)} s: ${result.figure}`);
   if (result.keptWorkDir) console.log(`   work directory kept: ${result.keptWorkDir}`);
 }
 
 const cell = (text) => String(text).replace(/\|/g, '\\|').replace(/\s*\n\s*/g, ' ');
-const row = (r) => `| ${r.id} | ${cell(r.title)} | ${cell(r.target)} | ${cell(r.figure)} | ${r.pass ? 'pass' : '**FAIL**'} | ${(r.ms / 1000).toFixed(0)} s | seed ${seed}, ${date}, ${machine} |`;
+const row = (r) => `| ${r.id} | ${cell(r.title)} | ${cell(r.target)} | ${cell(r.figure)} | ${r.skipped ? 'skipped' : r.pass ? 'pass' : '**FAIL**'} | ${(r.ms / 1000).toFixed(0)} s | seed ${seed}, ${date}, ${machine} |`;
 const HEADER = ['| id | fault | target | figure | result | time | run |', '|---|---|---|---|---|---|---|'];
 console.log(`\n${[...HEADER, ...results.map(row)].join('\n')}`);
 
