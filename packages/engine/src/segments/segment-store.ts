@@ -94,8 +94,7 @@ export async function readSegmentBytes(db: SegmentDatabase, segmentId: number, b
   const chunks = Math.ceil(byteLength / SEGMENT_CHUNK_BYTES);
   const keys: Buffer[] = [];
   for (let c = 0; c < chunks; c++) keys.push(chunkKey(segmentId, c));
-  // Read once into memory and kept there: the blocks would only push documents out of LevelDB's block cache.
-  const values = await db.getMany(keys, { fillCache: false });
+  const values = await db.getMany(keys);
   // A fresh ArrayBuffer starts at offset 0: every 8-aligned section stays aligned.
   const out = new Uint8Array(new ArrayBuffer(byteLength));
   let p = 0;
