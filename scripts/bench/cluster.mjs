@@ -20,12 +20,20 @@
 // With --coordinators, a --setups list without `embedded` leaves out the
 // embedded server (its other entries are ignored).
 //
+// Besides throughput it prints the CPU time each role spent per request
+// (user + system, from /proc/PID/stat, over each load): the embedded server,
+// the coordinators together, the nodes together. Their sum is what one
+// request costs the machine, so cores ÷ that sum bounds the throughput a
+// machine with more cores can reach, and the coordinators' share says what
+// each added coordinator takes off: the figure to read on a machine with
+// fewer cores than processes, where throughput itself cannot scale.
+//
 //   node scripts/bench/cluster.mjs [--coordinators 1,2,3] [--nodes 6] [--etcd]
 //     [--duration S] [--connections N] [--preload N] [--setups embedded,1,2,3]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
 //     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -79,6 +87,45 @@ const JSON_HEADERS = { 'content-type': 'application/json' };
 /** Every child still running, so that any exit path stops them. */
 const children = new Set();
 const dataDirs = new Set();
+/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ: 100 on every Linux Node.js runs on). */
+const CLOCK_TICKS_PER_S = 100;
+
+/** CPU seconds (user + system) `pid` has used so far; 0 once it is gone or off Linux. */
+function cpuSeconds(pid) {
+  try {
+    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+  } catch {
+    return 0;
+  }
+}
+
+/** The role a child plays, for CPU accounting: 'serve', 'coordinator' or 'node'. */
+function roleOf(name) {
+  return name.replace(/\d+$/, '');
+}
+
+/** CPU seconds per role of every running child. */
+function cpuByRole() {
+  const byRole = {};
+  for (const entry of children) byRole[roleOf(entry.name)] = (byRole[roleOf(entry.name)] ?? 0) + cpuSeconds(entry.child.pid);
+  return byRole;
+}
+
+/** Runs `load` and adds what each role spent per request to its figures: CPU µs per request. */
+async function withCpu(load) {
+  const before = cpuByRole();
+  const result = figures(await load());
+  const after = cpuByRole();
+  result.cpuUsPerRequest = {};
+  for (const role of Object.keys(after)) {
+    result.cpuUsPerRequest[role] = ((after[role] - (before[role] ?? 0)) * 1e6) / Math.max(1, result.requests);
+  }
+  return result;
+}
+
 /** The etcd of the current setup, stopped after every tessera process. */
 let etcd;
 
@@ -233,14 +280,21 @@ async function measure(setup) {
     if (count.total !== PRELOAD) throw new Error(`preloaded ${PRELOAD} documents, COUNT at ${each} says ${count.total}`);
   }
   // Every coordinator takes a share of the connections: connection i goes to urls[i mod n].
-  const write = figures(await puts(urls, '/bench-write/', 'w', { duration: DURATION }));
-  const search = figures(await run({
+  const write = await withCpu(() => puts(urls, '/bench-write/', 'w', { duration: DURATION }));
+  const search = await withCpu(() => run({
     // autocannon sends only standard methods: SEARCH goes as the API's method override.
     url: urls.map((u) => `${u}/bench-search/`), duration: DURATION, method: 'POST', headers: { ...JSON_HEADERS, 'x-http-method-override': 'SEARCH' },
     body: JSON.stringify({ _query: { colour: 'red' }, _limit: 10 }),
   }));
   await stopAll();
   return { setup: label(setup, replicas), write, search };
+}
+
+/** A Markdown table of string cells, columns padded. */
+function markdownTable(head, body) {
+  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
+  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
+  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
 }
 
 function table(rows) {
@@ -252,9 +306,22 @@ function table(rows) {
     r.search.rps.toFixed(0), String(r.search.p50), String(r.search.p99), ratio(r.search.rps, base?.search.rps),
     String(r.write.failed + r.search.failed),
   ]);
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
+  return markdownTable(head, body);
+}
+
+/** CPU µs per request by role, and their sum: what one request costs the machine. */
+function cpuTable(rows) {
+  const head = ['setup', 'load', 'serve µs', 'coordinators µs', 'nodes µs', 'total µs/request'];
+  const body = [];
+  for (const r of rows) {
+    for (const [load, f] of [['PUT', r.write], ['SEARCH', r.search]]) {
+      const cpu = f.cpuUsPerRequest;
+      const cell = (role) => (cpu[role] === undefined ? '' : cpu[role].toFixed(0));
+      const total = Object.values(cpu).reduce((a, b) => a + b, 0);
+      body.push([r.setup, load, cell('serve'), cell('coordinator'), cell('node'), total.toFixed(0)]);
+    }
+  }
+  return markdownTable(head, body);
 }
 
 let interrupted = false;
@@ -276,7 +343,8 @@ try {
   }
   process.stdout.write(`${table(rows)}\n`);
   process.stdout.write(`PUT: small documents, distinct IDs, 3 shards; SEARCH: {colour: red} over ${PRELOAD} documents, _limit 10. ` +
-    `vs embedded: throughput ratio to \`tessera serve\`.\n`);
+    `vs embedded: throughput ratio to \`tessera serve\`.\n\n`);
+  process.stdout.write(`${cpuTable(rows)}\nCPU (user + system) each role spent per request over the load; the client's own is not counted.\n`);
 } catch (err) {
   process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exitCode = 1;

@@ -42,7 +42,8 @@
  */
 import assert from 'node:assert/strict';
 import { ExponentialBackoff, noop } from 'cockatiel';
-import { Etcd3, EtcdLeaseInvalidError, type IKeyValue, type IWatchResponse, type Watcher } from 'etcd3';
+import { Etcd3, EtcdLeaseInvalidError, type IKeyValue, type IWatchResponse } from 'etcd3';
+import { delay, PrefixWatch, RECONNECT_BACKOFF_MS_MAX, withTimeout } from './etcd-watch.js';
 import { stateErrors } from './errors.js';
 import { LEASE_TABLE_LIMITS, leasedEntriesUnder, type LeaseTableLimits } from './lease-table.js';
 import type {
@@ -66,8 +67,6 @@ export interface EtcdStateStoreOptions<T> {
 
 export const ETCD_CALL_TIMEOUT_MS = 3000;
 export const ETCD_STATE_BYTES_MAX = 31 * 1024 * 1024;
-/** Reconnection backoff of the watch and of the gRPC channel: a coordinator is back in the game within a second of etcd. */
-const RECONNECT_BACKOFF_MS_MAX = 1000;
 /** Ended leases remembered (to skip late events under them and announce each end once): as many as the leases one store may hold. */
 const ENDED_LEASES_REMEMBERED = LEASE_TABLE_LIMITS.leasesMax;
 /** After a lease's deadline, how long before asking again whether etcd ended it (its expiry sweep runs every 500 ms). */
@@ -85,7 +84,6 @@ interface CallOptions {
   deadline: number;
 }
 
-type InboxItem = { kind: 'events'; response: IWatchResponse } | { kind: 'resync' } | { kind: 'rewatch' };
 
 export class EtcdStateStore<T> implements StateStore<T> {
   private readonly root: string;
@@ -117,17 +115,11 @@ export class EtcdStateStore<T> implements StateStore<T> {
   /** Leases this store granted and not seen end → the timer that asks etcd at their deadline. */
   private readonly ownLeases = new Map<LeaseId, NodeJS.Timeout>();
 
-  private watcher: Watcher | undefined;
-  /** Why the watch is down, while it is. */
-  private watchDownReason: string | undefined;
-  /** The watch dropped since it last connected: re-read once it is back. */
-  private watchLost = false;
+  private readonly watcher: PrefixWatch;
   /** Why a change from etcd could not be applied, until the prefix is read again. */
   private applyFailureReason: string | undefined;
   /** Why the last etcd call did not reach etcd, until one does. */
   private callFailureReason: string | undefined;
-  private readonly inbox: InboxItem[] = [];
-  private pumping: Promise<void> | undefined;
   private closed = false;
 
   private constructor(private readonly client: Etcd3, private readonly options: EtcdStateStoreOptions<T>) {
@@ -138,6 +130,13 @@ export class EtcdStateStore<T> implements StateStore<T> {
     this.stateBytesMax = options.stateBytesMax ?? ETCD_STATE_BYTES_MAX;
     this.limits = options.limits ?? LEASE_TABLE_LIMITS;
     this.state = options.initial;
+    this.watcher = new PrefixWatch(client, this.root, this.callTimeoutMs, {
+      readAll: () => this.readAll(),
+      apply: (response) => this.applyWatchResponse(response),
+      failed: (reason) => {
+        this.applyFailureReason = reason;
+      },
+    });
   }
 
   /** Connects, reads `<prefix>/` and starts watching it; rejects (503) if etcd does not answer within `callTimeoutMs`. */
@@ -170,7 +169,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
     const store = new EtcdStateStore(client, options);
     try {
       const revision = await store.readAll();
-      await store.startWatch(revision + 1);
+      await store.watcher.start(revision + 1);
     } catch (err) {
       await store.close();
       throw err;
@@ -354,7 +353,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
 
   health(): StateStoreHealth {
     if (this.closed) return { connected: false, reason: 'the store is closed' };
-    if (this.watchDownReason !== undefined) return { connected: false, reason: `etcd watch down: ${this.watchDownReason}` };
+    if (this.watcher.downReason !== undefined) return { connected: false, reason: `etcd watch down: ${this.watcher.downReason}` };
     if (this.callFailureReason !== undefined) return { connected: false, reason: this.callFailureReason };
     if (this.applyFailureReason !== undefined) return { connected: false, reason: this.applyFailureReason };
     return { connected: true };
@@ -366,12 +365,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
     this.closed = true;
     for (const timer of this.ownLeases.values()) clearTimeout(timer);
     this.ownLeases.clear();
-    this.inbox.length = 0;
-    const watcher = this.watcher;
-    this.watcher = undefined;
-    // A cancel needs etcd's answer: bounded, so a store cut off from etcd still closes.
-    if (watcher !== undefined) await withTimeout(watcher.cancel(), this.callTimeoutMs).catch(() => undefined);
-    await this.pumping;
+    await this.watcher.close();
     this.client.close();
     this.stateListeners.clear();
     this.leaseListeners.clear();
@@ -445,74 +439,6 @@ export class EtcdStateStore<T> implements StateStore<T> {
     }
     this.applyFailureReason = undefined;
     return revision;
-  }
-
-  private async startWatch(fromRevision: number): Promise<void> {
-    const watcher = this.client.watch().prefix(this.root).withPreviousKV().startRevision(String(fromRevision)).watcher();
-    this.watcher = watcher;
-    watcher.on('data', (response) => this.enqueue({ kind: 'events', response }));
-    watcher.on('disconnected', (err) => {
-      this.watchDownReason = err.message;
-      this.watchLost = true;
-    });
-    watcher.on('connected', () => {
-      this.watchDownReason = undefined;
-      // The client resumes the watch where it stopped; a re-read also covers what a second drop during the replay would lose.
-      if (this.watchLost) this.enqueue({ kind: 'resync' });
-      this.watchLost = false;
-    });
-    // etcd cancelled the watch (its start revision was compacted away): read everything and watch again.
-    watcher.on('error', (err) => {
-      if (this.watcher !== watcher) return;
-      this.watchDownReason = err.message;
-      this.enqueue({ kind: 'rewatch' });
-    });
-    const connected = new Promise<void>((resolve) => watcher.once('connected', () => resolve()));
-    try {
-      await withTimeout(connected, this.callTimeoutMs);
-    } catch (err) {
-      throw stateErrors.unavailable('watch the cluster state', err instanceof Error ? err.message : String(err), err);
-    }
-  }
-
-  private enqueue(item: InboxItem): void {
-    if (this.closed) return;
-    this.inbox.push(item);
-    this.pumping ??= this.pump().finally(() => {
-      this.pumping = undefined;
-    });
-  }
-
-  /** Applies the watch's news one item at a time, in order (a delete's cause may need a call to etcd). */
-  private async pump(): Promise<void> {
-    for (let item = this.inbox.shift(); item !== undefined && !this.closed; item = this.inbox.shift()) {
-      try {
-        if (item.kind === 'events') await this.applyWatchResponse(item.response);
-        else await this.rereadUntilDone(item.kind === 'rewatch');
-      } catch (err) {
-        // A value that is not JSON (written to our keys by something else): the cache is no longer etcd's state.
-        this.applyFailureReason = `cannot apply a change from etcd: ${err instanceof Error ? err.message : String(err)}`;
-      }
-    }
-  }
-
-  private async rereadUntilDone(watchAgain: boolean): Promise<void> {
-    while (!this.closed) {
-      try {
-        if (watchAgain) {
-          // etcd cancelled it already: asking to cancel again would wait for an answer that never comes.
-          this.watcher?.removeAllListeners();
-          this.watcher = undefined;
-          await this.startWatch((await this.readAll()) + 1);
-        } else {
-          await this.readAll();
-        }
-        return;
-      } catch {
-        if (this.closed) return;
-        await delay(RECONNECT_BACKOFF_MS_MAX);
-      }
-    }
   }
 
   private async applyWatchResponse(response: IWatchResponse): Promise<void> {
@@ -690,18 +616,4 @@ function prefixEnd(start: Buffer): Buffer {
     }
   }
   return Buffer.from([0]);
-}
-
-function delay(ms: number): Promise<void> {
-  return new Promise((resolve) => setTimeout(resolve, ms).unref());
-}
-
-/** `promise`, or a rejection after `ms` (the promise's own later rejection is swallowed). */
-function withTimeout<R>(promise: Promise<R>, ms: number): Promise<R> {
-  promise.catch(() => undefined);
-  let timer: NodeJS.Timeout | undefined;
-  const timeout = new Promise<never>((_, reject) => {
-    timer = setTimeout(() => reject(new Error(`no answer from etcd within ${ms} ms`)), ms);
-  });
-  return Promise.race([promise, timeout]).finally(() => clearTimeout(timer));
 }
