@@ -20,12 +20,20 @@
  * least `slackQuietMs` after the previous one (measured: 128 MiB of young
  * generation down to 1 MiB, RSS 217 → 63 MB, at the second).
  *
+ * Native memory the same way (malloc-trim.ts): on each look, once malloc
+ * holds `growthBytes` more free than after the last trim (V8's compiler
+ * threads, LevelDB and freed request buffers leave it there), an idle
+ * process has it given back to the kernel;
+ * a busy one only past `busyTrimBytes`, at most once per `busyTrimEveryMs`
+ * (a trim walks every arena: a few milliseconds on a large heap).
+ *
  * `gc` comes from V8's own extension, enabled here
  * (`v8.setFlagsFromString('--expose-gc')` takes effect for new contexts).
  */
 import { performance } from 'node:perf_hooks';
 import { getHeapStatistics, setFlagsFromString } from 'node:v8';
 import { runInNewContext } from 'node:vm';
+import { glibcHeap, type NativeHeap } from './malloc-trim.js';
 
 export interface IdleCollectorOptions {
   /** How often the process looks. */
@@ -38,6 +46,10 @@ export interface IdleCollectorOptions {
   slackCollectionsMax: number;
   /** Least time between a collection and a slack collection: more than V8's 5 s allocation-rate window. */
   slackQuietMs: number;
+  /** Free bytes in malloc's arenas past which even a busy process has them given back. */
+  busyTrimBytes: number;
+  /** Least time between two trims of a busy process. */
+  busyTrimEveryMs: number;
 }
 
 export const IDLE_COLLECTOR_DEFAULTS: IdleCollectorOptions = Object.freeze({
@@ -46,6 +58,8 @@ export const IDLE_COLLECTOR_DEFAULTS: IdleCollectorOptions = Object.freeze({
   growthBytes: 32 * 1024 * 1024,
   slackCollectionsMax: 2,
   slackQuietMs: 6_000,
+  busyTrimBytes: 128 * 1024 * 1024,
+  busyTrimEveryMs: 30_000,
 });
 
 /** What one idle collection did. */
@@ -58,6 +72,14 @@ export interface IdleCollection {
   heapCommittedAfter: number;
 }
 
+/** What one trim of malloc's free memory did. */
+export interface NativeTrim {
+  busy: boolean;
+  freeBytesBefore: number;
+  freeBytesAfter: number;
+  ms: number;
+}
+
 type GarbageCollector = () => void;
 
 /** V8's `gc`, made available without a command-line flag. */
@@ -68,11 +90,32 @@ function exposedGc(): GarbageCollector {
 
 /**
  * Start looking; the returned function stops. The timer is unref'd: it never
- * keeps a process alive. `onCollect` hears what each collection did.
+ * keeps a process alive. `onCollect` hears what each collection did, `onTrim`
+ * each trim; `heap` is malloc's (none: no trims).
  */
 export function collectWhenIdle(options: IdleCollectorOptions = IDLE_COLLECTOR_DEFAULTS,
-  onCollect?: (collection: IdleCollection) => void): () => void {
+  onCollect?: (collection: IdleCollection) => void, onTrim?: (trim: NativeTrim) => void,
+  heap: NativeHeap | undefined = glibcHeap()): () => void {
   const gc = exposedGc();
+  let trimmedAt = -Infinity;
+  // Free bytes when malloc last had nothing resident to give back: a trim releases the pages of free chunks but they
+  // stay free chunks, so what counts is how much more is free since (following it down as malloc reuses them).
+  let freeFloor = 0;
+  const trimIfWorth = (idle: boolean): void => {
+    if (heap === undefined) return;
+    const freeBytesBefore = heap.freeBytes();
+    freeFloor = Math.min(freeFloor, freeBytesBefore);
+    const freed = freeBytesBefore - freeFloor;
+    const worth = idle ? freed >= options.growthBytes
+      : freed >= options.busyTrimBytes && performance.now() - trimmedAt >= options.busyTrimEveryMs;
+    if (!worth) return;
+    const started = performance.now();
+    heap.trim();
+    trimmedAt = performance.now();
+    const freeBytesAfter = heap.freeBytes();
+    freeFloor = freeBytesAfter;
+    onTrim?.({ busy: !idle, freeBytesBefore, freeBytesAfter, ms: trimmedAt - started });
+  };
   let baseline = process.memoryUsage().heapUsed;
   // Committed heap after the last collection, and when that was.
   let committedFloor = getHeapStatistics().total_heap_size;
@@ -87,7 +130,10 @@ export function collectWhenIdle(options: IdleCollectorOptions = IDLE_COLLECTOR_D
     // V8 collected on its own meanwhile: growth counts from the lower point.
     if (before.used_heap_size < baseline) baseline = before.used_heap_size;
     if (before.total_heap_size - committedFloor >= options.growthBytes) slackCollectionsLeft = options.slackCollectionsMax;
-    if (!idle) return;
+    if (!idle) {
+      trimIfWorth(false);
+      return;
+    }
     let reason: IdleCollection['reason'];
     if (before.used_heap_size - baseline >= options.growthBytes) {
       reason = 'growth';
@@ -96,6 +142,7 @@ export function collectWhenIdle(options: IdleCollectorOptions = IDLE_COLLECTOR_D
       reason = 'slack';
       slackCollectionsLeft--;
     } else {
+      trimIfWorth(true);
       return;
     }
     // A full collection. Not `gc({ type: 'major', execution: 'sync' })`: that form scans this stack conservatively and,
@@ -112,6 +159,8 @@ export function collectWhenIdle(options: IdleCollectorOptions = IDLE_COLLECTOR_D
       heapCommittedBefore: before.total_heap_size,
       heapCommittedAfter: after.total_heap_size,
     });
+    // What the collection freed of Buffers' and other native memory is malloc's now.
+    trimIfWorth(true);
   }, options.intervalMs);
   timer.unref();
   return () => clearInterval(timer);

@@ -217,7 +217,8 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
     return;
   }
   stopOnSignals(log, running, config.shutdownGraceMs + CLOSE_AFTER_DRAIN_MS_MAX, proc);
-  collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (collection) => log.debug(collection, 'idle: heap collected'));
+  collectWhenIdle(IDLE_COLLECTOR_DEFAULTS, (collection) => log.debug(collection, 'idle: heap collected'),
+    (trim) => log.debug(trim, 'native memory given back'));
 }
 
 /** Command-line arguments with the values of secret flags (`--api-key K`, `--cluster-secret=S`) replaced. */
