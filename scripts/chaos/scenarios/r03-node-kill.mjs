@@ -32,7 +32,7 @@ import {
 export const id = 'R3';
 export const title = 'kill -9 of a shard node under replicated writes, 3 nodes (in one round the elected coordinator too; 2 coordinators, etcd)';
 export const target = '0 lost, unavailability ≤ 10 s (the round with the elected coordinator killed too included)';
-export const fullOnly = 'a 5-process cluster and etcd, ~50 s a round';
+export const fullOnly = 'a 5-process cluster and etcd, ~35 s a round';
 
 const INDEX = '/r3/';
 const SHARDS = 4;

@@ -19,9 +19,9 @@
 // (term, seq), and the primary must hold every acknowledged write.
 // Figure: replica documents older than their primary's (and any other
 // difference), acknowledged writes lost; target 0.
-// Full only (12 rounds, ~5 min): the cluster alone takes ~15 s to start on
-// 2 cores (test/src/replication-faults.test.ts covers a node's loss and
-// return in npm test).
+// Full only (12 rounds, ~4 min): a round takes ~20 s on 2 cores, the
+// cluster's start aside (test/src/replication-faults.test.ts covers a
+// node's loss and return in npm test).
 import { join } from 'node:path';
 import { pick, random, request, sleep, startCluster, waitFor } from '../lib.mjs';
 import {
@@ -31,7 +31,7 @@ import {
 export const id = 'R4';
 export const title = 'a replica cut off (loopback TCP relays closed) and healed while its primary keeps writing (2 coordinators, etcd, 3 nodes)';
 export const target = 'replicas never apply an older version over a newer one';
-export const fullOnly = 'a 5-process cluster and etcd, ~15 s to start';
+export const fullOnly = 'a 5-process cluster and etcd, ~20 s a round';
 
 const INDEX = '/r4/';
 const SHARDS = 4;
