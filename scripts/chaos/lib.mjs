@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { startEtcd } from '../etcd.mjs';
 
 export { random } from '../bench/bench-lib.mjs';
 
@@ -122,18 +123,15 @@ const ETCD_PREFIX = '/tessera-chaos';
  * Resolves once every coordinator's /.nodes shows every node active (and,
  * with several, one elected). `port` is the first coordinator's HTTP port;
  * `coordinators` and `nodes` map names to processes (`spawnTessera`'s, a
- * coordinator's with `port` and `rpcPort`); `startNode(name, { join })`
- * starts a node again on its directory (`join`: the RPC URLs it dials, every
- * coordinator's by default, e.g. a proxy's to cut it off);
- * `startCoordinator(name)` starts a coordinator again on its directory and
- * RPC port (the nodes redial it); `leader()` is the elected coordinator's
- * name; `stop()` and `kill()` act on every process, etcd last. The nodes
- * named in `relayed` reach each coordinator through a loopback TCP relay
- * of their own (`tcpProxy`): `cut(name)` cuts such a node off from every
- * coordinator, `heal(name)` lets it redial them.
+ * coordinator's with `port` and `rpcPort`); `startNode(name)` starts a node
+ * again on its directory, `startCoordinator(name)` a coordinator on its
+ * directory and RPC port (the nodes redial it); `leader()` is the elected
+ * coordinator's name; `stop()` and `kill()` act on every process, etcd
+ * last. The nodes named in `relayed` reach each coordinator through a
+ * loopback TCP relay of their own (`tcpProxy`): `cut(name)` cuts such a
+ * node off from every coordinator, `heal(name)` lets it redial them.
  */
 export async function startCluster({ dataDir, nodes = 3, coordinators = 1, relayed = [], coordinatorArgs = [], env = {} }) {
-  const { startEtcd } = await import('../etcd.mjs');
   const etcd = coordinators > 1 ? await startEtcd({ dataDir: join(dataDir, 'etcd') }) : undefined;
   const coordinatorNames = coordinators > 1 ? Array.from({ length: coordinators }, (_, i) => `c${i + 1}`) : ['coordinator'];
   const nodeNames = Array.from({ length: nodes }, (_, i) => `node${i + 1}`);
@@ -145,8 +143,6 @@ export async function startCluster({ dataDir, nodes = 3, coordinators = 1, relay
   const cluster = {
     coordinators: procs.coordinators,
     nodes: procs.nodes,
-    nodeNames,
-    etcd,
     get coordinator() { return procs.coordinators.get(coordinatorNames[0]); },
     get port() { return cluster.coordinator.port; },
     get url() { return `http://127.0.0.1:${cluster.port}`; },
@@ -164,7 +160,8 @@ export async function startCluster({ dataDir, nodes = 3, coordinators = 1, relay
     },
     async cut(name) { await Promise.all(relays.get(name).map((r) => r.cut())); },
     async heal(name) { await Promise.all(relays.get(name).map((r) => r.heal())); },
-    async startNode(name, { join: joinUrls = relays.get(name)?.map((r) => `ws://127.0.0.1:${r.port}`) ?? cluster.rpcUrls } = {}) {
+    async startNode(name) {
+      const joinUrls = relays.get(name)?.map((r) => `ws://127.0.0.1:${r.port}`) ?? cluster.rpcUrls;
       const proc = await spawnTessera(['node', '--join', joinUrls.join(','), '--name', name, '--data', join(dataDir, name)],
         { env, readyMsg: 'joining' });
       procs.nodes.set(name, { ...proc, name });
