@@ -5,10 +5,12 @@
 // started from packages/cli/dist.
 import { spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
+import { connect, createServer as createNetServer } from 'node:net';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { startEtcd } from '../etcd.mjs';
 
 export { random } from '../bench/bench-lib.mjs';
 
@@ -59,7 +61,9 @@ export async function spawnTessera(args, { env = {}, prefix = [], readyMsg, star
     createInterface({ input: child.stdout }).on('line', (line) => {
       let entry;
       try { entry = JSON.parse(line); } catch { return; }
-      if (logs.length < 10_000) logs.push(entry);
+      // The latest 10,000 lines: a cluster's coordinators log on for minutes of faults.
+      logs.push(entry);
+      if (logs.length > 10_000) logs.splice(0, 1000);
       if (entry.msg === readyMsg) { clearTimeout(timer); res(entry); }
     });
     void exited.then(({ code, signal }) => {
@@ -107,39 +111,146 @@ export async function startServer({ dataDir, args = [], env = {}, prefix = [], s
   return { ...proc, port: proc.ready.port, url: `http://127.0.0.1:${proc.ready.port}`, dataDir };
 }
 
+/** The etcd key prefix of a chaos cluster. */
+const ETCD_PREFIX = '/tessera-chaos';
+
 /**
- * A coordinator (HTTP and RPC on ephemeral loopback ports) and `nodes` shard
- * nodes joining it, each with its own directory under `dataDir`; resolves
- * once /.nodes shows every node active. `port` is the coordinator's HTTP
- * port; `stop()` and `kill()` act on every process at once.
+ * A cluster on loopback, each process with its own directory under
+ * `dataDir`: `coordinators` coordinators (HTTP and RPC on ephemeral ports;
+ * more than one keep the cluster state in a real etcd, scripts/etcd.mjs,
+ * under `dataDir/etcd`, and elect one, as `scripts/cluster --etcd` runs
+ * them) and `nodes` shard nodes (node1…) joining every coordinator.
+ * Resolves once every coordinator's /.nodes shows every node active (and,
+ * with several, one elected). `port` is the first coordinator's HTTP port;
+ * `coordinators` and `nodes` map names to processes (`spawnTessera`'s, a
+ * coordinator's with `port` and `rpcPort`); `startNode(name)` starts a node
+ * again on its directory, `startCoordinator(name)` a coordinator on its
+ * directory and RPC port (the nodes redial it); `leader()` is the elected
+ * coordinator's name; `stop()` and `kill()` act on every process, etcd
+ * last. The nodes named in `relayed` reach each coordinator through a
+ * loopback TCP relay of their own (`tcpProxy`): `cut(name)` cuts such a
+ * node off from every coordinator, `heal(name)` lets it redial them.
  */
-export async function startCluster({ dataDir, nodes = 3, coordinatorArgs = [], env = {} }) {
-  const coordinator = await spawnTessera(['coordinator', '--port', '0', '--host', '127.0.0.1', '--rpc-port', '0',
-    '--data', join(dataDir, 'coordinator'), ...coordinatorArgs], { env, readyMsg: 'listening' });
-  const { port, rpcPort } = coordinator.ready;
-  const members = [coordinator];
+export async function startCluster({ dataDir, nodes = 3, coordinators = 1, relayed = [], coordinatorArgs = [], env = {} }) {
+  const etcd = coordinators > 1 ? await startEtcd({ dataDir: join(dataDir, 'etcd') }) : undefined;
+  const coordinatorNames = coordinators > 1 ? Array.from({ length: coordinators }, (_, i) => `c${i + 1}`) : ['coordinator'];
+  const nodeNames = Array.from({ length: nodes }, (_, i) => `node${i + 1}`);
+  const procs = { coordinators: new Map(), nodes: new Map() };
+  const running = (p) => p.child.exitCode === null && p.child.signalCode === null;
+  const all = () => [...procs.coordinators.values(), ...procs.nodes.values()];
+  const rpcPorts = new Map();
+  const relays = new Map();
   const cluster = {
-    coordinator,
-    port,
-    url: `http://127.0.0.1:${port}`,
-    nodes: [],
-    async stop() { return Promise.all(members.map((p) => p.stop())); },
-    async kill() { return Promise.all(members.map((p) => p.kill())); },
+    coordinators: procs.coordinators,
+    nodes: procs.nodes,
+    get coordinator() { return procs.coordinators.get(coordinatorNames[0]); },
+    get port() { return cluster.coordinator.port; },
+    get url() { return `http://127.0.0.1:${cluster.port}`; },
+    /** Every coordinator's RPC URL, as nodes join them. */
+    get rpcUrls() { return coordinatorNames.map((name) => `ws://127.0.0.1:${rpcPorts.get(name)}`); },
+    async startCoordinator(name) {
+      const args = ['coordinator', '--port', '0', '--host', '127.0.0.1', '--rpc-port', String(rpcPorts.get(name) ?? 0),
+        '--data', join(dataDir, name), ...(etcd === undefined ? [] : ['--name', name, '--etcd', etcd.endpoint, '--etcd-prefix', ETCD_PREFIX]),
+        ...coordinatorArgs];
+      const proc = await spawnTessera(args, { env, readyMsg: 'listening' });
+      const started = { ...proc, name, port: proc.ready.port, rpcPort: proc.ready.rpcPort, url: `http://127.0.0.1:${proc.ready.port}` };
+      rpcPorts.set(name, started.rpcPort);
+      procs.coordinators.set(name, started);
+      return started;
+    },
+    async cut(name) { await Promise.all(relays.get(name).map((r) => r.cut())); },
+    async heal(name) { await Promise.all(relays.get(name).map((r) => r.heal())); },
+    async startNode(name) {
+      const joinUrls = relays.get(name)?.map((r) => `ws://127.0.0.1:${r.port}`) ?? cluster.rpcUrls;
+      const proc = await spawnTessera(['node', '--join', joinUrls.join(','), '--name', name, '--data', join(dataDir, name)],
+        { env, readyMsg: 'joining' });
+      procs.nodes.set(name, { ...proc, name });
+      await cluster.waitForNodes([name]);
+      return procs.nodes.get(name);
+    },
+    /** Until /.nodes of every running coordinator shows each of `names` active. */
+    async waitForNodes(names, timeoutMs = 30_000) {
+      for (const c of procs.coordinators.values()) {
+        if (!running(c)) continue;
+        const active = await waitFor(async () => {
+          const r = await request(c.port, 'GET', '/.nodes', undefined, { timeoutMs: 5000 });
+          return r.status === 200 && names.every((n) => r.json.some((e) => e.name === n && e.active === true));
+        }, { timeoutMs, everyMs: 50 });
+        if (active === null) throw new Error(`nodes ${names.join(', ')} not active on ${c.name} in ${timeoutMs} ms`);
+      }
+    },
+    /** The coordinator every running one names elected (the one coordinator without etcd), or null. */
+    async leader() {
+      if (etcd === undefined) return coordinatorNames[0];
+      const named = new Set();
+      for (const c of procs.coordinators.values()) {
+        if (!running(c)) continue;
+        const r = await request(c.port, 'GET', '/.nodes', undefined, { timeoutMs: 5000 }).catch(() => undefined);
+        named.add(r?.json?.find?.((e) => e.role === 'coordinator' && e.leader === true)?.name ?? null);
+      }
+      return named.size === 1 ? [...named][0] : null;
+    },
+    async stop() {
+      const exits = await Promise.all(all().map((p) => p.stop()));
+      await Promise.all([...relays.values()].flat().map((r) => r.close()));
+      await etcd?.stop();
+      return exits;
+    },
+    async kill() {
+      const exits = await Promise.all(all().map((p) => p.kill()));
+      await Promise.all([...relays.values()].flat().map((r) => r.close()));
+      await etcd?.stop();
+      return exits;
+    },
   };
   try {
-    const names = Array.from({ length: nodes }, (_, i) => `node${i + 1}`);
-    cluster.nodes = await Promise.all(names.map((name) => spawnTessera(['node', '--join', `ws://127.0.0.1:${rpcPort}`,
-      '--name', name, '--data', join(dataDir, name)], { env, readyMsg: 'joining' }).then((p) => { members.push(p); return p; })));
-    const active = await waitFor(async () => {
-      const r = await request(port, 'GET', '/.nodes');
-      return r.status === 200 && names.every((n) => r.json.some((e) => e.name === n && e.active === true));
-    }, { timeoutMs: 30_000, everyMs: 50 });
-    if (active === null) throw new Error(`nodes ${names.join(', ')} not active in 30 s`);
+    for (const name of coordinatorNames) await cluster.startCoordinator(name);
+    for (const name of relayed) relays.set(name, await Promise.all(coordinatorNames.map((c) => tcpProxy(rpcPorts.get(c)))));
+    await Promise.all(nodeNames.map((name) => cluster.startNode(name)));
+    if (etcd !== undefined && (await waitFor(() => cluster.leader(), { timeoutMs: 30_000, everyMs: 100 })) === null) {
+      throw new Error('no coordinator elected in 30 s');
+    }
   } catch (err) {
     await cluster.kill();
     throw err;
   }
   return cluster;
+}
+
+/**
+ * A loopback TCP relay to 127.0.0.1:`targetPort` on a port of its own
+ * (`port`), to cut one process off from another: `cut()` stops listening and
+ * destroys every relayed connection (both ends see them close, as when a
+ * link goes down), `heal()` listens again on the same port, `close()` cuts
+ * for good. `cuts` counts the relayed connections destroyed.
+ */
+export async function tcpProxy(targetPort) {
+  const sockets = new Set();
+  const proxy = { port: 0, cuts: 0 };
+  const server = createNetServer((client) => {
+    const upstream = connect(targetPort, '127.0.0.1');
+    for (const [from, to] of [[client, upstream], [upstream, client]]) {
+      sockets.add(from);
+      from.pipe(to);
+      from.on('error', () => to.destroy());
+      from.on('close', () => { sockets.delete(from); to.destroy(); });
+    }
+  });
+  const listen = () => new Promise((res, rej) => {
+    server.once('error', rej);
+    server.listen(proxy.port, '127.0.0.1', () => { server.off('error', rej); res(); });
+  });
+  await listen();
+  proxy.port = server.address().port;
+  proxy.cut = async () => {
+    const closed = new Promise((res) => server.close(res));
+    proxy.cuts += sockets.size / 2;
+    for (const socket of sockets) socket.destroy();
+    await closed;
+  };
+  proxy.heal = listen;
+  proxy.close = async () => { if (server.listening) await proxy.cut(); };
+  return proxy;
 }
 
 /** A keep-alive agent for `request`: one per client, so clients race on their own connections. */

@@ -6,6 +6,9 @@
 //   async run({ quick, seed, workDir, log }) → { pass, figure, details? }
 // `workDir` is a fresh directory for its data directories and history files:
 // deleted when the scenario passes, kept (and reported) when it fails or throws.
+// A scenario with no quick variant (its smallest run is over ~20 s: a whole
+// cluster started and faulted) also exports fullOnly, saying why; a quick
+// run reports it skipped.
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -40,6 +43,10 @@ export async function loadScenarios(only) {
  * case the scenario's fails), is a failure whose figure says why.
  */
 export async function runScenario(scenario, { quick, seed, log, limitMs = quick ? 180_000 : 4 * 3600_000 }) {
+  if (quick && scenario.fullOnly !== undefined) {
+    return { id: scenario.id, title: scenario.title, target: scenario.target, file: scenario.file, pass: true, skipped: true,
+      figure: `no quick variant: ${scenario.fullOnly}`, ms: 0, keptWorkDir: null };
+  }
   const workDir = mkdtempSync(join(tmpdir(), `tessera-chaos-${scenario.id.toLowerCase()}-`));
   const startedAt = Date.now();
   let result;
