@@ -48,7 +48,7 @@ export async function run({ quick, seed, log }) {
   let output = '';
   const take = (d) => {
     output += d;
-    for (const line of String(d).split('\n')) if (/^(warm-up|after |PASS|FAIL)/.test(line)) log(`R8 ${line}`);
+    for (const line of String(d).split('\n')) if (/^(warm-up|after |PASS|FAIL| {2}\w+ \d+\/)/.test(line)) log(`R8 ${line.trim()}`); // progress too: the full run takes an hour
   };
   child.stdout.on('data', take);
   child.stderr.on('data', take);
