@@ -470,7 +470,7 @@ function caseAt(codec, i, scratch) {
 }
 
 async function runCodec(codec) {
-  const counts = (perCodec[codec] = { cases: 0, heavy: 0, byKind: {}, seconds: 0 });
+  const counts = (perCodec[codec] = { cases: 0, heavy: 0, byKind: {}, fiveHundredsByKind: {}, seconds: 0 });
   const codecStarted = Date.now();
   let next = 0;
   // Each worker keeps one request in flight on its own keep-alive connection.
@@ -487,7 +487,10 @@ async function runCodec(codec) {
       if (HEAVY_KINDS.has(kind)) counts.heavy++;
       counts.byKind[kind] = (counts.byKind[kind] ?? 0) + 1;
       histogram.set(status, (histogram.get(status) ?? 0) + 1);
-      if (typeof status === 'number' && status >= 500) fiveHundreds++;
+      if (typeof status === 'number' && status >= 500) {
+        fiveHundreds++;
+        counts.fiveHundredsByKind[kind] = (counts.fiveHundredsByKind[kind] ?? 0) + 1;
+      }
       if (counts.cases % PROGRESS_EVERY === 0) {
         // Where the RSS is: anonymous (V8 heap + malloc) or file-backed (mapped code, LevelDB tables), and V8's share.
         const now = memory();
@@ -545,7 +548,8 @@ console.log(JSON.stringify({
   casesPerSecond: Object.fromEntries(Object.entries(perCodec).map(([k, v]) => [k, Math.round(v.cases / v.seconds)])),
   poolSeconds: +poolSeconds.toFixed(1), generatorCasesPerSecond: Math.round(Object.values(perCodec).reduce((n, v) => n + v.cases, 0) / (generatorMs / 1000)),
   kinds: Object.fromEntries(Object.entries(perCodec).map(([k, v]) => [k, v.byKind])),
-  statuses: Object.fromEntries([...histogram].sort()), fiveHundreds, errorLogs, crashed, timedOut, serverAnsweredAfter: alive,
+  statuses: Object.fromEntries([...histogram].sort()), fiveHundreds,
+  fiveHundredsByKind: Object.fromEntries(Object.entries(perCodec).map(([k, v]) => [k, v.fiveHundredsByKind])), errorLogs, crashed, timedOut, serverAnsweredAfter: alive,
   rssAfterWarmupMb: +afterWarmup.rssMb.toFixed(1), rssAfterPhaseMb: phases,
   rssEndMb: +end.rssMb.toFixed(1), immediateGrowthMb: +immediateGrowthMb.toFixed(1),
   rssSettledMb: +settled.rssMb.toFixed(1), settleSeconds: +settleSeconds.toFixed(0), heapSettledMb: heapSettled, growthMb: +growthMb.toFixed(1), peakRssMb: +peakMb.toFixed(1),
