@@ -42,7 +42,7 @@ function summaryOf(output) {
 
 export async function run({ quick, seed, log }) {
   const args = [FUZZ, '--seed', String(seed), '--concurrency', '64', '--pipeline', '16',
-    ...(quick ? ['--cases', '300', '--heavy', '4', '--time-limit-s', '90', '--settle-s', '30', '--settle-quiet-s', '8']
+    ...(quick ? ['--cases', '300', '--heavy', '4', '--time-limit-s', '130', '--settle-s', '30', '--settle-quiet-s', '8']
       : ['--cases', String(CASES_FULL), '--heavy', String(HEAVY_FULL), '--time-limit-s', '12600'])];
   const child = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
