@@ -37,8 +37,10 @@ export interface SandboxLimits {
   depthMax: number;
   /** Fields and array items in the resulting document. */
   fieldsMax: number;
-  /** Worst-case steps of a Lua pattern on its subject above which the matcher written in Lua runs (patterns.ts). */
+  /** Worst-case steps of one C pattern call above which the matcher written in Lua runs (patterns.ts), and of one plain search. */
   patternStepsMax: number;
+  /** Longest string one library call takes or builds (string.rep, gsub's subject, format's result…); 1/64 of it for patterns and pack formats. */
+  stringBytesMax: number;
 }
 
 export interface SandboxRun {
@@ -145,7 +147,8 @@ export class LuaSandbox {
     raw._lua_pushnumber(L, limits.timeMsMax / 1000);
     raw._lua_pushinteger(L, BigInt(limits.callDepthMax));
     raw._lua_pushnumber(L, limits.patternStepsMax);
-    if (raw._lua_pcallk(L, 6, 7, 0, 0, 0) !== LUA_OK) {
+    raw._lua_pushinteger(L, BigInt(limits.stringBytesMax));
+    if (raw._lua_pcallk(L, 7, 7, 0, 0, 0) !== LUA_OK) {
       const message = raw._lua_type(L, -1) === LUA_TSTRING ? readCString(raw, raw._lua_tolstring(L, -1, 0)) : 'unknown error';
       throw new Error(`the scripting prelude failed: ${message}`);
     }
