@@ -5,9 +5,11 @@
  *
  * Memory is counted by our own allocator (a JS function the state calls for
  * every allocation): during a run it refuses growth past the run's start plus
- * `memoryBytesMax`, and refuses any allocation of LARGE_ALLOCATION_BYTES or
- * more once the run's time is up, so C code churning big strings is stopped
- * too (the count hook only sees Lua instructions). Values are pushed with no
+ * `memoryBytesMax`, refuses one block larger than a quarter of it (copying and
+ * rehashing a 32 MB table array took ~0.4 s of uninterruptible C on a loaded
+ * machine), and refuses any allocation of LARGE_ALLOCATION_BYTES or more once
+ * the run's time is up, so C code churning big strings is stopped too (the
+ * count hook only sees Lua instructions). Values are pushed with no
  * limit, before the run starts: a memory error outside a protected call would
  * abort the module.
  *
@@ -54,6 +56,8 @@ export interface SandboxRun {
 
 /** Instructions between two calls of the count hook: budget, time and depth checks cost ~1 µs each time. */
 const HOOK_EVERY = 1000;
+/** One block may hold at most this share of a run's memory budget (strings, table arrays). */
+const BLOCK_SHARE = 4;
 /** Allocations this large are refused once the run's time is up. */
 const LARGE_ALLOCATION_BYTES = 64 * 1024;
 /** Garbage left by runs is collected once the state holds this much more than after its prelude. */
@@ -71,6 +75,8 @@ interface Budget {
   max: number;
   /** performance.now() past which large allocations fail; 0: none. */
   deadline: number;
+  /** Largest block one allocation may have (Infinity outside runs). */
+  blockMax: number;
   memoryRefused: boolean;
   timeRefused: boolean;
 }
@@ -105,7 +111,7 @@ export class LuaSandbox {
 
   static async create(limits: SandboxLimits): Promise<LuaSandbox> {
     const raw = await loadLuaModule();
-    const budget: Budget = { used: 0, max: Infinity, deadline: 0, memoryRefused: false, timeRefused: false };
+    const budget: Budget = { used: 0, max: Infinity, deadline: 0, blockMax: Infinity, memoryRefused: false, timeRefused: false };
     const allocator = raw.addFunction((_ud: number, pointer: number, oldSize: number, newSize: number): number => {
       if (newSize === 0) {
         if (pointer !== 0) {
@@ -117,7 +123,7 @@ export class LuaSandbox {
       // With a null pointer, oldSize encodes the kind of object, not a size.
       const growth = pointer === 0 ? newSize : newSize - oldSize;
       if (growth > 0) {
-        if (budget.used + growth > budget.max) {
+        if (budget.used + growth > budget.max || newSize > budget.blockMax) {
           budget.memoryRefused = true;
           return 0;
         }
@@ -346,6 +352,7 @@ export class LuaSandbox {
   private startBudget(): void {
     const budget = this.budget;
     budget.max = budget.used + this.limits.memoryBytesMax;
+    budget.blockMax = this.limits.memoryBytesMax / BLOCK_SHARE;
     budget.deadline = performance.now() + this.limits.timeMsMax;
     budget.memoryRefused = false;
     budget.timeRefused = false;
@@ -354,6 +361,7 @@ export class LuaSandbox {
   private stopBudget(): { memory: boolean; time: boolean } {
     const budget = this.budget;
     budget.max = Infinity;
+    budget.blockMax = Infinity;
     budget.deadline = 0;
     return { memory: budget.memoryRefused, time: budget.timeRefused };
   }

@@ -4,8 +4,9 @@
  * library call, where the instruction count hook cannot see it: a pattern
  * like `(.-)(.-)(.-)x` on a few hundred bytes without `x` runs for seconds.
  * The prelude estimates each call's worst case, (subject length + 1) to the
- * power of the quantifiers that can backtrack (times 2 per `?`), and above
- * `patternStepsMax` (10⁷: ~0.1 s of C at worst) runs this matcher instead:
+ * power of the quantifiers that can backtrack (times 2 per `?`), at least
+ * (subject length + 1) × pattern items, and above `patternStepsMax` (10⁶:
+ * ~30 ms of C at worst) runs this matcher instead:
  * every step is Lua instructions, so the run's budget bounds it. Below, C
  * runs (measured: this matcher is tens of times slower).
  *
