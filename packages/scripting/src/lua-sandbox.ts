@@ -78,7 +78,15 @@ interface Budget {
   /** Largest block one allocation may have (Infinity outside runs). */
   blockMax: number;
   memoryRefused: boolean;
+  blockRefused: boolean;
   timeRefused: boolean;
+}
+
+/** Which of the allocator's refusals happened during a run. */
+interface Refusals {
+  memory: boolean;
+  block: boolean;
+  time: boolean;
 }
 
 /** Registry references of the prelude's results (BigInts: lua_rawgeti takes a lua_Integer). */
@@ -112,7 +120,7 @@ export class LuaSandbox {
 
   static async create(limits: SandboxLimits): Promise<LuaSandbox> {
     const raw = await loadLuaModule();
-    const budget: Budget = { used: 0, max: Infinity, deadline: 0, blockMax: Infinity, memoryRefused: false, timeRefused: false };
+    const budget: Budget = { used: 0, max: Infinity, deadline: 0, blockMax: Infinity, memoryRefused: false, blockRefused: false, timeRefused: false };
     const allocator = raw.addFunction((_ud: number, pointer: number, oldSize: number, newSize: number): number => {
       if (newSize === 0) {
         if (pointer !== 0) {
@@ -124,8 +132,12 @@ export class LuaSandbox {
       // With a null pointer, oldSize encodes the kind of object, not a size.
       const growth = pointer === 0 ? newSize : newSize - oldSize;
       if (growth > 0) {
-        if (budget.used + growth > budget.max || newSize > budget.blockMax) {
+        if (budget.used + growth > budget.max) {
           budget.memoryRefused = true;
+          return 0;
+        }
+        if (newSize > budget.blockMax) {
+          budget.blockRefused = true;
           return 0;
         }
         if (growth >= LARGE_ALLOCATION_BYTES && budget.deadline !== 0 && performance.now() > budget.deadline) {
@@ -307,7 +319,7 @@ export class LuaSandbox {
   }
 
   /** The TesseraError for a failed run; the error object is on top of the stack. */
-  private failure(status: number, place: ScriptPlace, refused: { memory: boolean; time: boolean }): TesseraError {
+  private failure(status: number, place: ScriptPlace, refused: Refusals): TesseraError {
     const raw = this.raw;
     const L = this.L;
     if (status === LUA_ERRMEM) return scriptErrors.limit(place, this.memoryMessage(refused));
@@ -321,7 +333,7 @@ export class LuaSandbox {
       return scriptErrors.limit(at, budget === 'not enough memory' ? this.memoryMessage(refused) : budget);
     }
     // A refused allocation Lua recovered from (its emergency collection) is not the failure: only its error is.
-    if (message === 'not enough memory' || (status === LUA_ERRERR && (refused.memory || refused.time))) {
+    if (message === 'not enough memory' || (status === LUA_ERRERR && (refused.memory || refused.block || refused.time))) {
       return scriptErrors.limit(at, this.memoryMessage(refused));
     }
     if (status === LUA_ERRERR) return scriptErrors.runtime(at, 'error while handling an error');
@@ -346,8 +358,10 @@ export class LuaSandbox {
     return { line: line > 0 ? line : undefined, budget };
   }
 
-  private memoryMessage(refused: { memory: boolean; time: boolean }): string {
-    if (refused.time && !refused.memory) return `time limit exceeded (${this.limits.timeMsMax} ms)`;
+  private memoryMessage(refused: Refusals): string {
+    if (refused.memory) return `memory limit exceeded (${this.limits.memoryBytesMax} bytes)`;
+    if (refused.block) return `memory limit exceeded (one block over ${this.limits.memoryBytesMax / BLOCK_SHARE} bytes)`;
+    if (refused.time) return `time limit exceeded (${this.limits.timeMsMax} ms)`;
     return `memory limit exceeded (${this.limits.memoryBytesMax} bytes)`;
   }
 
@@ -357,15 +371,16 @@ export class LuaSandbox {
     budget.blockMax = this.limits.memoryBytesMax / BLOCK_SHARE;
     budget.deadline = performance.now() + this.limits.timeMsMax;
     budget.memoryRefused = false;
+    budget.blockRefused = false;
     budget.timeRefused = false;
   }
 
-  private stopBudget(): { memory: boolean; time: boolean } {
+  private stopBudget(): Refusals {
     const budget = this.budget;
     budget.max = Infinity;
     budget.blockMax = Infinity;
     budget.deadline = 0;
-    return { memory: budget.memoryRefused, time: budget.timeRefused };
+    return { memory: budget.memoryRefused, block: budget.blockRefused, time: budget.timeRefused };
   }
 
   /**
