@@ -5,9 +5,11 @@
  *
  * Memory is counted by our own allocator (a JS function the state calls for
  * every allocation): during a run it refuses growth past the run's start plus
- * `memoryBytesMax`, and refuses any allocation of LARGE_ALLOCATION_BYTES or
- * more once the run's time is up, so C code churning big strings is stopped
- * too (the count hook only sees Lua instructions). Values are pushed with no
+ * `memoryBytesMax`, refuses one block larger than a quarter of it (copying and
+ * rehashing a 32 MB table array took ~0.4 s of uninterruptible C on a loaded
+ * machine), and refuses any allocation of LARGE_ALLOCATION_BYTES or more once
+ * the run's time is up, so C code churning big strings is stopped too (the
+ * count hook only sees Lua instructions). Values are pushed with no
  * limit, before the run starts: a memory error outside a protected call would
  * abort the module.
  *
@@ -37,8 +39,10 @@ export interface SandboxLimits {
   depthMax: number;
   /** Fields and array items in the resulting document. */
   fieldsMax: number;
-  /** Worst-case steps of a Lua pattern on its subject above which the matcher written in Lua runs (patterns.ts). */
+  /** Worst-case steps of one C pattern call above which the matcher written in Lua runs (patterns.ts), and of one plain search. */
   patternStepsMax: number;
+  /** Longest string one library call takes or builds (string.rep, gsub's subject, format's result…); 1/64 of it for patterns and pack formats. */
+  stringBytesMax: number;
 }
 
 export interface SandboxRun {
@@ -52,6 +56,8 @@ export interface SandboxRun {
 
 /** Instructions between two calls of the count hook: budget, time and depth checks cost ~1 µs each time. */
 const HOOK_EVERY = 1000;
+/** One block may hold at most this share of a run's memory budget (strings, table arrays). */
+const BLOCK_SHARE = 4;
 /** Allocations this large are refused once the run's time is up. */
 const LARGE_ALLOCATION_BYTES = 64 * 1024;
 /** Garbage left by runs is collected once the state holds this much more than after its prelude. */
@@ -69,8 +75,18 @@ interface Budget {
   max: number;
   /** performance.now() past which large allocations fail; 0: none. */
   deadline: number;
+  /** Largest block one allocation may have (Infinity outside runs). */
+  blockMax: number;
   memoryRefused: boolean;
+  blockRefused: boolean;
   timeRefused: boolean;
+}
+
+/** Which of the allocator's refusals happened during a run. */
+interface Refusals {
+  memory: boolean;
+  block: boolean;
+  time: boolean;
 }
 
 /** Registry references of the prelude's results (BigInts: lua_rawgeti takes a lua_Integer). */
@@ -86,6 +102,7 @@ export class LuaSandbox {
   /** A JS exception came out of the module: never use this sandbox again. */
   broken = false;
   private closed = false;
+  private collectPending = false;
   private readonly baseline: number;
 
   private constructor(
@@ -103,7 +120,7 @@ export class LuaSandbox {
 
   static async create(limits: SandboxLimits): Promise<LuaSandbox> {
     const raw = await loadLuaModule();
-    const budget: Budget = { used: 0, max: Infinity, deadline: 0, memoryRefused: false, timeRefused: false };
+    const budget: Budget = { used: 0, max: Infinity, deadline: 0, blockMax: Infinity, memoryRefused: false, blockRefused: false, timeRefused: false };
     const allocator = raw.addFunction((_ud: number, pointer: number, oldSize: number, newSize: number): number => {
       if (newSize === 0) {
         if (pointer !== 0) {
@@ -117,6 +134,10 @@ export class LuaSandbox {
       if (growth > 0) {
         if (budget.used + growth > budget.max) {
           budget.memoryRefused = true;
+          return 0;
+        }
+        if (newSize > budget.blockMax) {
+          budget.blockRefused = true;
           return 0;
         }
         if (growth >= LARGE_ALLOCATION_BYTES && budget.deadline !== 0 && performance.now() > budget.deadline) {
@@ -145,7 +166,8 @@ export class LuaSandbox {
     raw._lua_pushnumber(L, limits.timeMsMax / 1000);
     raw._lua_pushinteger(L, BigInt(limits.callDepthMax));
     raw._lua_pushnumber(L, limits.patternStepsMax);
-    if (raw._lua_pcallk(L, 6, 7, 0, 0, 0) !== LUA_OK) {
+    raw._lua_pushinteger(L, BigInt(limits.stringBytesMax));
+    if (raw._lua_pcallk(L, 7, 7, 0, 0, 0) !== LUA_OK) {
       const message = raw._lua_type(L, -1) === LUA_TSTRING ? readCString(raw, raw._lua_tolstring(L, -1, 0)) : 'unknown error';
       throw new Error(`the scripting prelude failed: ${message}`);
     }
@@ -205,6 +227,7 @@ export class LuaSandbox {
       const L = this.L;
       const top = raw._lua_gettop(L);
       const place: ScriptPlace = { name: input.name };
+      if (this.collectPending) this.collect();
       try {
         if (raw._lua_checkstack(L, this.limits.depthMax * 3 + 40) === 0) throw new Error('no room on the Lua stack');
         raw._lua_rawgeti(L, LUA_REGISTRYINDEX, this.refs.onError);
@@ -231,7 +254,7 @@ export class LuaSandbox {
         if (!this.broken) {
           raw._lua_settop(L, top);
           this.values.resetRun();
-          if (this.budget.used > this.baseline + GARBAGE_BYTES_MAX) this.collect();
+          if (this.budget.used > this.baseline + GARBAGE_BYTES_MAX) this.collectSoon();
         }
       }
     });
@@ -296,7 +319,7 @@ export class LuaSandbox {
   }
 
   /** The TesseraError for a failed run; the error object is on top of the stack. */
-  private failure(status: number, place: ScriptPlace, refused: { memory: boolean; time: boolean }): TesseraError {
+  private failure(status: number, place: ScriptPlace, refused: Refusals): TesseraError {
     const raw = this.raw;
     const L = this.L;
     if (status === LUA_ERRMEM) return scriptErrors.limit(place, this.memoryMessage(refused));
@@ -310,7 +333,7 @@ export class LuaSandbox {
       return scriptErrors.limit(at, budget === 'not enough memory' ? this.memoryMessage(refused) : budget);
     }
     // A refused allocation Lua recovered from (its emergency collection) is not the failure: only its error is.
-    if (message === 'not enough memory' || (status === LUA_ERRERR && (refused.memory || refused.time))) {
+    if (message === 'not enough memory' || (status === LUA_ERRERR && (refused.memory || refused.block || refused.time))) {
       return scriptErrors.limit(at, this.memoryMessage(refused));
     }
     if (status === LUA_ERRERR) return scriptErrors.runtime(at, 'error while handling an error');
@@ -335,27 +358,50 @@ export class LuaSandbox {
     return { line: line > 0 ? line : undefined, budget };
   }
 
-  private memoryMessage(refused: { memory: boolean; time: boolean }): string {
-    if (refused.time && !refused.memory) return `time limit exceeded (${this.limits.timeMsMax} ms)`;
+  private memoryMessage(refused: Refusals): string {
+    if (refused.memory) return `memory limit exceeded (${this.limits.memoryBytesMax} bytes)`;
+    if (refused.block) return `memory limit exceeded (one block over ${this.limits.memoryBytesMax / BLOCK_SHARE} bytes)`;
+    if (refused.time) return `time limit exceeded (${this.limits.timeMsMax} ms)`;
     return `memory limit exceeded (${this.limits.memoryBytesMax} bytes)`;
   }
 
   private startBudget(): void {
     const budget = this.budget;
     budget.max = budget.used + this.limits.memoryBytesMax;
+    budget.blockMax = this.limits.memoryBytesMax / BLOCK_SHARE;
     budget.deadline = performance.now() + this.limits.timeMsMax;
     budget.memoryRefused = false;
+    budget.blockRefused = false;
     budget.timeRefused = false;
   }
 
-  private stopBudget(): { memory: boolean; time: boolean } {
+  private stopBudget(): Refusals {
     const budget = this.budget;
     budget.max = Infinity;
+    budget.blockMax = Infinity;
     budget.deadline = 0;
-    return { memory: budget.memoryRefused, time: budget.timeRefused };
+    return { memory: budget.memoryRefused, block: budget.blockRefused, time: budget.timeRefused };
+  }
+
+  /**
+   * A full collection of what a run left (tens of ms for 64 MB of small strings) runs after the
+   * caller has answered, not inside the failed run's answer time; a run starting first does it before its budget.
+   */
+  private collectSoon(): void {
+    if (this.collectPending) return;
+    this.collectPending = true;
+    setImmediate(() => {
+      if (!this.collectPending || this.broken || this.closed) return;
+      try {
+        this.guarded(() => this.collect());
+      } catch {
+        // The module faulted: the sandbox is marked broken, and the runner replaces it at its next run.
+      }
+    }).unref();
   }
 
   private collect(): void {
+    this.collectPending = false;
     const raw = this.raw;
     const L = this.L;
     const top = raw._lua_gettop(L);

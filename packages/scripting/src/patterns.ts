@@ -4,8 +4,9 @@
  * library call, where the instruction count hook cannot see it: a pattern
  * like `(.-)(.-)(.-)x` on a few hundred bytes without `x` runs for seconds.
  * The prelude estimates each call's worst case, (subject length + 1) to the
- * power of the quantifiers that can backtrack (times 2 per `?`), and above
- * `patternStepsMax` (10⁷: ~0.1 s of C at worst) runs this matcher instead:
+ * power of the quantifiers that can backtrack (times 2 per `?`), at least
+ * (subject length + 1) × pattern items, and above `patternStepsMax` (10⁶:
+ * ~30 ms of C at worst) runs this matcher instead:
  * every step is Lua instructions, so the run's budget bounds it. Below, C
  * runs (measured: this matcher is tens of times slower).
  *
@@ -423,12 +424,14 @@ end
 -- The worst case of the C matcher for this subject length: (length + 1) to the power of the
 -- items quantified with * + - that more pattern follows (each can backtrack over the whole
 -- subject), plus one for an unanchored search and per %b or back-reference, times 2 per '?'.
--- A malformed pattern is left to C, which refuses it at once; so is a linear one (0).
+-- A linear pattern still tries each of its items at each position: (length + 1) * items.
+-- A malformed pattern is left to C, which refuses it at once (0).
 local function steps(length, p, anchored)
   local lp = #p
   local i = 1
   local power = anchored and 0 or 1
   local doubling = 0
+  local items = 0
   if anchored and byte(p, 1) == 94 then i = 2 end
   local pending = false
   while i <= lp do
@@ -438,6 +441,7 @@ local function steps(length, p, anchored)
     elseif c == 36 and i == lp then
       i = i + 1
     else
+      items = items + 1
       if pending then
         power = power + 1
         pending = false
@@ -476,9 +480,11 @@ local function steps(length, p, anchored)
       end
     end
   end
-  -- One factor of the length is a linear scan: C is safe.
-  if power <= 1 and doubling == 0 then return 0 end
-  return (length + 1) ^ power * 2 ^ doubling
+  local linear = (length + 1) * items
+  if power <= 1 and doubling == 0 then return linear end
+  local backtracking = (length + 1) ^ power * 2 ^ doubling
+  if backtracking > linear then return backtracking end
+  return linear
 end
 
 return find, match, gmatch, gsub, steps

@@ -216,10 +216,21 @@ describe('budgets', () => {
   // the time other processes take the core (a timed assertion would fail there, not the bound it is about).
   const deadlineMs = 2_000;
 
+  function expectStoppedInTime(body: string, message: RegExp, withinMs: number): void {
+    const started = performance.now();
+    const err = failure(body);
+    const elapsed = performance.now() - started;
+    expect(err.status).toBe(400);
+    expect(err.code).toBe('script_limit_exceeded');
+    expect(err.message).toMatch(message);
+    expect(elapsed).toBeLessThan(withinMs);
+    expect(run('_doc.ok = true')).toEqual({ ok: true });
+  }
+
   it.each([
     ['an infinite loop', 'while true do end', /instruction limit exceeded|time limit exceeded/],
     ['a loop that catches the budget error', 'while true do pcall(function() while true do end end) end', /limit exceeded/],
-    ['a memory bomb', "local s = string.rep('x', 1e8)", /memory limit exceeded/],
+    ['a memory bomb', "local s = string.rep('x', 4e6) s = s .. s .. s .. s .. s .. s .. s .. s .. s .. s .. s .. s .. s .. s .. s .. s .. s", /memory limit exceeded/],
     // Each doubling copies the whole string: on a loaded machine the time budget can run out before the memory one.
     ['a doubling string', "local s = 'x' while true do s = s .. s end", /memory limit exceeded|time limit exceeded/],
     ['deep recursion', 'local function f(n) return 1 + f(n + 1) end return f(1)', /call depth limit exceeded/],
@@ -228,14 +239,59 @@ describe('budgets', () => {
     ['a huge sort', 'local t = {} for i = 1, 2e6 do t[i] = -i end table.sort(t)', /limit exceeded/],
     ['front inserts', 'local t = {} for i = 1, 1e6 do table.insert(t, 1, i) end', /limit exceeded/],
   ])('%s → 400 in time, and the runner still works', (_name, body, message) => {
-    const started = performance.now();
-    const err = failure(body);
-    const elapsed = performance.now() - started;
-    expect(err.status).toBe(400);
-    expect(err.code).toBe('script_limit_exceeded');
-    expect(err.message).toMatch(message);
-    expect(elapsed).toBeLessThan(deadlineMs);
-    expect(run('_doc.ok = true')).toEqual({ ok: true });
+    expectStoppedInTime(body, message, deadlineMs);
+  });
+
+  // C work the count hook does not see: one library call's work is bounded (strings, pattern steps) and the
+  // clock is read before big calls. Without those bounds each of these ran for seconds past the budget.
+  it.each([
+    ['a gsub over a 12 MB string with a callback', "local s = string.rep('a', 4e6) s = s .. s .. s _doc.n = select(2, s:gsub('.', function(c) return c end))",
+      /string length limit exceeded \(4194304 bytes\) in string.gsub/],
+    ['a plain search that compares the whole needle at each position', "local s = string.rep('a', 4e6) _doc.x = s:find(string.rep('a', 3000) .. 'b', 1, true)",
+      /time limit exceeded/],
+    ['a long literal pattern on a long subject', "local s = string.rep('a', 4e6) _doc.x = s:match(string.rep('a', 40) .. '%d')", /limit exceeded/],
+    ['gsub with replacements in C on a long subject', "local s = string.rep('a', 4e6) while true do s:gsub('.', '%0%0') end", /limit exceeded/],
+    ['repeated string.rep of one byte', "while true do local s = string.rep('a', 4e6) end", /limit exceeded/],
+    ['repeated upper of a long string', "local s = string.rep('a', 4e6) while true do local u = s:upper() end", /time limit exceeded|instruction limit exceeded/],
+    ['a string.rep past the string limit', "_doc.s = string.rep('x', 2e8)", /string length limit exceeded \(4194304 bytes\) in string.rep/],
+    ['a format past the string limit', "local s = string.rep('x', 3e6) _doc.s = string.format('%s%s', s, s)", /string length limit exceeded \(4194304 bytes\) in string.format/],
+  ])('%s → 400 within the budget + 1 s, and the runner still works', (_name, body, message) => {
+    expectStoppedInTime(body, message, runner.settings.timeMsMax + 1000);
+  });
+
+  it('answers calls past one C call\'s bound as C does', async () => {
+    // Results, not time: a budget no loaded machine runs out of.
+    const roomy = await ScriptRunner.create({ timeMsMax: 60_000 });
+    const run = (body: string) => roomy.run({ body, doc: {}, method: 'PUT' });
+    try {
+      // A plain search over 1.5 MB runs as several C calls; a gsub over 120 KB with captures to expand as a plain search per
+      // occurrence (in C without: 210 KB); a long rep as blocks.
+      expect(run("local s = string.rep('x', 1.5e6) .. 'needle' .. string.rep('y', 10) _doc.at = { s:find('needle', 1, true) } _doc.again = { s:find('needle', -16) }"))
+        .toEqual({ at: [1_500_001, 1_500_006], again: [1_500_001, 1_500_006] });
+      expect(run("local s = string.rep('ab ', 70000) _doc.n = select(2, s:gsub(' ', '_')) _doc.two = select(2, s:gsub(' ', '%0%%', 2)) _doc.none = string.rep('x', 1.5e6):find('y', 1, true) == nil"))
+        .toEqual({ n: 70_000, two: 2, none: true });
+      expect(run("local s, n = string.rep('ab ', 40000):gsub(' ', '[%0]') _doc.s = s:sub(1, 12) .. s:sub(-6) .. #s .. '/' .. n _doc.e = select(2, pcall(string.gsub, string.rep('a', 2e5), 'a', '%2')):match('invalid.*')"))
+        .toEqual({ s: 'ab[ ]ab[ ]ab]ab[ ]200000/40000', e: 'invalid capture index %2' });
+      expect(run("_doc.a = string.rep('ab', 1000, ',') == ('ab,'):rep(999) .. 'ab' _doc.b = #string.rep('xyz', 4e5) _doc.c = string.rep('a', 70) == ('a'):rep(35) .. ('a'):rep(35) _doc.d = string.rep('ab', 65, '-')"))
+        .toEqual({ a: true, b: 1_200_000, c: true, d: Array(65).fill('ab').join('-') });
+    } finally {
+      await roomy.close();
+    }
+  });
+
+  it('bounds strings per library call with a configurable limit', async () => {
+    const small = await ScriptRunner.create({ stringBytesMax: 1000 });
+    try {
+      expect(small.run({ body: "_doc.s = #string.rep('x', 1000) _doc.u = string.rep('y', 10):upper()", doc: {}, method: 'PUT' })).toEqual({ s: 1000, u: 'YYYYYYYYYY' });
+      expect(() => small.run({ body: "_doc.s = #string.rep('x', 1001)", doc: {}, method: 'PUT' })).toThrow(/string length limit exceeded \(1000 bytes\) in string.rep/);
+      expect(() => small.run({ body: "local s = string.rep('x', 600) _doc.s = (s .. s):upper()", doc: {}, method: 'PUT' })).toThrow(/string length limit exceeded \(1000 bytes\) in string.upper/);
+      // Patterns: 1/64 of it.
+      expect(() => small.run({ body: "_doc.s = string.find('x', string.rep('x.', 8))", doc: {}, method: 'PUT' })).toThrow(/in string.find/);
+      // A script's pcall does not catch it: the run fails.
+      expect(() => small.run({ body: "pcall(string.rep, 'x', 2000) _doc.ok = true", doc: {}, method: 'PUT' })).toThrow(/string length limit exceeded/);
+    } finally {
+      await small.close();
+    }
   });
 
   it('bounds instructions with a configurable limit', async () => {
@@ -302,5 +358,6 @@ describe('options', () => {
   it('refuses nonsense limits', async () => {
     await expect(ScriptRunner.create({ instructionsMax: 0 })).rejects.toThrow(RangeError);
     await expect(ScriptRunner.create({ cacheTtlMs: -1 })).rejects.toThrow(RangeError);
+    await expect(ScriptRunner.create({ stringBytesMax: 0 })).rejects.toThrow(RangeError);
   });
 });

@@ -27,7 +27,8 @@ export const SCRIPT_DEFAULTS: Required<ScriptRunnerOptions> = {
   callDepthMax: 1000,
   depthMax: 128,
   fieldsMax: 10_000,
-  patternStepsMax: 10_000_000,
+  patternStepsMax: 1_000_000,
+  stringBytesMax: 4 * 1024 * 1024,
 };
 
 /** One script run: the source, its parameters, and the documents it sees. */
@@ -171,7 +172,7 @@ function resolveOptions(options: ScriptRunnerOptions): Required<ScriptRunnerOpti
   for (const key of Object.keys(SCRIPT_DEFAULTS) as Array<keyof ScriptRunnerOptions>) {
     const value = options[key];
     if (value === undefined) continue;
-    // patternStepsMax: 0 sends every backtracking pattern to the Lua matcher, -1 every pattern (tests).
+    // patternStepsMax: 0 sends every pattern with an item to the Lua matcher, -1 every pattern (tests).
     const min = key === 'patternStepsMax' ? -1 : key === 'cacheTtlMs' ? 0 : 1;
     if (!Number.isSafeInteger(value) || value < min) throw new RangeError(`${key} must be an integer of at least ${min}`);
     out[key] = value;
@@ -188,5 +189,6 @@ function limitsOf(options: Required<ScriptRunnerOptions>): SandboxLimits {
     depthMax: options.depthMax,
     fieldsMax: options.fieldsMax,
     patternStepsMax: options.patternStepsMax,
+    stringBytesMax: options.stringBytesMax,
   };
 }

@@ -11,7 +11,8 @@
 // _G and on the string metatable, a self-recursive __index, a __gc that
 // loops, an error object whose __tostring loops, library functions and
 // globals replaced before an error, which must not reach the next run) and C-side work the
-// instruction count does not see (a backtracking pattern, a huge gsub).
+// instruction count does not see (a backtracking pattern, a huge gsub, gsub/find/match/upper/rep
+// over 4 MB subjects, in loops: one library call's C work is bounded, docs/scripting.md "Budgets").
 // Each must answer 4xx with an API.md §4 body within the time budget + 100 ms
 // (client-measured; gated in the full variant only, as quick runs beside other
 // test files), leave the document as it was (body and _version), and
@@ -73,6 +74,13 @@ function hostileScripts(marker) {
     ['poison _G', "rawset(_G, 'tostring', function() return 'pwned' end) error('stop')"],
     ['backtracking pattern', "_doc.x = string.find(string.rep('a', 5000), string.rep('a*', 200) .. 'b')"],
     ['huge gsub', "_doc.x = select(2, string.gsub(string.rep('a', 2e7), '.', '%0%0'))"],
+    ['gsub on a concatenated 12 MB string', "local s = string.rep('a', 4e6) s = s .. s .. s _doc.x = select(2, s:gsub('.', function(c) return c end))"],
+    ['gsub expansions in a loop', "local s = string.rep('a', 4e6) while true do s:gsub('.', '%0%0') end"],
+    ['gsub callback on 4 MB', "_doc.x = select(2, string.rep('a', 4e6):gsub('.', function(c) return c .. c end))"],
+    ['plain find worst case', "local s = string.rep('a', 4e6) _doc.x = s:find(string.rep('a', 3000) .. 'b', 1, true)"],
+    ['long literal pattern', "local s = string.rep('a', 4e6) _doc.x = s:match(string.rep('a', 40) .. '%d')"],
+    ['upper in a loop', "local s = string.rep('a', 4e6) while true do local u = s:upper() end"],
+    ['string.rep in a loop', "while true do local s = string.rep('a', 4e6) end"],
     ['string.format bomb', "_doc.x = string.format('%099999d', 1)"],
     ['bad result', '_doc.f = function() end'],
     ['syntax error', 'this is not lua ('],
@@ -138,6 +146,7 @@ export async function run({ quick, workDir, log }) {
     if (benign?.status !== 200 || benign.json?.n !== 42 || benign.json?.u !== 'OK' || benign.json?.kind !== 'number' || benign.json?.s !== '7') {
       failures.push(`benign script after the hostile ones: ${benign?.status} ${benign?.text.slice(0, 200)}`);
     }
+    if (late.length > 0) log(`R17 past the budget + ${SLACK_MS} ms: ${late.slice(0, 15).join(', ')}`);
     for (const f of failures.slice(0, 15)) log(`R17 FAIL ${f}`);
     const cases = hostileScripts(marker).length;
     return {
