@@ -12,7 +12,7 @@ export type {
   ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, ReplicatedChange, ReplicatedContent, ShardStats, WriteOp, WriteRequest,
   WriteResult, WriteScript,
 } from '@tessera/documents';
-import type { AggregationRequest, AggregationsPartial, Query, SearchAfter, SortKey } from '@tessera/search-model';
+import type { AggregationRequest, AggregationsPartial, HighlightRequest, Query, SearchAfter, SortKey } from '@tessera/search-model';
 
 export interface ShardRef {
   /** Index path, with leading and trailing slash: `/blog/`. */
@@ -146,6 +146,8 @@ export interface SearchCall extends ShardRef {
   aggs?: AggregationRequest[];
   /** A `_search_after` cursor: only hits ordered after it (its values follow `sort`). */
   after?: SearchAfter;
+  /** Parsed `_highlight`: fragments of these fields for each hit. */
+  highlight?: HighlightRequest;
 }
 
 export interface SearchHitReply {
@@ -157,6 +159,8 @@ export interface SearchHitReply {
   bodyJson?: string;
   score: number;
   sortValues?: Array<number | string | null>;
+  /** Fragments by field path, when `highlight` was asked. */
+  highlight?: Record<string, string[]>;
 }
 
 export interface SearchReply {

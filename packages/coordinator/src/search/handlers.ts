@@ -12,8 +12,8 @@
  */
 import type { SearchCall, SearchReply } from '@tessera/rpc';
 import {
-  type AggregationRequest, cursorSortKeys, type Pagination, parseAggregations, parsePagination, parseQuery, parseQueryStrings, parseSearchAfter,
-  parseSort, parseSortStrings, type Query, renderAggregations, searchAfterFor, type SortKey, type SortValue,
+  type AggregationRequest, cursorSortKeys, type HighlightRequest, type Pagination, parseAggregations, parseHighlight, parsePagination, parseQuery,
+  parseQueryStrings, parseSearchAfter, parseSort, parseSortStrings, type Query, renderAggregations, searchAfterFor, type SortKey, type SortValue,
 } from '@tessera/search-model';
 import { apiErrors } from '../errors.js';
 import type { IndexRegistry } from '../indexes/registry.js';
@@ -27,7 +27,7 @@ import { selectOrNull } from '../response/selector.js';
 import { mergePage, type ShardHit } from './merge.js';
 
 
-const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_search_after', '_selector', '_aggs', '_aggregations']);
+const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_search_after', '_highlight', '_selector', '_aggs', '_aggregations']);
 
 /** A request as read from the body or the parameters, before its query, sort and `_aggs` are parsed. */
 interface SearchRequest {
@@ -40,6 +40,7 @@ interface SearchRequest {
   aggs?: unknown;
   /** `_search_after`: the `_sort` of the previous page's last hit. */
   searchAfter?: unknown;
+  highlight?: unknown;
 }
 
 /** What every shard is sent: parsed and validated once, here, not once per shard. */
@@ -48,6 +49,7 @@ interface ParsedSearch {
   /** A paged search (`_sort` or `_search_after`): the keys with their tiebreaks (`cursorSortKeys`), whose values each hit shows as `_sort`. */
   sort?: SortKey[];
   aggs?: AggregationRequest[];
+  highlight?: HighlightRequest;
 }
 
 /** A `_search_after` cursor as parsed: the sort values, and with several indexes the hit's index. */
@@ -103,6 +105,7 @@ export class SearchHandlers {
     const rankFrom = cursor === undefined ? offset : replies.reduce((sum, r) => sum + (r.reply.before ?? 0), 0);
     return new SearchPage(page, {
       rankFrom, comments: ctx.options.comments, multiIndex, selector: request.selector, sortValues: parsed?.sort !== undefined,
+      highlight: parsed?.highlight !== undefined,
     }, total, aggregations, took);
   }
 
@@ -188,6 +191,7 @@ export class SearchHandlers {
     const aggs = body._aggs ?? body._aggregations;
     if (aggs !== undefined) request.aggs = aggs;
     if (body._search_after !== undefined) request.searchAfter = body._search_after;
+    if (body._highlight !== undefined) request.highlight = body._highlight;
     return request;
   }
 }
@@ -207,6 +211,7 @@ function parse(request: SearchRequest, count: boolean): ParsedSearch {
   // A sorted or paged search orders by its keys, then weight, then `_id`, all explicit: hits can then say where they stand.
   if (sort !== undefined || request.searchAfter !== undefined) parsed.sort = cursorSortKeys(sort ?? []);
   if (request.aggs !== undefined && !count) parsed.aggs = parseAggregations(request.aggs);
+  if (request.highlight !== undefined && !count) parsed.highlight = parseHighlight(request.highlight);
   return parsed;
 }
 
@@ -238,6 +243,8 @@ interface PageOptions {
   readonly rankFrom: number;
   /** Each hit shows its values of the sort keys as `_sort` (a paged search). */
   readonly sortValues: boolean;
+  /** Each hit shows its `_highlight` fragments (`{}` when no field matched). */
+  readonly highlight: boolean;
   readonly comments: boolean;
   readonly multiIndex: boolean;
   readonly selector: string | undefined;
@@ -287,6 +294,7 @@ class SearchPage implements Reply {
     value._id = hit.id;
     value._version = hit.version;
     if (this.options.sortValues) value._sort = this.sortOf(hit);
+    if (this.options.highlight) value._highlight = hit.highlight ?? {};
     if (this.options.comments) for (const [key, v] of this.comments(hit, i)) value[key] = v;
     // A missing drill path on a hit is null (API.md §1.3).
     return selectOrNull(value, this.options.selector);
@@ -302,6 +310,7 @@ class SearchPage implements Reply {
     const hits = this.page.map((hit, i) => {
       let tail = `"_id":${JSON.stringify(hit.id)},"_version":${hit.version}`;
       if (this.options.sortValues) tail += `,"_sort":${JSON.stringify(this.sortOf(hit))}`;
+      if (this.options.highlight) tail += `,"_highlight":${JSON.stringify(hit.highlight ?? {})}`;
       if (this.options.comments) for (const [key, v] of this.comments(hit, i)) tail += `,"${key}":${JSON.stringify(v) ?? 'null'}`;
       const source = hit.bodyJson!;
       return source.length === 2 ? `{${tail}}` : `${source.slice(0, -1)},${tail}}`;
