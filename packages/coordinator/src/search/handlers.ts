@@ -1,6 +1,7 @@
 /**
  * SEARCH and COUNT (API.md §9.1, §9.2): the request is read from the body
- * (`_query`, `_offset`, `_limit`, `_sort`, `_selector`…) or, without a body,
+ * (`_query`, `_offset`, `_limit`, `_sort`, `_selector`…, and Tessera's
+ * `_search_after` and `_highlight`: docs/highlights-and-cursors.md) or, without a body,
  * from `q`, `offset`, `limit`, `sort`, `selector`. The query, sort and
  * `_aggs` are parsed once, here (@tessera/search-model); the parsed forms fan
  * out to one copy of every shard of every index named, and the per-shard top

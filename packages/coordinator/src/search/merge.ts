@@ -25,7 +25,8 @@ export function compareHits(orders: ReadonlyArray<'asc' | 'desc'>) {
     // IDs in the engine's `_id` order: numbers before strings, strings by code point.
     const byId = compareSortValues(a.id, b.id, 'asc');
     if (byId !== 0) return byId;
-    return a.index < b.index ? -1 : a.index > b.index ? 1 : 0;
+    // Equal IDs of several indexes: by index path, as a `_search_after` cursor orders them (search-model searchAfterFor).
+    return compareSortValues(a.index, b.index, 'asc');
   };
 }
 
