@@ -143,7 +143,7 @@ export class ShardNode {
       const shard = await this.open(ref('shard.search', call));
       const reply: SearchReply = await shard.search({
         query: call.query, sort: call.sort,
-        k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs,
+        k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs, after: call.after, highlight: call.highlight,
       });
       for (const hit of reply.hits) {
         const json = sourceJson(hit.body);

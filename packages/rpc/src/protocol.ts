@@ -12,7 +12,7 @@ export type {
   ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, ReplicatedChange, ReplicatedContent, ShardStats, WriteOp, WriteRequest,
   WriteResult, WriteScript,
 } from '@tessera/documents';
-import type { AggregationRequest, AggregationsPartial, Query, SortKey } from '@tessera/search-model';
+import type { AggregationRequest, AggregationsPartial, HighlightRequest, Query, SearchAfter, SortKey } from '@tessera/search-model';
 
 export interface ShardRef {
   /** Index path, with leading and trailing slash: `/blog/`. */
@@ -144,6 +144,10 @@ export interface SearchCall extends ShardRef {
   schema: Record<string, unknown>;
   /** Parsed `_aggs` (API.md §10), bound to the schema on the shard. */
   aggs?: AggregationRequest[];
+  /** A `_search_after` cursor: only hits ordered after it (its values follow `sort`). */
+  after?: SearchAfter;
+  /** Parsed `_highlight`: fragments of these fields for each hit. */
+  highlight?: HighlightRequest;
 }
 
 export interface SearchHitReply {
@@ -155,6 +159,8 @@ export interface SearchHitReply {
   bodyJson?: string;
   score: number;
   sortValues?: Array<number | string | null>;
+  /** Fragments by field path, when `highlight` was asked. */
+  highlight?: Record<string, string[]>;
 }
 
 export interface SearchReply {
@@ -162,6 +168,8 @@ export interface SearchReply {
   hits: SearchHitReply[];
   /** Direction of each sort key, in order (empty: by relevance). */
   sortOrders: Array<'asc' | 'desc'>;
+  /** With `after`: the matches ordered before the cursor. */
+  before?: number;
   /** The shard's partial aggregations, when `aggs` was asked (merged by search-model's `renderAggregations`). */
   aggregations?: AggregationsPartial;
 }

@@ -1,6 +1,7 @@
 /**
  * SEARCH and COUNT (API.md §9.1, §9.2): the request is read from the body
- * (`_query`, `_offset`, `_limit`, `_sort`, `_selector`…) or, without a body,
+ * (`_query`, `_offset`, `_limit`, `_sort`, `_selector`…, and Tessera's
+ * `_search_after` and `_highlight`: docs/highlights-and-cursors.md) or, without a body,
  * from `q`, `offset`, `limit`, `sort`, `selector`. The query, sort and
  * `_aggs` are parsed once, here (@tessera/search-model); the parsed forms fan
  * out to one copy of every shard of every index named, and the per-shard top
@@ -12,8 +13,8 @@
  */
 import type { SearchCall, SearchReply } from '@tessera/rpc';
 import {
-  type AggregationRequest, type Pagination, parseAggregations, parsePagination, parseQuery, parseQueryStrings, parseSort, parseSortStrings,
-  type Query, renderAggregations, type SortKey,
+  type AggregationRequest, cursorSortKeys, type HighlightRequest, type Pagination, parseAggregations, parseHighlight, parsePagination, parseQuery,
+  parseQueryStrings, parseSearchAfter, parseSort, parseSortStrings, type Query, renderAggregations, searchAfterFor, type SortKey, type SortValue,
 } from '@tessera/search-model';
 import { apiErrors } from '../errors.js';
 import type { IndexRegistry } from '../indexes/registry.js';
@@ -27,7 +28,7 @@ import { selectOrNull } from '../response/selector.js';
 import { mergePage, type ShardHit } from './merge.js';
 
 
-const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_selector', '_aggs', '_aggregations']);
+const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_search_after', '_highlight', '_selector', '_aggs', '_aggregations']);
 
 /** A request as read from the body or the parameters, before its query, sort and `_aggs` are parsed. */
 interface SearchRequest {
@@ -38,13 +39,24 @@ interface SearchRequest {
   pagination: Pagination;
   selector?: string;
   aggs?: unknown;
+  /** `_search_after`: the `_sort` of the previous page's last hit. */
+  searchAfter?: unknown;
+  highlight?: unknown;
 }
 
 /** What every shard is sent: parsed and validated once, here, not once per shard. */
 interface ParsedSearch {
   query?: Query;
+  /** A paged search (`_sort` or `_search_after`): the keys with their tiebreaks (`cursorSortKeys`), whose values each hit shows as `_sort`. */
   sort?: SortKey[];
   aggs?: AggregationRequest[];
+  highlight?: HighlightRequest;
+}
+
+/** A `_search_after` cursor as parsed: the sort values, and with several indexes the hit's index. */
+interface Cursor {
+  values: SortValue[];
+  index?: string;
 }
 
 export class SearchHandlers {
@@ -58,14 +70,20 @@ export class SearchHandlers {
     const request = this.request(ctx);
     const { offset, limit } = request.pagination;
     const metas = this.indexes(ctx);
+    const multiIndex = metas.length > 1;
     const k = count ? 0 : offset + limit;
     const calls: Array<Promise<{ meta: IndexMeta; shard: number; reply: SearchReply }>> = [];
     // Parsed when the first shard is asked: a search of no shard answers nothing, whatever its query.
     let parsed: ParsedSearch | undefined;
+    let cursor: Cursor | undefined;
     for (const meta of metas) {
       meta.allocation.forEach((_copies, i) => {
-        parsed ??= parse(request, count);
+        if (parsed === undefined) {
+          parsed = parse(request, count);
+          cursor = request.searchAfter === undefined ? undefined : parseSearchAfter(request.searchAfter, parsed.sort!.length, multiIndex);
+        }
         const call: SearchCall = Object.assign({ index: meta.path, shard: i + 1, k, countOnly: count, schema: meta.schema }, parsed);
+        if (cursor !== undefined && !count) call.after = searchAfterFor(cursor.values, cursor.index, meta.path);
         calls.push(this.searchShard(meta, i + 1, call).then((reply) => ({ meta, shard: i + 1, reply })));
       });
     }
@@ -84,8 +102,11 @@ export class SearchHandlers {
       aggregations = renderAggregations(partials, total);
     }
     const took = duration(Number(process.hrtime.bigint() - started) / 1e9, ctx.options.human);
+    // With a cursor, a page starts after every match ordered before it: what `#rank` counts from.
+    const rankFrom = cursor === undefined ? offset : replies.reduce((sum, r) => sum + (r.reply.before ?? 0), 0);
     return new SearchPage(page, {
-      offset, comments: ctx.options.comments, multiIndex: metas.length > 1, selector: request.selector,
+      rankFrom, comments: ctx.options.comments, multiIndex, selector: request.selector, sortValues: parsed?.sort !== undefined,
+      highlight: parsed?.highlight !== undefined,
     }, total, aggregations, took);
   }
 
@@ -147,6 +168,7 @@ export class SearchHandlers {
     }
     // Each value typed by its source (a body number, a parameter's digits); defaults and the result window are the model's rule.
     const pagination = parsePagination({
+      cursor: body._search_after !== undefined,
       _offset: unsignedFrom(body._offset, '_offset') ?? params.unsigned('offset'),
       _limit: unsignedFrom(body._limit, '_limit') ?? params.unsigned('limit'),
       // Totals are always exact (API.md §9.2): the value is only validated.
@@ -169,6 +191,8 @@ export class SearchHandlers {
     if (body._aggs !== undefined && body._aggregations !== undefined) throw apiErrors.badBody("Use either '_aggs' or '_aggregations', not both");
     const aggs = body._aggs ?? body._aggregations;
     if (aggs !== undefined) request.aggs = aggs;
+    if (body._search_after !== undefined) request.searchAfter = body._search_after;
+    if (body._highlight !== undefined) request.highlight = body._highlight;
     return request;
   }
 }
@@ -182,9 +206,13 @@ function parse(request: SearchRequest, count: boolean): ParsedSearch {
   const parsed: ParsedSearch = {};
   if (request.query !== undefined) parsed.query = parseQuery(request.query);
   else if (request.queryStrings !== undefined) parsed.query = parseQueryStrings(request.queryStrings);
-  if (request.sort !== undefined) parsed.sort = parseSort(request.sort);
-  else if (request.sortStrings !== undefined) parsed.sort = parseSortStrings(request.sortStrings);
+  let sort: SortKey[] | undefined;
+  if (request.sort !== undefined) sort = parseSort(request.sort);
+  else if (request.sortStrings !== undefined) sort = parseSortStrings(request.sortStrings);
+  // A sorted or paged search orders by its keys, then weight, then `_id`, all explicit: hits can then say where they stand.
+  if (sort !== undefined || request.searchAfter !== undefined) parsed.sort = cursorSortKeys(sort ?? []);
   if (request.aggs !== undefined && !count) parsed.aggs = parseAggregations(request.aggs);
+  if (request.highlight !== undefined && !count) parsed.highlight = parseHighlight(request.highlight);
   return parsed;
 }
 
@@ -212,7 +240,12 @@ function unsignedFrom(value: unknown, name: string): number | undefined {
 }
 
 interface PageOptions {
-  readonly offset: number;
+  /** `#rank` of the page's first hit. */
+  readonly rankFrom: number;
+  /** Each hit shows its values of the sort keys as `_sort` (a paged search). */
+  readonly sortValues: boolean;
+  /** Each hit shows its `_highlight` fragments (`{}` when no field matched). */
+  readonly highlight: boolean;
   readonly comments: boolean;
   readonly multiIndex: boolean;
   readonly selector: string | undefined;
@@ -250,7 +283,7 @@ class SearchPage implements Reply {
   /** The `#` fields of a hit (`comments`), in the order both forms write them. */
   private comments(hit: ShardHit, i: number): Array<[string, unknown]> {
     const fields: Array<[string, unknown]> = [
-      ['#docid', hit.docid], ['#shard', hit.shard], ['#rank', this.options.offset + i], ['#weight', hit.score],
+      ['#docid', hit.docid], ['#shard', hit.shard], ['#rank', this.options.rankFrom + i], ['#weight', hit.score],
       ['#percent', this.best > 0 ? Math.round((100 * hit.score) / this.best) : 100],
     ];
     if (this.options.multiIndex) fields.push(['#index', hit.index]);
@@ -261,14 +294,24 @@ class SearchPage implements Reply {
     const value: Record<string, unknown> = Object.assign({}, hit.body);
     value._id = hit.id;
     value._version = hit.version;
+    if (this.options.sortValues) value._sort = this.sortOf(hit);
+    if (this.options.highlight) value._highlight = hit.highlight ?? {};
     if (this.options.comments) for (const [key, v] of this.comments(hit, i)) value[key] = v;
     // A missing drill path on a hit is null (API.md §1.3).
     return selectOrNull(value, this.options.selector);
   }
 
+  /** Where the hit stands: its sort values (with the index path when several are searched), the `_search_after` of the next page. */
+  private sortOf(hit: ShardHit): unknown[] {
+    const values: unknown[] = hit.sortValues ?? [];
+    return this.options.multiIndex ? [...values, hit.index] : values;
+  }
+
   private spliced(): string {
     const hits = this.page.map((hit, i) => {
       let tail = `"_id":${JSON.stringify(hit.id)},"_version":${hit.version}`;
+      if (this.options.sortValues) tail += `,"_sort":${JSON.stringify(this.sortOf(hit))}`;
+      if (this.options.highlight) tail += `,"_highlight":${JSON.stringify(hit.highlight ?? {})}`;
       if (this.options.comments) for (const [key, v] of this.comments(hit, i)) tail += `,"${key}":${JSON.stringify(v) ?? 'null'}`;
       const source = hit.bodyJson!;
       return source.length === 2 ? `{${tail}}` : `${source.slice(0, -1)},${tail}}`;

@@ -71,4 +71,16 @@ describe('tokenize', () => {
       expect(tokens(text)).toEqual(reference(text));
     }), { numRuns: 2000 });
   });
+
+  it('gives each token its [start, end) in the text, which highlighting marks (property: the slice lower-cased is the token)', () => {
+    const spans: Array<[string, number, number]> = [];
+    tokenize('Rock’n’Roll, t-shirt 𝔘x', (token, _p, start, end) => { spans.push([token, start, end]); });
+    expect(spans).toEqual([["rock'n'roll", 0, 11], ['t', 13, 14], ['shirt', 15, 20], ['𝔘x', 21, 24]]);
+    const alphabet = fc.constantFrom('a', 'B', '1', "'", '’', ' ', '-', 'é', '𝔘');
+    fc.assert(fc.property(fc.array(alphabet, { maxLength: 40 }).map((a) => a.join('')), (text) => {
+      tokenize(text, (token, _p, start, end) => {
+        expect(text.slice(start, end).toLowerCase().replaceAll('\u2019', "'")).toBe(token);
+      });
+    }), { numRuns: 1000 });
+  });
 });

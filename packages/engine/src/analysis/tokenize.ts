@@ -67,8 +67,13 @@ function classAt(s: string, i: number): number {
   return 1 << 8; // lone high surrogate: a separator
 }
 
-/** Called once per token, in order; `position` counts tokens from 0. */
-export type TokenSink = (token: string, position: number) => void;
+/**
+ * Called once per token, in order; `position` counts tokens from 0; the
+ * token spans [start, end) of the lower-cased text (the text's own offsets
+ * when lower-casing kept its length, as it does but for a few letters such
+ * as `İ`: what highlighting checks).
+ */
+export type TokenSink = (token: string, position: number, start: number, end: number) => void;
 
 /**
  * Split `text` into tokens and call `emit` for each, in order. Returns the
@@ -110,7 +115,7 @@ export function tokenize(text: string, emit: TokenSink): number {
       i += cls >>> 8;
     }
     const token = hasCurly ? s.slice(start, i).replaceAll('\u2019', "'") : s.slice(start, i);
-    emit(token, position++);
+    emit(token, position++, start, i);
   }
   return position;
 }

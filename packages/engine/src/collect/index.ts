@@ -9,7 +9,7 @@
  * partials the coordinator merges exactly (search-model's merge.ts).
  */
 export { countMatches, TopKCollector, type Hit } from './top-k.js';
-export { compareValues, SortCollector, type ReaderDistance, type SortPlan, type SortValue, type ValueDistance } from './sort-collector.js';
+export { SortCollector, type ReaderDistance, type SortPlan, type SortValue, type ValueDistance } from './sort-collector.js';
 export { Aggregator } from './aggregator.js';
 export { AGGREGATION_PARTIAL_ENTRIES_MAX, EntryBudget } from './aggregation-collector.js';
 export { type AggregationPlan, formatFloat, keyFormat, planAggregations } from './aggregation-plan.js';

@@ -10,16 +10,21 @@
  * anything is allocated; once the heap is full an entering document reuses
  * the evicted entry. String values are decoded from the reader's dictionary
  * (readers have separate dictionaries, so ordinals do not compare across them).
+ *
+ * With a cursor (`_search_after`, search-model cursor.ts) only the documents
+ * ordered after it compete for the heap; those before it are counted
+ * (`before`, for `#rank`) and dropped, on the first key alone when it can
+ * tell. The total still counts every match.
  */
+import { compareSortValues, type SearchAfter, type SortValue } from '@tessera/search-model';
 import { NO_MORE_DOCS, type Scorer } from '../scorers/doc-iterator.js';
-import { compareCodePoints } from '../segments/write-buffer.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import { indexOfSorted } from '../values/sorted-search.js';
 import type { StringColumn } from '../values/string-column.js';
 import { OrderedBitsetScorer } from '../scorers/ordinal-scorers.js';
 import { ordinalsInDocidOrder, type SearchReader } from '../search/reader.js';
 
-export type SortValue = number | string | null;
+export type { SortValue };
 
 /**
  * A resolved sort key: relevance, a slot's values (optionally as distance to
@@ -57,13 +62,15 @@ export interface SortedHit {
 
 export class SortCollector {
   total = 0;
+  /** Matches ordered before the cursor (none without one). */
+  before = 0;
   private readonly heap: Entry[] = [];
   private readonly scratch: SortValue[];
   private readonly numeric: Array<NumericColumn | null>;
   private readonly strings: Array<StringColumn | null>;
   private readonly distances: Array<ReaderDistance | null>;
 
-  constructor(private readonly plans: readonly SortPlan[], private readonly k: number) {
+  constructor(private readonly plans: readonly SortPlan[], private readonly k: number, private readonly after: SearchAfter | null = null) {
     this.scratch = plans.map(() => null);
     this.numeric = plans.map(() => null);
     this.strings = plans.map(() => null);
@@ -167,9 +174,17 @@ export class SortCollector {
     const full = heap.length >= this.k;
     // Most candidates lose on the first key alone once the heap is full: decide that from the typed array.
     if (full && this.firstColumn !== null && this.rejectedByFirstKey(ordinal)) return;
+    if (this.after !== null && this.firstColumn !== null && this.beforeCursorByFirstKey(ordinal)) {
+      this.before++;
+      return;
+    }
     const score = scorer.score();
     const values = this.scratch;
     for (let i = 0; i < this.plans.length; i++) values[i] = this.valueOf(i, ordinal, score);
+    if (this.after !== null && !this.isAfterCursor(values, score, this.after)) {
+      this.before++;
+      return;
+    }
     if (!full) {
       heap.push({ docid, score, values: values.slice() });
       this.siftUp(heap.length - 1);
@@ -208,6 +223,36 @@ export class SortCollector {
     if (v !== v) return worst !== null; // no value: last, unless the worst kept has none either
     if (worst === null || typeof worst !== 'number') return false;
     return this.firstDescending ? v < worst : v > worst;
+  }
+
+  /** True when the document's first key alone orders it strictly before the cursor. */
+  private beforeCursorByFirstKey(ordinal: number): boolean {
+    const cursor = this.after!.values[0]!;
+    // A string or missing cursor value: the exact comparison decides.
+    if (typeof cursor !== 'number') return false;
+    const column = this.firstColumn!;
+    const v = ordinal < this.firstCount ? column[ordinal]! : NaN;
+    // No value orders last: never before a cursor.
+    if (v !== v) return false;
+    return this.firstDescending ? v > cursor : v < cursor;
+  }
+
+  /** True when values (with `score` for relevance keys) order strictly after the cursor, or equal to an inclusive one. */
+  private isAfterCursor(values: readonly SortValue[], score: number, after: SearchAfter): boolean {
+    for (let i = 0; i < this.plans.length; i++) {
+      const plan = this.plans[i]!;
+      if (plan.kind === 'ignored') continue;
+      const cursor = after.values[i] ?? null;
+      let c: number;
+      if (plan.kind === 'score') {
+        // `_score` ascending is best first (see compare()).
+        c = typeof cursor !== 'number' || score === cursor ? 0 : (plan.order === 'asc') === (score > cursor) ? -1 : 1;
+      } else {
+        c = compareSortValues(values[i]!, cursor, plan.order);
+      }
+      if (c !== 0) return c > 0;
+    }
+    return after.inclusive;
   }
 
   private valueOf(i: number, ordinal: number, score: number): SortValue {
@@ -255,7 +300,7 @@ export class SortCollector {
         if (aScore !== bScore) return (plan.order === 'asc') === (aScore > bScore) ? -1 : 1;
         continue;
       }
-      const c = compareValues(a[i]!, b[i]!, plan.order);
+      const c = compareSortValues(a[i]!, b[i]!, plan.order);
       if (c !== 0) return c;
     }
     if (aScore !== bScore) return aScore > bScore ? -1 : 1;
@@ -302,16 +347,6 @@ export class SortCollector {
       i = child;
     }
   }
-}
-
-/** Key order with missing values last in either direction. */
-export function compareValues(a: SortValue, b: SortValue, order: 'asc' | 'desc'): number {
-  if (a === null || b === null) return a === b ? 0 : a === null ? 1 : -1;
-  let c: number;
-  if (typeof a === 'number' && typeof b === 'number') c = a < b ? -1 : a > b ? 1 : 0;
-  else if (typeof a === 'string' && typeof b === 'string') c = compareCodePoints(a, b);
-  else c = typeof a === 'number' ? -1 : 1;
-  return order === 'asc' ? c : -c;
 }
 
 /** The weight of a weight-0 match (ranges, filters). */

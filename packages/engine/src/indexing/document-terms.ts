@@ -161,7 +161,7 @@ function indexText(c: DocumentCollector, spec: FieldSpec, text: string, prefix: 
 /** A field's analyzer options, one object per spec (an analysis batch tells analyzers apart by identity). */
 const ANALYZER_OPTIONS = new WeakMap<FieldSpec, AnalyzerOptions>();
 
-function analyzerOptionsOf(spec: FieldSpec): AnalyzerOptions {
+export function analyzerOptionsOf(spec: FieldSpec): AnalyzerOptions {
   let options = ANALYZER_OPTIONS.get(spec);
   if (options === undefined) {
     options = { language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy };

@@ -16,7 +16,7 @@
  * synonym (synonym.ts); `_elite_set` keeps the subqueries of highest
  * estimated weight (elite-set.ts); `_synonym` weighs as one term.
  */
-import { idTerm as documentIdTerm } from '../indexing/document-terms.js';
+import { analyzerOptionsOf, idTerm as documentIdTerm } from '../indexing/document-terms.js';
 import {
   accuracyBucket, accuracyPrefix, accuracyTypeChar, convertValue, DATE_UNIT_SECONDS, fieldSpec, fieldTerm, isDateType, isNumericType, parseType,
   searchableFields, sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS,
@@ -439,8 +439,7 @@ export class QueryCompiler {
 }
 
 function textContext(spec: FieldSpec): TextContext {
-  const options: AnalyzerOptions = { language: spec.stemLanguage ?? spec.language, stemStrategy: spec.stemStrategy, stopStrategy: spec.stopStrategy };
-  return { prefix: spec.prefix, analyzer: analyzerFor(options), factor: spec.weight, normsKey: spec.prefix };
+  return { prefix: spec.prefix, analyzer: analyzerFor(analyzerOptionsOf(spec)), factor: spec.weight, normsKey: spec.prefix };
 }
 
 function termName(t: QueryTerm, ctx: TextContext): string {

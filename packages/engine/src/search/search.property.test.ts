@@ -8,7 +8,7 @@
  */
 import fc from 'fast-check';
 import { parseQuery, parseSort, type Query, type SortKey } from '@tessera/search-model';
-import { compareValues, type SortValue } from '../collect/sort-collector.js';
+import { compareSortValues, type SortValue } from '@tessera/search-model';
 import { search, sortPlan, type SearchHit, type SearchReader } from './index.js';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
@@ -63,7 +63,7 @@ function expected(docs: readonly Doc[], oracle: Oracle, query: Query, sort: Sort
       if (plan.kind === 'ignored') return null;
       const all: Array<number | string> = key.path === 'tag' ? [...doc.tags] : key.path === 'n' ? (doc.n === undefined ? [] : [doc.n]) : doc.when === undefined ? [] : [doc.when];
       if (all.length === 0) return null;
-      const ordered = [...all].sort((a, b) => compareValues(a, b, 'asc'));
+      const ordered = [...all].sort((a, b) => compareSortValues(a, b, 'asc'));
       return key.order === 'asc' ? ordered[0]! : ordered[ordered.length - 1]!;
     });
     matches.push({ docid: doc.docid, score: r.score, values });
@@ -76,7 +76,7 @@ function expected(docs: readonly Doc[], oracle: Oracle, query: Query, sort: Sort
         if (plan.kind === 'score') {
           if (Math.abs(a.score - b.score) > EPSILON) return (plan.order === 'asc') === (a.score > b.score) ? -1 : 1;
         } else if (plan.kind === 'slot') {
-          const c = compareValues(a.values[i]!, b.values[i]!, plan.order);
+          const c = compareSortValues(a.values[i]!, b.values[i]!, plan.order);
           if (c !== 0) return c;
         }
       }

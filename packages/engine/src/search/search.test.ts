@@ -1,4 +1,4 @@
-import { parseQuery, parseQueryString, parseSort } from '@tessera/search-model';
+import { cursorSortKeys, parseQuery, parseQueryString, parseSort, type SearchAfter } from '@tessera/search-model';
 import { flushWriteBuffer } from '../segments/flush.js';
 import { SegmentReader } from '../segments/segment-reader.js';
 import { WriteBuffer } from '../segments/write-buffer.js';
@@ -15,7 +15,50 @@ function run(readers: SearchReader[], dsl: unknown, options: { sort?: unknown; k
 
 const ids = (r: SearchResult): number[] => r.hits.map((h) => h.docid);
 
+/** Every page of `k` hits after the previous page's last, as `_search_after` asks them. */
+function pageWithCursor(readers: SearchReader[], dsl: unknown, sort: unknown, k: number): { docids: number[]; befores: number[] } {
+  const keys = cursorSortKeys(parseSort(sort));
+  const docids: number[] = [];
+  const befores: number[] = [];
+  let after: SearchAfter | undefined;
+  for (;;) {
+    const r = search(readers, { query: parseQuery(dsl), sort: keys, k, ...(after === undefined ? {} : { after }) }, SCHEMA);
+    if (r.hits.length === 0) return { docids, befores };
+    // A cursor that did not move the page on would loop forever.
+    if (docids.length > 10_000) throw new Error('pages do not end');
+    befores.push(r.before ?? 0);
+    docids.push(...r.hits.map((h) => h.docid));
+    after = { values: r.hits[r.hits.length - 1]!.sortValues!, inclusive: false };
+  }
+}
+
 describe('search', () => {
+  it('pages after a cursor: each match once, in the order of one page, counting those before it', async () => {
+    const docs = Array.from({ length: 230 }, (_, i) => doc(i + 1, i % 4 === 0 ? 'alpha alpha beta' : i % 3 === 0 ? 'alpha' : 'beta gamma', { n: i % 9 }));
+    const readers = await buildReaders(docs, 3);
+    const cases: Array<[unknown, unknown]> = [
+      [{ _match_all: {} }, '-n'],
+      // A range sorted by its own field: read from the value-sorted index.
+      [{ n: { _in: { _range: { _from: 2, _to: 7 } } } }, 'n'],
+      [{ body: 'alpha beta' }, '_score'],
+      [{ body: 'alpha' }, ['-n', '_score']],
+    ];
+    for (const [dsl, sort] of cases) {
+      const all = search(readers, { query: parseQuery(dsl), sort: cursorSortKeys(parseSort(sort)), k: 1000 }, SCHEMA);
+      const paged = pageWithCursor(readers, dsl, sort, 17);
+      expect(paged.docids).toEqual(all.hits.map((h) => h.docid));
+      expect(paged.befores).toEqual(paged.befores.map((_, i) => i * 17));
+    }
+    // The total counts every match, before the cursor or not.
+    const first = search(readers, { query: parseQuery({ _match_all: {} }), sort: cursorSortKeys(parseSort('n')), k: 5 }, SCHEMA);
+    const next = search(readers, { query: parseQuery({ _match_all: {} }), sort: cursorSortKeys(parseSort('n')), k: 5, after: { values: first.hits[4]!.sortValues!, inclusive: false } }, SCHEMA);
+    expect(next.total).toBe(230);
+    expect(next.hits[0]!.sortValues).toEqual([0, 0, 46]);
+    // Inclusive (a later index of a multi-index search): the cursor's own values are after it.
+    const inclusive = search(readers, { query: parseQuery({ _match_all: {} }), sort: cursorSortKeys(parseSort('n')), k: 1, after: { values: first.hits[4]!.sortValues!, inclusive: true } }, SCHEMA);
+    expect(inclusive.hits[0]!.docid).toBe(first.hits[4]!.docid);
+  });
+
   it('ranks a rarer term higher (BM25) and adds weights in OR', async () => {
     const docs = [doc(1, 'common rare'), ...Array.from({ length: 9 }, (_, i) => doc(i + 2, 'common filler'))];
     const readers = await buildReaders(docs, 2);

@@ -9,7 +9,7 @@
  */
 import { fieldSpec, type Schema } from '@tessera/schema';
 import { Aggregator } from '../collect/aggregator.js';
-import type { AggregationsPartial, Query, SortKey } from '@tessera/search-model';
+import type { AggregationsPartial, Query, SearchAfter, SortKey } from '@tessera/search-model';
 import type { AggregationPlan } from '../collect/aggregation-plan.js';
 import { countMatches, TopKCollector } from '../collect/top-k.js';
 import { TermScorer } from '../scorers/term-scorer.js';
@@ -29,6 +29,8 @@ export interface SearchRequest {
   readonly countOnly?: boolean;
   /** `_aggs` bound to the schema: aggregated over every match, not only the best k. */
   readonly aggregations?: AggregationPlan;
+  /** A cursor (`_search_after`): the best `k` ordered after it; its values follow `sort` key by key. */
+  readonly after?: SearchAfter;
 }
 
 export interface SearchHit {
@@ -45,6 +47,8 @@ export interface SearchResult {
   hits: SearchHit[];
   /** This shard's partial of the requested aggregations. */
   aggregations?: AggregationsPartial;
+  /** With a cursor: the matches ordered before it (counted in `total`, never in `hits`). */
+  before?: number;
 }
 
 export function search(readers: readonly SearchReader[], request: SearchRequest, schema: Schema): SearchResult {
@@ -70,7 +74,7 @@ function run(
     return { total, hits: [] };
   }
   const plans = request.sort.map((key) => sortPlan(key, schema));
-  if (plans.every((p) => p.kind === 'ignored' || (p.kind === 'score' && p.order === 'asc'))) {
+  if (request.after === undefined && plans.every((p) => p.kind === 'ignored' || (p.kind === 'score' && p.order === 'asc'))) {
     // Relevance order: the plain top-k heap on typed arrays.
     const collector = new TopKCollector(request.k);
     for (const reader of readers) {
@@ -84,7 +88,7 @@ function run(
     if (plans.length > 0) for (const hit of hits) hit.sortValues = plans.map((p) => (p.kind === 'score' ? hit.score : null));
     return { total: collector.total, hits };
   }
-  const collector = new SortCollector(plans, request.k);
+  const collector = new SortCollector(plans, request.k, request.after ?? null);
   const first = plans[0];
   // A range sorted by its own field: read the matches in value order from the sorted index.
   const range = aggregator === null && weight instanceof ValueWeight && weight.filter.kind === 'numeric'
@@ -101,7 +105,9 @@ function run(
     const scorer = weight.scorer(reader);
     if (scorer !== null) collector.collectAll(reader, aggregator === null ? scorer : aggregator.wrap(reader, scorer));
   }
-  return { total: collector.total, hits: collector.hits() };
+  const result: SearchResult = { total: collector.total, hits: collector.hits() };
+  if (request.after !== undefined) result.before = collector.before;
+  return result;
 }
 
 /**

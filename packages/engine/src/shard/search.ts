@@ -4,7 +4,10 @@
  * (search/), and fetch the stored documents of the best hits.
  */
 import type { DocumentBody, DocumentId } from '../documents/types.js';
-import type { AggregationRequest, AggregationsPartial, Query, SortKey } from '@tessera/search-model';
+import {
+  type AggregationRequest, type AggregationsPartial, type HighlightRequest, type Query, type SearchAfter, type SortKey, valueOrder,
+} from '@tessera/search-model';
+import { Highlighter, type HitHighlight } from '../highlight/highlighter.js';
 import { planAggregations } from '../collect/index.js';
 import { search } from '../search/index.js';
 import type { ShardState } from './state.js';
@@ -20,12 +23,21 @@ export interface ShardSearchRequest {
   schema?: Record<string, unknown> | undefined;
   /** Parsed `_aggs` (API.md §10, `parseAggregations`): bound to the schema here, aggregated over every match. */
   aggs?: readonly AggregationRequest[] | undefined;
+  /** A cursor (`_search_after`): only hits ordered after it, by `sort` (search-model `cursorSortKeys`). */
+  after?: SearchAfter | undefined;
+  /** Parsed `_highlight`: each hit gets the fragments of these fields, marked where the query matches. */
+  highlight?: HighlightRequest | undefined;
 }
 
 export interface ShardSearchResult {
   total: number;
-  hits: Array<{ id: DocumentId; docid: number; version: number; body: DocumentBody; score: number; sortValues?: Array<number | string | null> }>;
+  hits: Array<{
+    id: DocumentId; docid: number; version: number; body: DocumentBody; score: number; sortValues?: Array<number | string | null>; highlight?: HitHighlight;
+  }>;
+  /** The direction of each key's values (`_score` ascending is best first: its values descend). */
   sortOrders: Array<'asc' | 'desc'>;
+  /** With a cursor: the matches ordered before it, for the hits' `#rank`. */
+  before?: number;
   /** This shard's partial of `aggs`, for the coordinator to merge. */
   aggregations?: AggregationsPartial;
 }
@@ -46,18 +58,24 @@ export async function searchShard(state: ShardState, request: ShardSearchRequest
   const schema = request.schema ?? state.schema;
   // Bound before the search starts, so a bad `_aggs` is a 400 even on a shard without documents.
   const aggregations = request.aggs === undefined ? undefined : planAggregations(request.aggs, schema);
-  const result = search(state.index.readers(), { query, sort, k: request.k, countOnly: request.countOnly, ...(aggregations === undefined ? {} : { aggregations }) }, schema);
+  const result = search(state.index.readers(), {
+    query, sort, k: request.k, countOnly: request.countOnly,
+    ...(aggregations === undefined ? {} : { aggregations }), ...(request.after === undefined ? {} : { after: request.after }),
+  }, schema);
   const docs = await Promise.all(result.hits.map((h) => state.getByDocid(h.docid)));
   const hits: ShardSearchResult['hits'] = [];
+  const highlighter = request.highlight === undefined ? null : new Highlighter(query, request.highlight, schema);
   result.hits.forEach((h, i) => {
     const doc = docs[i];
     // A document deleted since the snapshot is left out of the page (the total was exact at the snapshot).
     if (doc === undefined) return;
     const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body, score: h.score };
     if (h.sortValues !== undefined) hit.sortValues = h.sortValues;
+    if (highlighter !== null) hit.highlight = highlighter.highlight(doc.body);
     hits.push(hit);
   });
-  const reply: ShardSearchResult = { total: result.total, hits, sortOrders: sort.map((k) => k.order) };
+  const reply: ShardSearchResult = { total: result.total, hits, sortOrders: sort.map(valueOrder) };
+  if (result.before !== undefined) reply.before = result.before;
   if (result.aggregations !== undefined) reply.aggregations = result.aggregations;
   return reply;
 }

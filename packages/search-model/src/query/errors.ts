@@ -2,7 +2,8 @@
  * Error catalogue of query parsing. Every parse error is a 400 with a stable code:
  * `invalid_query` (the `_query` DSL), `invalid_query_string` (§9.4, message
  * ends with the offending position), `invalid_sort`, `invalid_pagination`,
- * and `query_too_complex` when a limit of `QUERY_LIMITS` is exceeded.
+ * `invalid_search_after` (a cursor that does not fit the sort), and
+ * `query_too_complex` when a limit of `QUERY_LIMITS` is exceeded.
  */
 import { TesseraError } from '@tessera/errors';
 
@@ -14,6 +15,7 @@ export const queryErrors = {
     new TesseraError('invalid_query_string', 400, `${message} at position ${position}`, { details: { position } }),
   invalidSort: (message: string) => new TesseraError('invalid_sort', 400, message),
   invalidPagination: (message: string) => new TesseraError('invalid_pagination', 400, message),
+  invalidSearchAfter: (message: string) => new TesseraError('invalid_search_after', 400, message),
   tooComplex: (message: string) => new TesseraError('query_too_complex', 400, message),
 };
 

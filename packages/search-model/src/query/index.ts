@@ -15,8 +15,10 @@ export type {
 export { queryErrors } from './errors.js';
 export { QUERY_LIMITS } from './limits.js';
 export type { QueryLimits } from './limits.js';
-export { parseSort, parseSortStrings } from './sort.js';
+export { parseSort, parseSortStrings, valueOrder } from './sort.js';
 export { parsePagination, DEFAULT_LIMIT } from './pagination.js';
+export { compareSortValues, type SortValue } from './sort-order.js';
+export { cursorSortKeys, parseSearchAfter, searchAfterFor, type SearchAfter } from './cursor.js';
 export type { PaginationInput } from './pagination.js';
 export { parsePattern } from './text.js';
 

@@ -91,6 +91,16 @@ function key(path: string, order: 'asc' | 'desc', value: unknown, metric: string
   return metric === undefined ? { path, order, value } : { path, order, value, metric };
 }
 
+/**
+ * The direction of a key's values: a field's own order, but `_score`
+ * ascending means best first (API.md §9.5: relevance is the natural
+ * order), so its weights descend. What a merge of sort values must follow.
+ */
+export function valueOrder(key: SortKey): 'asc' | 'desc' {
+  if (key.path !== SCORE) return key.order;
+  return key.order === 'asc' ? 'desc' : 'asc';
+}
+
 /** A `_sort` body value (absent = relevance, `[]`). */
 export function parseSort(value: unknown, limits: QueryLimits = QUERY_LIMITS): SortKey[] {
   const keys: SortKey[] = [];

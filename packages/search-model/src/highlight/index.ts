@@ -1,0 +1,1 @@
+export { HIGHLIGHT_LIMITS, parseHighlight, type HighlightField, type HighlightRequest } from './request.js';
