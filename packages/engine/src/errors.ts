@@ -45,9 +45,11 @@ export const engineErrors = {
     new TesseraError('content_missing', 503, `Replicated document ${String(id)} links '${type}' content this copy does not hold`),
   invalidOption: (name: string, why: string) => new TesseraError('invalid_option', 500, `Invalid shard option '${name}': ${why}`),
   /**
-   * What the shard copy stores failed its checksums: a database log (opening
-   * would let LevelDB drop the records silently, store/log-check.ts) or a
-   * segment (segments/segment-store.ts). `what` names the file or segment.
+   * What the shard copy stores failed its checksums: a database log or
+   * manifest (opening would let LevelDB drop the records silently,
+   * store/log-check.ts), a table (LevelDB would read it unchecked,
+   * store/table-check.ts) or a segment (segments/segment-store.ts). `what`
+   * names the file or segment.
    */
   storeCorrupted: (what: string, why: string) =>
     new TesseraError('store_corrupted', 500,

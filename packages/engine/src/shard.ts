@@ -39,6 +39,7 @@ import { INITIAL_REPLICATION_STATE, type ReplicatedChange, type ReplicateOutcome
 import type { BatchOutcome } from './store/group-commit.js';
 import { META_REPLICATION } from './store/keys.js';
 import { checkLevelDbLogs } from './store/log-check.js';
+import { checkLevelDbTables } from './store/table-check.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
 import { decodeReplicationState } from './store/records.js';
 import { commitBatch } from './shard/batch.js';
@@ -71,7 +72,7 @@ export class Shard {
     let corruption;
     try {
       await mkdir(path, { recursive: true });
-      corruption = await checkLevelDbLogs(path);
+      corruption = (await checkLevelDbLogs(path)) ?? (await checkLevelDbTables(path));
     } catch (err) {
       throw engineErrors.storageUnavailable(err);
     }
@@ -82,6 +83,9 @@ export class Shard {
     try {
       await db.open();
     } catch (err) {
+      // What the checks above do not read (CURRENT, say) LevelDB may still find corrupt.
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      if (cause?.code === 'LEVEL_CORRUPTION') throw engineErrors.storeCorrupted(`the LevelDB database in ${path}`, cause.message ?? 'corruption');
       throw engineErrors.storageUnavailable(err);
     }
     try {

@@ -8,7 +8,7 @@ import { mkdtemp, readdir, readFile, rm, truncate, writeFile } from 'node:fs/pro
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Shard } from '../shard.js';
-import { checkLevelDbLogs, checkLogBytes, crc32c } from './log-check.js';
+import { checkLevelDbLogs, checkLogBytes } from './log-check.js';
 
 let dir: string;
 beforeEach(async () => { dir = await mkdtemp(join(tmpdir(), 'tessera-log-check-')); });
@@ -25,11 +25,6 @@ async function shardWithLog(path: string, writes: number): Promise<string> {
   expect(index).toBeGreaterThanOrEqual(0);
   return join(path, logs[index]!);
 }
-
-it('CRC-32C is the Castagnoli checksum (RFC 3720 test vector)', () => {
-  expect(crc32c(Buffer.from('123456789'))).toBe(0xe3069283);
-  expect(crc32c(new Uint8Array(32))).toBe(0x8a9136aa);
-});
 
 it('an intact log passes; a flipped bit in a record refuses the open with the file and offset, and the log stays', async () => {
   const path = join(dir, 'shard');
@@ -65,4 +60,45 @@ it('a record length reaching past its block, before the end of the file, is corr
   block[6] = 1;
   expect(checkLogBytes(block)).toEqual({ offset: 0, why: 'record length beyond its block' });
   expect(await checkLevelDbLogs(join(dir, 'missing'))).toBeNull();
+});
+
+it('a flipped length bit that makes the last record reach past the end of the file is corruption, not an unfinished append', async () => {
+  const path = join(dir, 'shard');
+  const log = await shardWithLog(path, 40);
+  const bytes = await readFile(log);
+  let last = 0; // the last record's header
+  for (let p = 0; p + 7 <= bytes.length; p += 7 + bytes.readUInt16LE(p + 4)) last = p;
+  bytes[last + 5] ^= 0x02; // length + 512
+  await writeFile(log, bytes);
+  expect(await checkLevelDbLogs(path)).toMatchObject({ file: log, offset: last, why: 'record length beyond its block' });
+});
+
+it('every flipped bit of a manifest is found, and the copy is not opened (LevelDB would drop the tables the lost records name)', async () => {
+  const path = join(dir, 'shard');
+  const shard = await Shard.open({ path, storeWriteBufferBytes: 64 * 1024 });
+  for (let i = 0; i < 400; i++) await shard.write({ op: 'index', id: `d${i}`, body: { n: i, text: `document ${i} ${'lorem '.repeat(20)}` } });
+  await shard.close();
+  const manifest = join(path, (await readdir(path)).find((name) => name.startsWith('MANIFEST-'))!);
+  const bytes = await readFile(manifest);
+  expect(checkLogBytes(bytes)).toBeNull();
+  const missed: number[] = [];
+  for (let bit = 0; bit < bytes.length * 8; bit++) {
+    bytes[bit >> 3] ^= 1 << (bit & 7);
+    if (checkLogBytes(bytes) === null) missed.push(bit);
+    bytes[bit >> 3] ^= 1 << (bit & 7);
+  }
+  expect(missed).toEqual([]);
+  // The second record's length grown past the end of the file, as R12 planted it.
+  const second = 7 + bytes.readUInt16LE(4);
+  bytes[second + 5] ^= 0x02;
+  await writeFile(manifest, bytes);
+  const tables = (await readdir(path)).filter((name) => name.endsWith('.ldb'));
+  await expect(Shard.open({ path })).rejects.toMatchObject({ code: 'store_corrupted', message: expect.stringContaining(manifest) });
+  expect((await readdir(path)).filter((name) => name.endsWith('.ldb'))).toEqual(tables);
+});
+
+it('a non-zero byte in a block\'s padding is corruption', () => {
+  const block = Buffer.alloc(64 * 1024);
+  block[100] = 1;
+  expect(checkLogBytes(block)).toEqual({ offset: 100, why: 'non-zero block padding' });
 });

@@ -1,6 +1,7 @@
 /**
- * LevelDB's write-ahead logs (`NNNNNN.log` in a shard copy's database),
- * checked before the database is opened.
+ * LevelDB's write-ahead logs (`NNNNNN.log` in a shard copy's database) and
+ * manifests (`MANIFEST-NNNNNN`, the log of which tables make up the
+ * database), checked before the database is opened.
  *
  * classic-level opens LevelDB with `paranoid_checks` off, and that LevelDB,
  * replaying a log record whose checksum does not match, drops it and the rest
@@ -8,32 +9,38 @@
  * LOG file and deletes the log once replayed: acknowledged writes, `?commit`
  * ones included, vanish without an error (a flipped bit in a log lost the
  * last 12 writes of a shard in scripts/chaos/scenarios/r12-flipped-byte.mjs).
- * So every complete record's checksum is checked here first, and a mismatch
- * refuses the open with the file and offset, leaving the log in place.
+ * A manifest record whose length bit flipped reads as one cut short at the
+ * end of the file: LevelDB stops there, opens an older set of tables and
+ * deletes the newer ones as obsolete (R12 lost 3 of 5 tables so). So every
+ * complete record's checksum is checked here first, and a mismatch refuses
+ * the open with the file and offset, leaving the file in place.
  *
  * Format (LevelDB doc/log_format.md): 32 KiB blocks of records, each a 7-byte
  * header — masked CRC-32C of type + data (u32 LE), data length (u16 LE), type
  * (u8) — then the data; a block's last < 7 bytes are zero padding, and a zero
  * header ends a preallocated block. A record cut short by the end of the file
  * is what a process killed while appending leaves: LevelDB ignores it, so
- * does this check.
+ * does this check, unless the record is whole with one bit of its length
+ * flipped back.
  */
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { crc32c } from '@node-rs/crc32';
 
 const BLOCK_BYTES = 32 * 1024;
 const HEADER_BYTES = 7;
-const LOG_FILE = /^\d+\.log$/;
+/** Write-ahead logs and manifests (the log of the table set's versions): one format. */
+const LOG_FILE = /^(\d+\.log|MANIFEST-\d+)$/;
 
-/** Where a log is corrupted, or null when every complete record's checksum matches. */
-export interface LogCorruption {
+/** Where a LevelDB file (a log, a table: store/table-check.ts) is corrupted. */
+export interface StoreCorruption {
   file: string;
   offset: number;
   why: string;
 }
 
 /** Check every `*.log` in the database directory `dir` (a missing directory has none). */
-export async function checkLevelDbLogs(dir: string): Promise<LogCorruption | null> {
+export async function checkLevelDbLogs(dir: string): Promise<StoreCorruption | null> {
   let names: string[];
   try {
     names = (await readdir(dir)).filter((name) => LOG_FILE.test(name)).sort();
@@ -54,43 +61,43 @@ export function checkLogBytes(buf: Uint8Array): { offset: number; why: string } 
   const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   for (let block = 0; block < view.length; block += BLOCK_BYTES) {
     const end = Math.min(block + BLOCK_BYTES, view.length);
-    for (let p = block; end - p >= HEADER_BYTES;) {
+    let p = block;
+    while (end - p >= HEADER_BYTES) {
       const length = view.readUInt16LE(p + 4);
       const type = view[p + 6]!;
-      if (type === 0 && length === 0) break; // the rest of a preallocated block
+      if (type === 0 && length === 0) break; // the rest of a preallocated block: zeros, checked below
       if (p + HEADER_BYTES + length > end) {
-        if (end === view.length) return null; // cut short by the end of the file: an append that never finished
+        // Cut short by the end of the file: an append that never finished, unless a flipped length bit made it look so.
+        if (end === view.length && !wholeWithFlippedLength(view, p, length, end)) return null;
         return { offset: p, why: 'record length beyond its block' };
       }
-      if (unmask(view.readUInt32LE(p)) !== crc32c(view, p + 6, p + HEADER_BYTES + length)) {
-        return { offset: p, why: 'checksum mismatch' };
-      }
+      if (!checksumMatches(view, p, length)) return { offset: p, why: 'checksum mismatch' };
       p += HEADER_BYTES + length;
     }
+    // A block's tail (under a header's size, or after a zero header) is zeros, but for a header cut short at the end of the file.
+    const tailEnd = end === view.length && end - p < HEADER_BYTES ? p : end;
+    for (let q = p; q < tailEnd; q++) if (view[q] !== 0) return { offset: q, why: 'non-zero block padding' };
   }
   return null;
 }
 
-const MASK_DELTA = 0xa282ead8;
-
-function unmask(masked: number): number {
-  const rot = (masked - MASK_DELTA) >>> 0;
-  return ((rot >>> 17) | (rot << 15)) >>> 0;
+function checksumMatches(view: Buffer, p: number, length: number): boolean {
+  return unmaskCrc(view.readUInt32LE(p)) === crc32c(view.subarray(p + 6, p + HEADER_BYTES + length));
 }
 
-/** CRC-32C (Castagnoli, reflected 0x82f63b78), as LevelDB's util/crc32c. */
-const CRC32C_TABLE = (() => {
-  const table = new Uint32Array(256);
-  for (let n = 0; n < 256; n++) {
-    let c = n;
-    for (let k = 0; k < 8; k++) c = c & 1 ? (c >>> 1) ^ 0x82f63b78 : c >>> 1;
-    table[n] = c >>> 0;
+/** Whether the record at `p` is whole and matches its checksum with one bit of its length flipped back. */
+function wholeWithFlippedLength(view: Buffer, p: number, length: number, end: number): boolean {
+  for (let bit = 0; bit < 16; bit++) {
+    const candidate = length ^ (1 << bit);
+    if (p + HEADER_BYTES + candidate <= end && checksumMatches(view, p, candidate)) return true;
   }
-  return table;
-})();
+  return false;
+}
 
-export function crc32c(buf: Uint8Array, start = 0, end = buf.length): number {
-  let crc = 0xffffffff;
-  for (let i = start; i < end; i++) crc = CRC32C_TABLE[(crc ^ buf[i]!) & 0xff]! ^ (crc >>> 8);
-  return (crc ^ 0xffffffff) >>> 0;
+const MASK_DELTA = 0xa282ead8;
+
+/** A CRC-32C as LevelDB stores it (masked, util/crc32c.h), unmasked. */
+export function unmaskCrc(masked: number): number {
+  const rot = (masked - MASK_DELTA) >>> 0;
+  return ((rot >>> 17) | (rot << 15)) >>> 0;
 }
