@@ -193,7 +193,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('storeMemoryBytesMax', integer(1 << 20, 2 ** 40), SERVE_DEFAULTS.storeMemoryBytesMax, 'what the LevelDB databases of a node\'s shard copies may hold in memory together (their write buffers), bytes: past it the fullest write buffers are written out early, past twice it writes wait (up to 1 s) for that; a copy no longer written to has its write buffer written out after 5 s', SHARDS),
   setting('contentVolumeBytesMax', integer(1 << 20, 2 ** 50), SERVE_DEFAULTS.contentVolumeBytesMax, 'a shard copy\'s stored-content volume file is closed and the next one started at this size, bytes', SHARDS),
   setting('writeBufferBytes', integer(1, 2 ** 40), SERVE_DEFAULTS.writeBufferBytesMax, 'write buffer of a shard copy, estimated bytes, before it is flushed into a segment', SHARDS),
-  setting('writeBufferOps', integer(1, 100_000_000), SERVE_DEFAULTS.writeBufferOpsMax, 'changes a shard copy\'s write buffer takes before it is flushed into a segment', SHARDS),
+  setting('writeBufferOps', integer(1, 100_000_000), SERVE_DEFAULTS.writeBufferOpsMax, 'changes a shard copy\'s write buffer takes before it is flushed into a segment; twice this bounds the operation-log entries a crash leaves to replay (writes wait for a flush beyond it)', SHARDS),
   setting('scriptCacheEntriesMax', integer(1, 1_000_000), SCRIPT_DEFAULTS.cacheEntriesMax, 'compiled Lua scripts a shard node keeps (LRU)', SHARDS),
   setting('scriptCacheTtlMs', integer(0, 2 ** 31), SCRIPT_DEFAULTS.cacheTtlMs, 'a compiled Lua script is compiled again after this long, ms; 0: never', SHARDS),
   setting('scriptInstructionsMax', integer(1000, 2 ** 40), SCRIPT_DEFAULTS.instructionsMax, 'Lua instructions one script run may execute (400 beyond)', SHARDS),

@@ -9,7 +9,7 @@ import {
   Coordinator, isContentBody, NodeDirectory, parseCorsOrigins, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
 } from '@tessera/coordinator';
 import { createHttpServer, type HttpServer } from '@tessera/http';
-import { CONTENT_DEFAULTS, SHARD_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
+import { CONTENT_DEFAULTS, SHARD_DEFAULTS, SHARD_INDEX_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
 import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient } from '@tessera/rpc';
@@ -89,9 +89,9 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   storeWriteBufferBytes: SHARD_DEFAULTS.storeWriteBufferBytes,
   storeMemoryBytesMax: STORE_MEMORY_DEFAULTS.bytesMax,
   contentVolumeBytesMax: CONTENT_DEFAULTS.volumeBytesMax,
-  // The engine's own defaults (ShardIndex), restated so the config reference can show them.
-  writeBufferBytesMax: 32 * 1024 * 1024,
-  writeBufferOpsMax: 50_000,
+  // The engine's own defaults (ShardIndex), so the config reference can show them.
+  writeBufferBytesMax: SHARD_INDEX_DEFAULTS.writeBufferBytesMax,
+  writeBufferOpsMax: SHARD_INDEX_DEFAULTS.writeBufferOpsMax,
   shutdownGraceMs: 10_000,
   slowRequestMs: 1000,
   nodeLeftDelayMs: REPLICATION_DEFAULTS.nodeLeftDelayMs,

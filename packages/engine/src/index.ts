@@ -3,7 +3,7 @@ export { SCAN_DOCUMENTS_MAX, Shard, SHARD_DEFAULTS, STORE_WRITE_BUFFER_BYTES_MAX
 export type { MutateOptions, ShardOptions, ShardReplicationState, ShardSearchRequest, ShardSearchResult } from './shard.js';
 // The logger a shard copy writes to: a pino Logger satisfies it; the engine depends on no logging library.
 export { type EngineLogger, SILENT_LOGGER } from './logger.js';
-export type { FlushFailure, ShardIndexMetrics } from './indexing/index.js';
+export { type FlushFailure, SHARD_INDEX_DEFAULTS, type ShardIndexMetrics } from './indexing/index.js';
 export {
   FIRST_TERM, isNewer, originOf, REPLICATE_CHANGES_MAX, TOMBSTONE_TTL_MS,
   type Origin, type ReplicatedChange, type ReplicatedContent, type ReplicateOutcome, type ReplicationState,

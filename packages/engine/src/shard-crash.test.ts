@@ -7,10 +7,11 @@
  * stdout is a pipe, and pipe writes are synchronous on Linux, so a line the
  * child printed is in the pipe before the next write starts.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type { Readable } from 'node:stream';
 import { Shard } from './shard.js';
 
 const ACKS_BEFORE_KILL = 3000;
@@ -43,12 +44,19 @@ afterEach(async () => {
   await rm(dir, { recursive: true, force: true });
 });
 
+/**
+ * A child process running `source` on the shard in `path`. From a file, not `-e`: worker threads inherit the
+ * process's execArgv, and `--input-type` makes the segment flush worker fail to start.
+ */
+async function spawnChild(source: string, path: string): Promise<ChildProcessByStdio<null, Readable, Readable>> {
+  const file = join(dir, 'child.mjs');
+  await writeFile(file, source);
+  return spawn(process.execPath, [file], { env: { ...process.env, SHARD_PATH: path }, stdio: ['ignore', 'pipe', 'pipe'] });
+}
+
 it('loses no acknowledged write when the process is killed', async () => {
   const path = join(dir, 'shard');
-  const child = spawn(process.execPath, ['--input-type=module', '-e', CHILD], {
-    env: { ...process.env, SHARD_PATH: path },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = await spawnChild(CHILD, path);
   let output = '';
   let stderr = '';
   let acks = 0;
@@ -118,6 +126,60 @@ it('loses no acknowledged write when the process is killed', async () => {
       .toBeGreaterThanOrEqual(puts.size);
     // And the shard keeps working after the crash.
     expect(await shard.write({ op: 'index', id: 'after', body: {} })).toMatchObject({ seq: stats.seq + 1, docid: stats.lastDocid + 1 });
+  } finally {
+    await shard.close();
+  }
+});
+
+/** Bulk writers into a copy with a tiny write buffer, so that its flushes lag behind and `admit` holds writes back. */
+const BULK_CHILD = `
+import { Shard } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)};
+const shard = await Shard.open({ path: process.env.SHARD_PATH, batchEntriesMax: 50, index: { writeBufferOpsMax: 100, replayEntriesMax: 200, idleFlushMs: 0 } });
+const schema = { w: { _type: 'text' }, n: { _type: 'integer' } };
+let next = 0;
+await Promise.all(Array.from({ length: 4 }, async () => {
+  for (;;) {
+    const from = next;
+    next += 50;
+    const writes = Array.from({ length: 50 }, (_, i) => ({ op: 'index', id: from + i + 1, body: { w: 'word' + ((from + i) % 97) + ' common', n: from + i }, bulk: true }));
+    const outcomes = await shard.writeMany(writes, { schema });
+    process.stdout.write(outcomes.map((o) => (o.ok ? 'ack ' + o.value.id : 'err ' + o.error.message)).join('\\n') + '\\n');
+  }
+}));
+`;
+
+it('after a kill, replays no more op-log entries than replayEntriesMax plus one batch, and finds every acknowledged write', async () => {
+  const path = join(dir, 'shard');
+  const child = await spawnChild(BULK_CHILD, path);
+  let output = '';
+  let stderr = '';
+  child.stderr.on('data', (chunk: Buffer) => {
+    stderr += chunk.toString();
+  });
+  child.stdout.on('data', (chunk: Buffer) => {
+    output += chunk.toString();
+    // Enough flushes (one per 100 changes) that a slow one finds writes waiting on it.
+    if (output.split('\n').length > ACKS_BEFORE_KILL && child.exitCode === null && !child.killed) child.kill('SIGKILL');
+  });
+  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, sig) => resolve(sig)));
+  expect(stderr).toBe('');
+  expect(signal).toBe('SIGKILL');
+  const acked = output.slice(0, output.lastIndexOf('\n')).split('\n').map((line) => {
+    expect(line).toMatch(/^ack \d+$/);
+    return Number(line.slice(4));
+  });
+
+  const shard = await Shard.open({ path, batchEntriesMax: 50, index: { writeBufferOpsMax: 100, replayEntriesMax: 200 } });
+  try {
+    const { replayedEntries, appliedSeq } = shard.metrics().index;
+    // The tail a crash leaves: what the buffers held, under the bound when the last batch was admitted, plus that batch.
+    expect(replayedEntries).toBeLessThanOrEqual(200 + 50 - 1);
+    expect(appliedSeq).toBe(shard.stats().seq);
+    // Every acknowledged document is stored and searchable.
+    for (const id of acked) expect(await shard.get(id)).toMatchObject({ id, body: { n: id - 1 } });
+    const { total } = await shard.search({ k: 0, countOnly: true });
+    expect(total).toBe(shard.stats().documents);
+    expect(total).toBeGreaterThanOrEqual(acked.length);
   } finally {
     await shard.close();
   }

@@ -253,6 +253,49 @@ describe('ShardIndex', () => {
     });
   });
 
+  test('admit holds writes back while replayEntriesMax changes are unpersisted and a flush runs, until it lands', async () => {
+    await withDb(async (_db, open) => {
+      const index = await open({ writeBufferOpsMax: 10, replayEntriesMax: 20, idleFlushMs: 0 });
+      const put = (seq: number): void => {
+        index.apply({ seq, docid: seq, id: `d${seq}`, body: { section: 'net', words: 'alpha', size: seq } }, schema);
+      };
+      for (let seq = 1; seq <= 19; seq++) put(seq);
+      // 19 unpersisted (one buffer flushing, one filling): under the bound.
+      expect(index.unpersistedEntries).toBe(19);
+      expect(index.admit()).toBeUndefined();
+      put(20);
+      expect(index.unpersistedEntries).toBe(20);
+      const held = index.admit();
+      expect(held).toBeInstanceOf(Promise);
+      await held;
+      expect(index.persistedSeq).toBeGreaterThanOrEqual(10);
+      for (let again = index.admit(); again !== undefined; again = index.admit()) await again;
+      expect(index.unpersistedEntries).toBeLessThan(20);
+      await index.flush();
+      expect(index.unpersistedEntries).toBe(0);
+      expect(index.admit()).toBeUndefined();
+    });
+  });
+
+  test('admit does not hold writes while the flush keeps failing (readiness reports it instead)', async () => {
+    await withDb(async (db, open) => {
+      const index = await open({ writeBufferOpsMax: 10, replayEntriesMax: 10, idleFlushMs: 0, retryMs: 60_000 });
+      const realBatch = db.batch.bind(db);
+      (db as unknown as { batch: () => unknown }).batch = () => {
+        throw new Error('disk full');
+      };
+      try {
+        for (let seq = 1; seq <= 10; seq++) index.apply({ seq, docid: seq, id: `d${seq}`, body: { section: 'net', words: 'alpha', size: seq } }, schema);
+        const deadline = Date.now() + 10_000;
+        while (index.flushFailure() === null && Date.now() < deadline) await new Promise((r) => setTimeout(r, 10));
+        expect(index.unpersistedEntries).toBe(10);
+        expect(index.admit()).toBeUndefined();
+      } finally {
+        (db as unknown as { batch: unknown }).batch = realBatch;
+      }
+    });
+  });
+
   test('a buffer that stops changing is flushed into a segment after idleFlushMs', async () => {
     await withDb(async (_db, open) => {
       const index = await open({ idleFlushMs: 40 });

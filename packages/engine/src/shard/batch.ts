@@ -103,6 +103,8 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
       state.position.dirty = false;
       positionWritten = true;
     }
+    // Held back while the search index holds as many unpersisted changes as a crash may leave to replay (ShardIndex.admit).
+    for (let held = state.index.admit(); held !== undefined; held = state.index.admit()) await held;
     // Held back while the node's LevelDB memtables wait to be written out (store/store-memory.ts).
     const stalled = state.storeMemory?.admit();
     if (stalled !== undefined) await stalled;

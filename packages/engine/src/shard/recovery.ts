@@ -36,9 +36,11 @@ export async function loadCounters(db: ShardDatabase, path: string): Promise<Sha
 /**
  * Open the search index and bring it up to the document store: replay the
  * op-log entries its segments and buffer do not cover yet (crash recovery),
- * with the schema stored beside them.
+ * with the schema stored beside them. Resolves with the ms spent loading
+ * the segments and replaying (the open's log line).
  */
-export async function openIndex(state: ShardState, options: ShardIndexOptions): Promise<void> {
+export async function openIndex(state: ShardState, options: ShardIndexOptions): Promise<{ segmentsMs: number; replayMs: number }> {
+  const startedMs = performance.now();
   const stored = await state.readKey(META_SCHEMA);
   if (stored !== undefined) {
     state.schemaJson = stored.toString('utf8');
@@ -55,12 +57,14 @@ export async function openIndex(state: ShardState, options: ShardIndexOptions): 
       logBackgroundError(state, err, task);
     },
   });
+  const segmentsLoadedMs = performance.now();
   for (let after = state.index.appliedSeq; after < state.counters.seq;) {
     const entries = await state.oplog.read(after, OPLOG_READ_ENTRIES_MAX);
     if (entries.length === 0) break;
     state.index.replay(entries, state.schema);
     after = (entries[entries.length - 1] as { seq: number }).seq;
   }
+  return { segmentsMs: Math.round(segmentsLoadedMs - startedMs), replayMs: Math.round(performance.now() - segmentsLoadedMs) };
 }
 
 /**
