@@ -229,6 +229,7 @@ export class Coordinator {
   /** Dispatch a request here; `seen` learns its operation and `?pretty` as soon as they are known (for an error too). */
   private route(req: HttpRequest, seen: Routed): Reply | Promise<Reply> {
     if (isKeysPath(req.path)) {
+      this.services.keys.checkEnabled(req.method);
       const name = req.path.slice('/.keys'.length).replace(/^\//, '').replace(/\/$/, '');
       return name === '' ? this.dispatch(req, 'keys', NO_PATH, seen) : this.dispatch(req, 'key', { indexes: [], id: name, selector: undefined }, seen);
     }

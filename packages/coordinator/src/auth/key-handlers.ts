@@ -36,7 +36,6 @@ export class KeyHandlers {
 
   /** `DELETE /.keys/<name>`: revoked from the moment this answers. */
   delete(ctx: RequestContext): Promise<Reply> {
-    this.checkEnabled();
     const name = keyName(ctx);
     return this.registry.updateState((state) => {
       const current = state.keys;
@@ -46,19 +45,20 @@ export class KeyHandlers {
     }).then(() => ({ status: 204 }));
   }
 
-  /** The stored keys (refused when no master key is configured). */
   private keys(): NonNullable<ReturnType<IndexRegistry['snapshot']>['keys']> {
-    this.checkEnabled();
     return this.registry.snapshot().keys ?? {};
   }
 
-  private checkEnabled(): void {
-    if (!this.enabled) throw apiErrors.keysNeedMasterKey();
+  /**
+   * Every request to `/.keys/` but OPTIONS is refused (403) without a master
+   * key, whatever its method: the coordinator asks before routing it.
+   */
+  checkEnabled(method: string): void {
+    if (!this.enabled && method !== 'OPTIONS') throw apiErrors.keysNeedMasterKey();
   }
 
   /** `POST /.keys/`: the new key, with its secret, the only answer that ever carries it. */
   async create(ctx: RequestContext): Promise<Reply> {
-    this.checkEnabled();
     const { name, key } = parseKeyDefinition(ctx.value(), Date.now());
     const secret = newSecret();
     const stored: StoredApiKey = { ...key, sha256: digestOf(secret).toString('hex') };
