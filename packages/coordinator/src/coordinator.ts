@@ -34,8 +34,7 @@ import { LocalStateStore } from './state/local-store.js';
 import { Metrics } from './observability/metrics.js';
 import { Readiness } from './observability/readiness.js';
 import type { NodeStatsReply } from '@tessera/rpc';
-import { extensionType, isContentBody } from './documents/content.js';
-import { AdminHandlers, adminPathOf, type AdminPath } from './admin/handlers.js';
+import { AdminHandlers, adminPathOf } from './admin/handlers.js';
 import { resolveAliases, type IndexUse } from './admin/aliases.js';
 import { parseTemplate } from './admin/templates.js';
 import type { CoordinatorGroup } from './cluster/coordinator-group.js';
@@ -43,7 +42,9 @@ import { Forwarder, servedLocally } from './cluster/forward.js';
 import type { StateStore } from './state/store.js';
 import { isKeysPath } from './auth/actions.js';
 import { Authorizer } from './auth/authorizer.js';
-import { KEYS_ALLOW, KeyHandlers } from './auth/key-handlers.js';
+import { KeyHandlers } from './auth/key-handlers.js';
+import { ALL_METHODS, endpointRoute, ENDPOINT_PATHS, methodNotAllowed, resourceRoute, type ApiServices, type Endpoint, type Resource } from './api/routes.js';
+import { openApiDocument } from './api/openapi.js';
 
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
 const FORWARD_TIMEOUT_MS = 300_000;
@@ -81,28 +82,6 @@ export interface CoordinatorOptions {
   forwardCa?: Buffer;
 }
 
-const ALLOW = 'GET, HEAD, PUT, POST, UPDATE, UPSERT, PATCH, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS';
-/** `/.templates/` and `/.aliases/` (admin/handlers.ts). */
-const ADMIN_ALLOW = 'GET, HEAD, PUT, DELETE, OPTIONS';
-
-/**
- * The `Allow` header of a 405: the methods `dispatch` serves on each resource
- * (API.md §3.1). test/src/http-faults.test.ts sends every known method to
- * each resource and checks that exactly these escape the 405.
- */
-const ALLOW_BY_RESOURCE: Record<Resource, string> = {
-  root: 'GET, HEAD, OPTIONS',
-  index: 'GET, HEAD, PUT, POST, UPDATE, UPSERT, DELETE, INFO, SEARCH, COUNT, COMMIT, DUMP, RESTORE, OPTIONS',
-  document: 'GET, HEAD, PUT, UPDATE, UPSERT, PATCH, DELETE, INFO, DUMP, RESTORE, OPTIONS',
-  templates: ADMIN_ALLOW,
-  aliases: ADMIN_ALLOW,
-  keys: KEYS_ALLOW,
-};
-/** The metrics and health endpoints. */
-const ALLOW_SPECIAL = 'GET, HEAD';
-
-type Resource = 'root' | 'index' | 'document' | 'templates' | 'aliases' | 'keys';
-
 /** What the response of a routed request needs to know of it: its operation (metrics, logs) and `?pretty`. */
 interface Routed {
   operation?: string;
@@ -111,9 +90,6 @@ interface Routed {
 
 /** Method label of the request metrics: known methods, else OTHER (client input must not grow label sets). */
 const METHOD_LABELS = new Set(KNOWN_METHODS);
-
-/** Paths served outside the index/document grammar (checked first, without an await for the others). */
-const SPECIAL_PATHS = new Set(['/:metrics', '/metrics', '/healthz', '/readyz']);
 
 /** A client's X-Request-Id is echoed when it is a sane token; else one is generated. */
 const REQUEST_ID = /^[\x21-\x7e]{1,128}$/;
@@ -127,21 +103,26 @@ export class Coordinator {
     private readonly readiness: Readiness,
     private readonly options: CoordinatorOptions,
     private readonly registry: IndexRegistry,
-    private readonly documents: DocumentHandlers,
-    private readonly indexes: IndexHandlers,
+    handlers: Omit<ApiServices, 'root' | 'metricsText' | 'readiness' | 'openapi'>,
     private readonly cluster: ClusterInfo,
-    private readonly bulk: RestoreHandler,
-    private readonly searches: SearchHandlers,
-    private readonly dumps: DumpHandler,
-    private readonly admin: AdminHandlers,
     private readonly forwarder: Forwarder | undefined,
     private readonly authorizer: Authorizer | undefined,
-    private readonly keys: KeyHandlers,
   ) {
-    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, ALLOW);
+    this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, ALL_METHODS);
+    let openapi: unknown;
+    this.services = {
+      ...handlers,
+      root: (ctx) => this.rootValue(ctx),
+      metricsText: () => this.metrics.text(),
+      readiness: () => this.readiness.check(),
+      // Built on the first request for it: the table does not change while the server runs.
+      openapi: () => (openapi ??= openApiDocument(options.identity.version)),
+    };
   }
 
   private readonly cors: CorsPolicy | undefined;
+  /** What the route table's handlers reach (api/routes.ts). */
+  private readonly services: ApiServices;
 
   static async create(options: CoordinatorOptions): Promise<Coordinator> {
     const store = options.state ?? await LocalStateStore.open<ClusterState>(options.stateFile, EMPTY_CLUSTER_STATE);
@@ -180,22 +161,24 @@ export class Coordinator {
       readiness,
       options,
       registry,
-      documents,
-      new IndexHandlers(registry),
+      {
+        documents,
+        indexes: new IndexHandlers(registry),
+        restores: new RestoreHandler(documents, {
+          batchItems: options.restoreBatchItems,
+          itemBytesMax: options.restoreItemBytesMax,
+          decodeLimits: options.decodeLimits,
+        }),
+        searches: new SearchHandlers(registry, replication),
+        dumps: new DumpHandler(registry, router),
+        admin: new AdminHandlers(registry),
+        keys: new KeyHandlers(registry, options.apiKey !== undefined),
+      },
       new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults, group),
-      new RestoreHandler(documents, {
-        batchItems: options.restoreBatchItems,
-        itemBytesMax: options.restoreItemBytesMax,
-        decodeLimits: options.decodeLimits,
-      }),
-      new SearchHandlers(registry, replication),
-      new DumpHandler(registry, router),
-      new AdminHandlers(registry),
       group === undefined ? undefined
         : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS, ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }) }),
       options.apiKey === undefined ? undefined
         : new Authorizer(options.apiKey, () => registry.snapshot().keys, (reason) => metrics.countAuthFailure(reason)),
-      new KeyHandlers(registry, options.apiKey !== undefined),
     );
   }
 
@@ -218,8 +201,9 @@ export class Coordinator {
     // Before anything else, on the coordinator the client reached (a forwarded request keeps its Authorization header).
     const refused = this.authorizer?.check(req);
     if (refused !== undefined) return this.fail(req, refused, requestId, undefined, undefined);
-    if (SPECIAL_PATHS.has(req.path)) {
-      return this.special(req).then(
+    const endpoint = ENDPOINT_PATHS.get(req.path);
+    if (endpoint !== undefined) {
+      return this.endpoint(req, endpoint).then(
         (response) => this.finish(req, response, requestId, undefined),
         (err: unknown) => this.fail(req, err, requestId, undefined, undefined),
       );
@@ -245,24 +229,20 @@ export class Coordinator {
   /** Dispatch a request here; `seen` learns its operation and `?pretty` as soon as they are known (for an error too). */
   private route(req: HttpRequest, seen: Routed): Reply | Promise<Reply> {
     if (isKeysPath(req.path)) {
-      seen.operation = operationName('keys', req.method);
-      const ctx = new RequestContext(req, { indexes: [], id: undefined, selector: undefined }, this.options.decodeLimits);
-      seen.pretty = ctx.options.pretty;
-      return this.keys.handle(ctx, req.path);
+      this.services.keys.checkEnabled(req.method);
+      const name = req.path.slice('/.keys'.length).replace(/^\//, '').replace(/\/$/, '');
+      return name === '' ? this.dispatch(req, 'keys', NO_PATH, seen) : this.dispatch(req, 'key', { indexes: [], id: name, selector: undefined }, seen);
     }
     const admin = adminPathOf(req.path);
     if (admin !== undefined) {
-      seen.operation = operationName(admin.collection, req.method);
-      return this.administer(req, admin, (ctx) => { seen.pretty = ctx.options.pretty; });
+      const templates = admin.collection === 'templates';
+      if (admin.name === undefined) return this.dispatch(req, templates ? 'templates' : 'aliases', NO_PATH, seen);
+      return this.dispatch(req, templates ? 'template' : 'alias', { indexes: [], id: admin.name, selector: undefined }, seen);
     }
     const parsed = parsePath(req.path, { allowWildcards: req.method === 'SEARCH' || req.method === 'COUNT' });
     const resource = resourceOf(parsed);
     // Aliases resolve here, once, from one cluster state: the handler sees indexes only (admin/aliases.ts).
-    const path = resolveAliases(parsed, indexUse(resource, req.method), this.registry.aliases());
-    const ctx = new RequestContext(req, path, this.options.decodeLimits);
-    seen.pretty = ctx.options.pretty;
-    seen.operation = operationName(resource, req.method);
-    return this.dispatch(ctx, resource);
+    return this.dispatch(req, resource, resolveAliases(parsed, indexUse(resource, req.method), this.registry.aliases()), seen);
   }
 
   /**
@@ -336,27 +316,11 @@ export class Coordinator {
     return response;
   }
 
-  /** Endpoints outside the index/document grammar: metrics and health. */
-  private async special(req: HttpRequest): Promise<HttpResponse> {
-    if (req.method !== 'GET' && req.method !== 'HEAD') {
-      throw apiErrors.methodNotAllowed(req.method, req.path.endsWith('metrics') ? 'the metrics endpoint' : 'a health endpoint', ALLOW_SPECIAL);
-    }
-    switch (req.path) {
-      case '/:metrics':
-      case '/metrics': {
-        const { contentType, body } = await this.metrics.text();
-        return { status: 200, headers: { 'Content-Type': contentType }, body };
-      }
-      case '/healthz':
-        return { status: 200, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body: '{"status":"ok"}' };
-      case '/readyz': {
-        const state = await this.readiness.check();
-        const body = JSON.stringify(state.ready ? { status: 'ready' } : { status: 'not ready', reason: state.reason });
-        return { status: state.ready ? 200 : 503, headers: { 'Content-Type': 'application/json; charset=utf-8' }, body };
-      }
-      default:
-        throw new Error(`no special endpoint ${req.path}`);
-    }
+  /** Endpoints outside the index/document grammar: metrics, health, the OpenAPI document. */
+  private async endpoint(req: HttpRequest, endpoint: Endpoint): Promise<HttpResponse> {
+    const route = endpointRoute(endpoint, req.method);
+    if (route === undefined) throw methodNotAllowed(endpoint, req.method);
+    return route.handle(this.services, req);
   }
 
   /** Metrics and the log line of a request; `operation` counts only for a known method (client input must not grow label sets). */
@@ -393,54 +357,19 @@ export class Coordinator {
     return out;
   }
 
-  /** The handler of a request; a reply it has at once is returned as is (a cached GET), else a promise of it. */
-  private dispatch(ctx: RequestContext, resource: Resource): Reply | Promise<Reply> {
-    const method = ctx.method;
-    if (method === 'OPTIONS') return { status: 200, headers: { Allow: ALLOW } };
+  /**
+   * The handler of a request, by the route table (api/routes.ts); a reply it
+   * has at once is returned as is (a cached GET), else a promise of it.
+   */
+  private dispatch(req: HttpRequest, resource: Resource, path: ParsedPath, seen: Routed): Reply | Promise<Reply> {
+    const method = req.method;
+    const route = resourceRoute(resource, method);
+    seen.operation = route?.operation;
+    const ctx = new RequestContext(req, path, this.options.decodeLimits);
+    seen.pretty = ctx.options.pretty;
+    if (route !== undefined) return route.handle(this.services, ctx);
     if (method === 'OPEN' || method === 'CLOSE') throw apiErrors.notImplemented(method);
-    switch (resource) {
-      case 'root':
-        if (method === 'GET') return this.rootValue(ctx).then((value) => ({ status: 200, value }));
-        if (method === 'HEAD') return { status: 200 };
-        break;
-      case 'index':
-        switch (method) {
-          case 'GET': case 'HEAD': return this.indexes.get(ctx);
-          case 'PUT': case 'UPDATE': case 'UPSERT': return this.indexes.put(ctx);
-          case 'POST': return this.documents.index(ctx, true);
-          case 'DELETE': return this.indexes.delete(ctx);
-          case 'INFO': return this.indexes.info(ctx);
-          case 'COMMIT': return this.indexes.commit(ctx);
-          case 'RESTORE': return this.bulk.restore(ctx);
-          case 'SEARCH': case 'COUNT': return this.searches.search(ctx, method === 'COUNT');
-          case 'DUMP': return this.dumps.dump(ctx);
-        }
-        break;
-      case 'document':
-        if (WRITES.has(method)) refuseDrillSelector(ctx);
-        switch (method) {
-          case 'GET': case 'HEAD': return this.documents.get(ctx);
-          case 'PUT': return isContentBody(ctx.req.headers['content-type']) ? this.documents.storeContent(ctx, 'index') : this.documents.index(ctx, false);
-          case 'RESTORE': return this.documents.index(ctx, false);
-          case 'UPDATE': case 'UPSERT':
-            return isContentBody(ctx.req.headers['content-type']) ? this.documents.storeContent(ctx, 'update') : this.documents.update(ctx, 'update');
-          case 'PATCH': return this.documents.update(ctx, 'patch');
-          case 'DELETE': return this.documents.delete(ctx);
-          case 'INFO': return this.documents.info(ctx);
-          case 'DUMP': return this.dumps.dumpOne(ctx);
-        }
-        break;
-    }
-    throw apiErrors.methodNotAllowed(method, resource === 'root' ? 'the root' : resource === 'index' ? 'an index' : 'a document',
-      ALLOW_BY_RESOURCE[resource]);
-  }
-
-  /** `/.templates/…` and `/.aliases/…` (API.md §16.1, §16.2). */
-  private administer(req: HttpRequest, at: AdminPath, seen: (ctx: RequestContext) => void): Reply | Promise<Reply> {
-    const ctx = new RequestContext(req, { indexes: [], id: at.name, selector: undefined }, this.options.decodeLimits);
-    seen(ctx);
-    if (ctx.method === 'OPTIONS') return { status: 200, headers: { Allow: ADMIN_ALLOW } };
-    return this.admin.handle(ctx, at);
+    throw methodNotAllowed(resource, method);
   }
 
   private async rootValue(ctx: RequestContext): Promise<unknown> {
@@ -499,21 +428,6 @@ async function loadTemplates(registry: IndexRegistry, given: Record<string, unkn
   });
 }
 
-/** `document.get`, `index.put`, `templates.put`…: the operation label, built once per resource and method. */
-const OPERATION_NAMES: Record<Resource, Map<string, string>> = {
-  root: new Map(), index: new Map(), document: new Map(), templates: new Map(), aliases: new Map(), keys: new Map(),
-};
-function operationName(resource: Resource, method: string): string {
-  const names = OPERATION_NAMES[resource];
-  let name = names.get(method);
-  if (name === undefined) {
-    name = `${resource}.${method.toLowerCase()}`;
-    // Unknown (client-chosen) methods are not remembered: the table stays bounded.
-    if (METHOD_LABELS.has(method)) names.set(method, name);
-  }
-  return name;
-}
-
 /**
  * Generated request ids: a random per-process prefix and a counter — unique
  * across restarts and processes like a UUID, without drawing random bytes
@@ -525,19 +439,8 @@ function nextRequestId(): string {
   return `${REQUEST_ID_PREFIX}-${(++requestCounter).toString(16)}`;
 }
 
-/** Methods that write a document (or its stored content): they never take a drill selector (API.md §1.3). */
-const WRITES = new Set(['PUT', 'POST', 'RESTORE', 'UPDATE', 'UPSERT', 'PATCH', 'DELETE']);
-
-/**
- * A write whose last path segment has a raw `.` that does not start a known
- * content extension is refused: applied to the ID before the dot, it would
- * overwrite another document (`gir1.2-cvc-1.0` and `gir1.2-ostree-1.0` are
- * both `gir1`). `Lenna.png` still stores content under `Lenna`.
- */
-function refuseDrillSelector(ctx: RequestContext): void {
-  const { id, selector } = ctx.path;
-  if (id !== undefined && selector !== undefined && extensionType(selector) === undefined) throw apiErrors.dotInWrittenId(id, selector);
-}
+/** The path of a request that names no index: the root and the administration lists. */
+const NO_PATH: ParsedPath = { indexes: [], id: undefined, selector: undefined };
 
 function resourceOf(path: ParsedPath): Resource {
   if (path.id !== undefined) return 'document';

@@ -22,3 +22,5 @@ export { parseTemplate, type IndexTemplate } from './admin/templates.js';
 export { actionsReference, accessOf, type Access, type Action } from './auth/actions.js';
 export type { IndexAlias } from './admin/aliases.js';
 export { parseCorsOrigins, CORS_MAX_AGE_S, type CorsOrigins } from './request/cors.js';
+export { openApiDocument } from './api/openapi.js';
+export { routeSummary } from './api/routes.js';

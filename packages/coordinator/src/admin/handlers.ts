@@ -44,8 +44,6 @@ interface Collection<T> {
   notFound(name: string): Error;
   tooMany(name: string): Error;
   entriesMax: number;
-  /** `a template`, `the alias list`: for 405s. */
-  what: string;
 }
 
 const TEMPLATES: Collection<IndexTemplate> = {
@@ -53,7 +51,6 @@ const TEMPLATES: Collection<IndexTemplate> = {
   notFound: apiErrors.templateNotFound,
   tooMany: (name) => apiErrors.badTemplate(name, `at most ${TEMPLATES_MAX} templates are kept`),
   entriesMax: TEMPLATES_MAX,
-  what: 'template',
 };
 
 const ALIASES: Collection<IndexAlias> = {
@@ -70,53 +67,57 @@ const ALIASES: Collection<IndexAlias> = {
   notFound: apiErrors.aliasNotFound,
   tooMany: (name) => apiErrors.badAlias(name, `at most ${ALIASES_MAX} aliases are kept`),
   entriesMax: ALIASES_MAX,
-  what: 'alias',
 };
 
 export class AdminHandlers {
   constructor(private readonly registry: IndexRegistry) {}
 
-  handle(ctx: RequestContext, at: AdminPath): Reply | Promise<Reply> {
-    if (at.collection === 'templates') {
-      const name = at.name === undefined ? undefined : decodePiece(at.name.endsWith('/') ? at.name.slice(0, -1) : at.name);
-      if (name !== undefined) checkTemplateName(name);
-      return this.collection(ctx, 'templates', TEMPLATES, name);
-    }
-    return this.collection(ctx, 'aliases', ALIASES, at.name === undefined ? undefined : canonicalAliasName(at.name));
+  /** `GET /.templates/`, `GET /.aliases/`: every entry by name. */
+  list(ctx: RequestContext, collection: AdminCollection): Reply {
+    return this.answer(ctx, { ...this.registry.snapshot()[collection] });
   }
 
-  /** GET the list; GET, HEAD, PUT (create or replace) or DELETE one entry. */
-  private collection<K extends AdminCollection, T extends NonNullable<ClusterState[K]>[string]>(ctx: RequestContext, key: K,
-    kind: Collection<T>, name: string | undefined): Reply | Promise<Reply> {
-    const method = ctx.method;
-    const entries = (this.registry.snapshot()[key] ?? {}) as Record<string, T>;
-    if (name === undefined) {
-      if (method === 'GET' || method === 'HEAD') return this.answer(ctx, { ...entries });
-      throw apiErrors.methodNotAllowed(method, `the ${kind.what} list`, 'GET, HEAD, OPTIONS');
+  /** GET or HEAD of one entry (404 when absent). */
+  get(ctx: RequestContext, collection: AdminCollection): Reply {
+    const { kind, name } = this.item(ctx, collection);
+    const entries = this.registry.snapshot()[collection] ?? {};
+    if (!Object.hasOwn(entries, name)) throw kind.notFound(name);
+    return this.answer(ctx, entries[name]);
+  }
+
+  /** PUT: create or replace one entry, validated in the registry's queue. */
+  put(ctx: RequestContext, collection: AdminCollection): Promise<Reply> {
+    const { kind, name } = this.item(ctx, collection);
+    const body = ctx.value();
+    let entry: unknown;
+    return this.registry.updateState((state) => {
+      entry = kind.parse(state, name, body);
+      const next = { ...state[collection], [name]: entry };
+      if (Object.keys(next).length > kind.entriesMax) throw kind.tooMany(name);
+      return { ...state, [collection]: next };
+    }).then(() => (ctx.options.echo ? { status: 200, value: entry } : { status: 204 }));
+  }
+
+  /** DELETE one entry (204, 404 when absent). */
+  delete(ctx: RequestContext, collection: AdminCollection): Promise<Reply> {
+    const { kind, name } = this.item(ctx, collection);
+    return this.registry.updateState((state) => {
+      const current = state[collection];
+      if (current === undefined || !Object.hasOwn(current, name)) throw kind.notFound(name);
+      const { [name]: _deleted, ...rest } = current;
+      return { ...state, [collection]: rest };
+    }).then(() => ({ status: 204 }));
+  }
+
+  /** The collection's rules and the entry's name, from the raw name the path carries (`ctx.path.id`). */
+  private item(ctx: RequestContext, collection: AdminCollection): { kind: Collection<unknown>; name: string } {
+    const raw = ctx.path.id as string;
+    if (collection === 'templates') {
+      const name = decodePiece(raw.endsWith('/') ? raw.slice(0, -1) : raw);
+      checkTemplateName(name);
+      return { kind: TEMPLATES, name };
     }
-    switch (method) {
-      case 'GET': case 'HEAD':
-        if (!Object.hasOwn(entries, name)) throw kind.notFound(name);
-        return this.answer(ctx, entries[name]);
-      case 'PUT': {
-        const body = ctx.value();
-        let entry: T | undefined;
-        return this.registry.updateState((state) => {
-          entry = kind.parse(state, name, body);
-          const next = { ...state[key], [name]: entry };
-          if (Object.keys(next).length > kind.entriesMax) throw kind.tooMany(name);
-          return { ...state, [key]: next };
-        }).then(() => (ctx.options.echo ? { status: 200, value: entry } : { status: 204 }));
-      }
-      case 'DELETE':
-        return this.registry.updateState((state) => {
-          const current = state[key];
-          if (current === undefined || !Object.hasOwn(current, name)) throw kind.notFound(name);
-          const { [name]: _deleted, ...rest } = current;
-          return { ...state, [key]: rest };
-        }).then(() => ({ status: 204 }));
-    }
-    throw apiErrors.methodNotAllowed(method, `a ${kind.what}`, 'GET, HEAD, PUT, DELETE, OPTIONS');
+    return { kind: ALIASES, name: canonicalAliasName(raw) };
   }
 
   /** GET and HEAD: the value, drilled by `?selector=`. */

@@ -30,6 +30,8 @@ const CLUSTER_ADMIN: Access = { kind: 'action', action: 'admin', indexes: [] };
 /** The endpoints outside the index and document grammar. */
 const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
 const METRICS_PATHS = new Set(['/:metrics', '/metrics']);
+/** The API's description (API.md §16.4): an admin read, as the cluster's own endpoints are. */
+const OPENAPI_PATH = '/.openapi';
 
 /** Document methods by action (API.md §5, §6): the rest are unknown here, hence admin. */
 const DOCUMENT_ACTIONS: ReadonlyMap<string, Action> = new Map([
@@ -58,7 +60,7 @@ export function isKeysPath(rawPath: string): boolean {
 /** What the request `method rawPath` (effective method, path without its query) needs. */
 export function accessOf(method: string, rawPath: string): Access {
   if (HEALTH_PATHS.has(rawPath)) return method === 'GET' || method === 'HEAD' ? OPEN : CLUSTER_ADMIN;
-  if (METRICS_PATHS.has(rawPath)) return CLUSTER_ADMIN;
+  if (METRICS_PATHS.has(rawPath) || rawPath === OPENAPI_PATH) return CLUSTER_ADMIN;
   if (isKeysPath(rawPath)) return MASTER;
   // Templates, aliases, /.nodes and every other API root name (admin/reserved.ts).
   if (isReservedIndex(rawPath)) return CLUSTER_ADMIN;
@@ -81,6 +83,7 @@ const REFERENCE_ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['`/<index>/<id>` (a document, its stored content)', '/index/id'],
   ['`/healthz`, `/readyz`', '/healthz'],
   ['`/:metrics`, `/metrics`', '/:metrics'],
+  ['`/.openapi` (the OpenAPI document)', '/.openapi'],
   ['`/.templates/…`, `/.aliases/…`', '/.templates/'],
   ['`/.nodes` and the other API names', '/.nodes'],
   ['`/.keys/…`', '/.keys/'],

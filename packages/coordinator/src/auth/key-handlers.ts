@@ -14,48 +14,51 @@ import { decodePiece } from '../request/path.js';
 import type { Reply } from '../response/respond.js';
 import { checkKeyName, digestOf, KEYS_MAX, listed, newSecret, parseKeyDefinition, type StoredApiKey } from './keys.js';
 
-export const KEYS_ALLOW = 'GET, HEAD, POST, DELETE, OPTIONS';
-
 export class KeyHandlers {
   /** `enabled`: a master key is configured (without one, keys would authorize nothing, and anyone could plant one). */
   constructor(private readonly registry: IndexRegistry, private readonly enabled: boolean) {}
 
-  handle(ctx: RequestContext, rawPath: string): Reply | Promise<Reply> {
-    const method = ctx.method;
-    if (method === 'OPTIONS') return { status: 200, headers: { Allow: KEYS_ALLOW } };
-    if (!this.enabled) throw apiErrors.keysNeedMasterKey();
-    const rest = rawPath.slice('/.keys'.length).replace(/^\//, '').replace(/\/$/, '');
-    const keys = this.registry.snapshot().keys ?? {};
-    if (rest === '') {
-      switch (method) {
-        case 'GET': case 'HEAD':
-          return method === 'HEAD' ? { status: 200 }
-            : { status: 200, value: Object.keys(keys).sort().map((name) => listed(name, keys[name] as StoredApiKey)) };
-        case 'POST': return this.create(ctx);
-      }
-      throw apiErrors.methodNotAllowed(method, 'the key list', 'GET, HEAD, POST, OPTIONS');
-    }
-    const name = decodePiece(rest);
-    checkKeyName(name);
-    switch (method) {
-      case 'GET': case 'HEAD': {
-        const key = keys[name];
-        if (key === undefined || !Object.hasOwn(keys, name)) throw apiErrors.keyNotFound(name);
-        return method === 'HEAD' ? { status: 200 } : { status: 200, value: listed(name, key) };
-      }
-      case 'DELETE':
-        return this.registry.updateState((state) => {
-          const current = state.keys;
-          if (current === undefined || !Object.hasOwn(current, name)) throw apiErrors.keyNotFound(name);
-          const { [name]: _revoked, ...others } = current;
-          return { ...state, keys: others };
-        }).then(() => ({ status: 204 }));
-    }
-    throw apiErrors.methodNotAllowed(method, 'a key', 'GET, HEAD, DELETE, OPTIONS');
+  /** `GET /.keys/`: every key, by name (never a secret nor its digest). */
+  list(ctx: RequestContext): Reply {
+    const keys = this.keys();
+    return ctx.method === 'HEAD' ? { status: 200 }
+      : { status: 200, value: Object.keys(keys).sort().map((name) => listed(name, keys[name] as StoredApiKey)) };
   }
 
-  /** The new key, with its secret: the only answer that ever carries it. */
-  private async create(ctx: RequestContext): Promise<Reply> {
+  /** `GET /.keys/<name>`. */
+  get(ctx: RequestContext): Reply {
+    const keys = this.keys();
+    const name = keyName(ctx);
+    const key = keys[name];
+    if (key === undefined || !Object.hasOwn(keys, name)) throw apiErrors.keyNotFound(name);
+    return ctx.method === 'HEAD' ? { status: 200 } : { status: 200, value: listed(name, key) };
+  }
+
+  /** `DELETE /.keys/<name>`: revoked from the moment this answers. */
+  delete(ctx: RequestContext): Promise<Reply> {
+    const name = keyName(ctx);
+    return this.registry.updateState((state) => {
+      const current = state.keys;
+      if (current === undefined || !Object.hasOwn(current, name)) throw apiErrors.keyNotFound(name);
+      const { [name]: _revoked, ...others } = current;
+      return { ...state, keys: others };
+    }).then(() => ({ status: 204 }));
+  }
+
+  private keys(): NonNullable<ReturnType<IndexRegistry['snapshot']>['keys']> {
+    return this.registry.snapshot().keys ?? {};
+  }
+
+  /**
+   * Every request to `/.keys/` but OPTIONS is refused (403) without a master
+   * key, whatever its method: the coordinator asks before routing it.
+   */
+  checkEnabled(method: string): void {
+    if (!this.enabled && method !== 'OPTIONS') throw apiErrors.keysNeedMasterKey();
+  }
+
+  /** `POST /.keys/`: the new key, with its secret, the only answer that ever carries it. */
+  async create(ctx: RequestContext): Promise<Reply> {
     const { name, key } = parseKeyDefinition(ctx.value(), Date.now());
     const secret = newSecret();
     const stored: StoredApiKey = { ...key, sha256: digestOf(secret).toString('hex') };
@@ -71,4 +74,11 @@ export class KeyHandlers {
       value: { ...listed(name, stored), _key: secret },
     };
   }
+}
+
+/** The key a path names (`ctx.path.id`: the raw segment after `/.keys/`), checked. */
+function keyName(ctx: RequestContext): string {
+  const name = decodePiece(ctx.path.id as string);
+  checkKeyName(name);
+  return name;
 }
