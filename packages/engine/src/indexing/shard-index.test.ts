@@ -316,6 +316,39 @@ describe('ShardIndex', () => {
     });
   });
 
+  test('documents replaced over and over do not pile up in the write buffer: it is flushed once dead versions outnumber live ones', async () => {
+    await withDb(async (_db, open) => {
+      // Neither the op count nor the byte budget nor idleness would flush within this test.
+      const index = await open({ writeBufferOpsMax: 1_000_000, writeBufferBytesMax: 1 << 30, idleFlushMs: 0, writeBufferDeadMin: 500 });
+      const model = new Map<number, Body>();
+      const DOCS = 50;
+      let seq = 0;
+      let bytesMax = 0;
+      let bytesAt500 = 0;
+      for (let round = 0; round < 200; round++) {
+        for (let d = 1; d <= DOCS; d++) {
+          const body = { section: SECTIONS[(d + round) % 3]!, words: `${WORDS[(d + round) % 5]!} ${WORDS[round % 5]!}`, size: round };
+          model.set(d, body);
+          index.apply({ seq: ++seq, docid: d, id: `d${d}`, body }, schema);
+          const { writeBufferBytes: bytes, frozenBuffers } = index.metrics();
+          bytesMax = Math.max(bytesMax, bytes);
+          if (seq === 500) bytesAt500 = bytes;
+          // As flushes keep up with a steady load: a frozen buffer becomes a segment before the next writes.
+          if (frozenBuffers > 0) await index.flush();
+        }
+      }
+      await index.flush();
+      // 10,000 versions of 50 documents: a flush every ~500 (when 500 are dead), so the buffer never held
+      // much more than its first 500 versions (without the bound it held all 10,000).
+      const m = index.metrics();
+      expect(m.flushes).toBeGreaterThanOrEqual(15);
+      expect(m.flushes).toBeLessThanOrEqual(21);
+      expect(bytesMax).toBeLessThan(3 * bytesAt500);
+      expectMatches(index, model);
+      await index.close();
+    });
+  });
+
   test('apply checks seq order; a delete of an unknown docid is harmless', async () => {
     await withDb(async (db, open) => {
       const index = await open();

@@ -44,7 +44,7 @@ async function fill(shards: Shard[], mib: number, budget: StoreMemoryBudget, pea
 
 describe('StoreMemoryBudget: what the LevelDB databases of several copies hold in memory', () => {
   it('without a bound, three copies written 6 MiB each keep it in their write buffers (what the bound is for)', async () => {
-    const { budget, shards } = await openCopies(3, { bytesMax: 1024 * MiB, idleFlushMs: 0 });
+    const { budget, shards } = await openCopies(3, { bytesMax: 1024 * MiB, idleFlushMs: 0, ageMsMax: 0 });
     const peaks: number[] = [];
     await fill(shards, 6, budget, peaks);
     expect(budget.stats().bytes).toBeGreaterThan(15 * MiB);
@@ -82,6 +82,29 @@ describe('StoreMemoryBudget: what the LevelDB databases of several copies hold i
     const again = await Shard.open({ path: join(dir, 'copy0'), analysisThread: false });
     open.push(again);
     expect(again.stats().documents).toBe(64);
+  });
+
+  it('writes out a write buffer that has held writes for ageMsMax while it kept growing (a steady trickle never idles)', async () => {
+    const { budget, shards } = await openCopies(1, { bytesMax: 1024 * MiB, idleFlushMs: 0, ageMsMax: 100 });
+    const [shard] = shards;
+    const text = 'word '.repeat(1000);
+    let n = 0;
+    const trickle = async (): Promise<void> => {
+      await shard!.write({ op: 'index', id: `d${n++}`, body: { text } });
+      budget.sample();
+      await budget.settled();
+    };
+    await trickle();
+    expect(budget.stats().flushes).toBe(0);
+    const startedAt = Date.now();
+    // Growing at every sample (never idle), for longer than ageMsMax: its writes are written out.
+    while (Date.now() - startedAt < 150) await trickle();
+    expect(budget.stats().flushes).toBeGreaterThan(0);
+    await shard!.close();
+    open.length = 0;
+    const again = await Shard.open({ path: join(dir, 'copy0'), analysisThread: false });
+    open.push(again);
+    expect(again.stats().documents).toBe(n);
   });
 
   it('holds writes back while the databases are over the stall bound, and lets them go once memtables are written out', async () => {

@@ -21,7 +21,13 @@
  * - a database grew and then stayed the same for `idleFlushMs`: once, so
  *   memory goes back after a burst instead of staying until the next one
  *   (growth of the block cache alone costs an empty flush, which writes
- *   nothing).
+ *   nothing);
+ * - a database has held writes not yet flushed for `ageMsMax` while it kept
+ *   growing: a steady trickle of writes never idles, and at 50 replaced
+ *   documents/s (the R16 soak, ~2 MB/min into the memtable) a 32 MiB write
+ *   buffer took ~16 minutes to fill — memory that grew for a quarter of an
+ *   hour and held only versions already replaced. A bulk load fills the
+ *   write buffer in seconds, before this matters.
  *
  * LevelDB writes memtables out on one background thread for the whole
  * process, which also runs every compaction: under a heavy load (1 MB
@@ -49,6 +55,8 @@ export interface StoreMemoryOptions {
   sampleMs: number;
   /** A database idle this long (no growth) has its unflushed writes flushed, ms; 0 never. */
   idleFlushMs: number;
+  /** A database holding writes not yet flushed for this long has them flushed even while it is written to, ms; 0 never. */
+  ageMsMax: number;
   /** Writes wait while the databases hold more than this many times `bytesMax`. */
   stallFactor: number;
   /** Longest a write waits for that, ms. */
@@ -72,6 +80,7 @@ export const STORE_MEMORY_DEFAULTS: Readonly<StoreMemoryOptions> = Object.freeze
   bytesMax: 48 * 1024 * 1024,
   sampleMs: 250,
   idleFlushMs: 5_000,
+  ageMsMax: 60_000,
   stallFactor: 2,
   stallMsMax: 1_000,
 });
@@ -86,6 +95,8 @@ interface Tracked {
   grewAt: number;
   /** Usage grew since the last flush started. */
   grown: boolean;
+  /** When usage first grew since the last flush started (undefined: it has not). */
+  grownSince: number | undefined;
   flushing: Promise<void> | undefined;
 }
 
@@ -112,15 +123,15 @@ export class StoreMemoryBudget {
 
   constructor(options: Partial<StoreMemoryOptions> = {}) {
     this.options = { ...STORE_MEMORY_DEFAULTS, ...options };
-    const { bytesMax, sampleMs, idleFlushMs, stallFactor, stallMsMax } = this.options;
-    for (const [name, value] of Object.entries({ bytesMax, sampleMs, idleFlushMs, stallFactor, stallMsMax })) {
+    const { bytesMax, sampleMs, idleFlushMs, ageMsMax, stallFactor, stallMsMax } = this.options;
+    for (const [name, value] of Object.entries({ bytesMax, sampleMs, idleFlushMs, ageMsMax, stallFactor, stallMsMax })) {
       if (!Number.isSafeInteger(value) || value < 0) throw new RangeError(`store memory option ${name} must be a non-negative integer`);
     }
   }
 
   /** Watch `db` (open) until the returned function is called; that function resolves once no flush of it runs. */
   add(db: Database): () => Promise<void> {
-    const entry: Tracked = { db, usage: usageOf(db), grewAt: Date.now(), grown: false, flushing: undefined };
+    const entry: Tracked = { db, usage: usageOf(db), grewAt: Date.now(), grown: false, grownSince: undefined, flushing: undefined };
     this.tracked.add(entry);
     this.timer ??= setInterval(() => this.sample(), this.options.sampleMs).unref();
     return async () => {
@@ -178,13 +189,14 @@ export class StoreMemoryBudget {
       if (usage > entry.usage) {
         entry.grewAt = now;
         entry.grown = true;
+        entry.grownSince ??= now;
       }
       entry.usage = usage;
       total += usage;
     }
     this.total = total;
     if (total <= this.stallBytes()) for (const done of [...this.waiting]) done();
-    const { bytesMax, idleFlushMs } = this.options;
+    const { bytesMax, idleFlushMs, ageMsMax } = this.options;
     if (total > bytesMax) {
       const fullest = [...this.tracked].filter((e) => e.flushing === undefined && e.grown).sort((a, b) => b.usage - a.usage);
       for (const entry of fullest) {
@@ -193,16 +205,18 @@ export class StoreMemoryBudget {
         this.flush(entry);
       }
     }
-    if (idleFlushMs > 0) {
-      for (const entry of this.tracked) {
-        if (entry.flushing === undefined && entry.grown && now - entry.grewAt >= idleFlushMs) this.flush(entry);
-      }
+    for (const entry of this.tracked) {
+      if (entry.flushing !== undefined || !entry.grown) continue;
+      const idle = idleFlushMs > 0 && now - entry.grewAt >= idleFlushMs;
+      const old = ageMsMax > 0 && now - entry.grownSince! >= ageMsMax;
+      if (idle || old) this.flush(entry);
     }
   }
 
   private flush(entry: Tracked): void {
     this.flushes++;
     entry.grown = false;
+    entry.grownSince = undefined;
     entry.flushing = entry.db.compactRange(FLUSH_RANGE_START, FLUSH_RANGE_END)
       // A database closing or reopening (recovery) refuses: its memtable goes with it, or the next sample tries again.
       .catch(() => undefined)
