@@ -43,7 +43,7 @@ import type { StateStore } from './state/store.js';
 import { isKeysPath } from './auth/actions.js';
 import { Authorizer } from './auth/authorizer.js';
 import { KeyHandlers } from './auth/key-handlers.js';
-import { ALL_METHODS, endpointRoute, ENDPOINT_PATHS, methodNotAllowed, resourceRoute, type ApiServices, type Endpoint, type Resource } from './api/routes.js';
+import { ALL_METHODS, endpointRoute, ENDPOINT_PATHS, methodNotAllowed, refuseDottedId, resourceRoute, WRITE_METHODS, type ApiServices, type Endpoint, type Resource } from './api/routes.js';
 import { openApiDocument } from './api/openapi.js';
 
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
@@ -368,6 +368,7 @@ export class Coordinator {
     const ctx = new RequestContext(req, path, this.options.decodeLimits);
     seen.pretty = ctx.options.pretty;
     if (route !== undefined) return route.handle(this.services, ctx);
+    if (resource === 'document' && WRITE_METHODS.has(method)) refuseDottedId(ctx);
     if (method === 'OPEN' || method === 'CLOSE') throw apiErrors.notImplemented(method);
     throw methodNotAllowed(resource, method);
   }

@@ -116,11 +116,18 @@ const OK_EMPTY: ResponseDoc = { description: 'Exists (no body).' };
 const DELETED: ResponseDoc = { description: 'Deleted (no body).' };
 const NO_ECHO: ResponseDoc = { description: 'Written, with `echo=false` (no body).' };
 
+/** Methods that write: on a document path they never take a drill selector, even those the document refuses (POST: 400 before 405). */
+export const WRITE_METHODS: ReadonlySet<string> = new Set(['PUT', 'POST', 'RESTORE', 'UPDATE', 'UPSERT', 'PATCH', 'DELETE']);
+
 /** A document write never takes a drill selector (API.md §1.3): `gir1.2-cvc` must not overwrite `gir1`. */
+export function refuseDottedId(ctx: RequestContext): void {
+  const { id, selector } = ctx.path;
+  if (id !== undefined && selector !== undefined && extensionType(selector) === undefined) throw apiErrors.dotInWrittenId(id, selector);
+}
+
 function write(handle: Handler): Handler {
   return (services, ctx) => {
-    const { id, selector } = ctx.path;
-    if (id !== undefined && selector !== undefined && extensionType(selector) === undefined) throw apiErrors.dotInWrittenId(id, selector);
+    refuseDottedId(ctx);
     return handle(services, ctx);
   };
 }
