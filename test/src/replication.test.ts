@@ -259,3 +259,51 @@ describe('failover', () => {
     }
   });
 });
+
+describe('a coordinator taking over a shard (resync)', () => {
+  // What the coordinator before this one left undone: the primary ran a write, which was never relayed nor acknowledged.
+  async function writeOnlyOnPrimary(id: string): Promise<string> {
+    const { primary, term } = cluster.placement(INDEX);
+    await cluster.direct(primary as string).call('doc.write', { index: INDEX, shard: 1, op: 'index', id, body: { unrelayed: true }, term });
+    return primary as string;
+  }
+
+  /** Every replica in the in-sync set holds what the primary holds. */
+  async function inSyncCopiesMatch(primary: string): Promise<boolean> {
+    const held = await cluster.versions(primary, INDEX);
+    for (const node of cluster.placement(INDEX).inSync) {
+      if (JSON.stringify(await cluster.versions(node, INDEX)) !== JSON.stringify(held)) return false;
+    }
+    return true;
+  }
+
+  async function expectResynced(primary: string): Promise<void> {
+    // The first write after the takeover waits for the check: no in-sync copy lacks the unrelayed write when it is answered.
+    await cluster.write(INDEX, { op: 'index', id: 'after', body: {} });
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+    expect(cluster.logs.find((l) => l.msg.startsWith('in-sync replicas not at their primary'))).toMatchObject({ nodes: expect.arrayContaining(['n2', 'n3']) });
+    // Taken out, they recover from the primary's log and are in sync again, with identical copies.
+    await cluster.until('the replicas in sync again', () => cluster.placement(INDEX).inSync.length === 3);
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+    expect((await cluster.versions('n2', INDEX)).map(([id]) => id)).toContain('unrelayed');
+  }
+
+  it('a restarted coordinator takes in-sync replicas behind their primary out of the in-sync set before its first write', async () => {
+    cluster = await InProcessCluster.start(['n1', 'n2', 'n3']);
+    await cluster.createIndex(INDEX, { number_of_replicas: 2 });
+    await writeMany(10);
+    const primary = await writeOnlyOnPrimary('unrelayed');
+    expect(primary).toBe('n1');
+    await cluster.restartCoordinator();
+    await expectResynced(primary);
+  });
+
+  it('so does a coordinator elected to decide (takeOver), whose replicator had checked the replicas before', async () => {
+    cluster = await InProcessCluster.start(['n1', 'n2', 'n3']);
+    await cluster.createIndex(INDEX, { number_of_replicas: 2 });
+    await writeMany(10);
+    const primary = await writeOnlyOnPrimary('unrelayed');
+    cluster.replication.takeOver();
+    await expectResynced(primary);
+  });
+});
