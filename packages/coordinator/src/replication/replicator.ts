@@ -590,7 +590,9 @@ export class Replicator implements RecoveryContext {
         replicas.forEach((node, i) => {
           const replica = positions[i];
           if (replica !== undefined) group.positions.set(node, replica);
-          if (replica === undefined || replica.checkpointTerm !== term || replica.checkpoint !== primaryPosition.seq) behind.push(node);
+          // A primary with no change yet (a new index: its replicas may not be open yet) has nothing a replica could lack.
+          if (primaryPosition.seq === 0) group.resynced.add(node);
+          else if (replica === undefined || replica.checkpointTerm !== term || replica.checkpoint !== primaryPosition.seq) behind.push(node);
           else group.resynced.add(node);
         });
         if (behind.length > 0) {
