@@ -301,6 +301,33 @@ describe('a coordinator taking over a shard (resync)', () => {
     await expectResynced(primary);
   });
 
+  it('a primary lost before the check is replaced, and a replica not checked does not follow the promoted one: relays left half done differ', async () => {
+    cluster = await InProcessCluster.start(['n1', 'n2', 'n3']);
+    await cluster.createIndex(INDEX, { number_of_replicas: 2 });
+    await writeMany(10);
+    const { term } = cluster.placement(INDEX);
+    // The coordinator before ran three writes on the primary and died with none relayed of the first, the second relayed to one
+    // replica, the third to the other: both replicas' checkpoints stay below the first, with different changes applied above it.
+    const relayed = async (id: string, to: string[]) => {
+      const reply = await cluster.direct('n1').call('doc.write', { index: INDEX, shard: 1, op: 'index', id, body: { id }, term });
+      for (const node of to) {
+        await cluster.direct(node).call('doc.replicate', { index: INDEX, shard: 1, term, changes: [
+          { seq: reply.seq, id: reply.id, version: reply.version, deleted: false, body: reply.body, originTerm: term, originSeq: reply.seq }] });
+      }
+    };
+    await relayed('to-none', []);
+    await relayed('to-n2', ['n2']);
+    await relayed('to-n3', ['n3']);
+    expect((await cluster.stats('n2', INDEX)).replication?.checkpoint).toBe((await cluster.stats('n3', INDEX)).replication?.checkpoint);
+    await cluster.restartCoordinator({ absent: ['n1'], replication: { nodeLeftDelayMs: 600_000, rejoinTimeoutMs: 100 } });
+    await cluster.until('a new primary', () => cluster.placement(INDEX).term === term + 1);
+    const primary = cluster.placement(INDEX).primary as string;
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+    // The other replica recovers from the new primary and is in sync again, with its copy.
+    await cluster.until('both replicas in sync', () => cluster.placement(INDEX).inSync.length === 2);
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+  });
+
   it('so does a coordinator elected to decide (takeOver), whose replicator had checked the replicas before', async () => {
     cluster = await InProcessCluster.start(['n1', 'n2', 'n3']);
     await cluster.createIndex(INDEX, { number_of_replicas: 2 });

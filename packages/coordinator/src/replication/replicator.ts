@@ -21,10 +21,11 @@
  *   the in-sync set once it holds every change.
  * - A coordinator that begins deciding (started, restarted, elected) does not
  *   know which relays its predecessor left undone: a primary may hold a
- *   change an in-sync replica never got. Before a shard's next write, and
- *   after each promotion, its in-sync replicas' checkpoints are checked
- *   against the primary's seq (the resync; writes wait meanwhile); a replica
- *   behind leaves the in-sync set and recovers from the primary's log.
+ *   change an in-sync replica never got. Before a shard's next write its
+ *   in-sync replicas' checkpoints are checked against the primary's seq (the
+ *   resync; writes wait meanwhile); a replica behind leaves the in-sync set
+ *   and recovers from the primary's log. A primary lost before that check
+ *   is replaced, but only replicas checked stay in sync with the promoted one.
  */
 import assert from 'node:assert/strict';
 import {
@@ -521,7 +522,10 @@ export class Replicator implements RecoveryContext {
       const inTerm = answered.filter((a) => a.position.checkpointTerm === placement.term);
       // Highest checkpoint first; ties keep the allocation order.
       const chosen = [...(inTerm.length > 0 ? inTerm : answered)].sort((a, b) => b.position.checkpoint - a.position.checkpoint)[0] as typeof answered[number];
-      const followers = inTerm.filter((a) => a !== chosen && a.position.checkpoint === chosen.position.checkpoint).map((a) => a.node);
+      // A follower must also have been checked by this coordinator (resynced): relays a coordinator before left half done may have
+      // applied different changes above the same checkpoint on two replicas, which the follow below would hide. The others recover.
+      const followers = inTerm.filter((a) => a !== chosen && a.position.checkpoint === chosen.position.checkpoint && group.resynced.has(a.node))
+        .map((a) => a.node);
       const term = placement.term + 1;
       const copies = [chosen.node, ...placement.copies.filter((node) => node !== chosen.node)];
       // The term is persisted before any node hears of it: the cluster state is never behind a node.
@@ -536,8 +540,6 @@ export class Replicator implements RecoveryContext {
       if (untold.length > 0) await this.takeOutOfSync(group, term, untold);
       group.positions.clear();
       group.primarySeq = base;
-      // The followers are checked against the new primary's history before the next write.
-      group.resynced.clear();
       this.log.warn({ ...ref, lost, promoted: chosen.node, term, checkpoint: chosen.position.checkpoint, seq: base, inSync: [chosen.node, ...followers].filter((n) => !untold.includes(n)) },
         'shard primary promoted');
     });

@@ -36,9 +36,9 @@ export class ShardGroup {
   primarySeq = 0;
   /**
    * In-sync replicas checked against the primary (the resync) since this
-   * coordinator began deciding and since the last promotion, or that joined
-   * the in-sync set through a recovery since: one not checked may lack a
-   * change whose relay a coordinator before left undone.
+   * coordinator began deciding, or that joined the in-sync set through a
+   * recovery since: one not checked may lack a change whose relay a
+   * coordinator before left undone.
    */
   readonly resynced = new Set<string>();
   /** The resync running, if one does. */
