@@ -160,7 +160,7 @@ describe('failover', () => {
     await cluster.until('the promotion logged', () => cluster.logs.some((l) => l.msg === 'shard primary promoted'));
     expect(cluster.logs.find((l) => l.msg === 'shard primary promoted')).toMatchObject({ lost: 'n1', term: 2 });
     for (const reply of await writeMany(10, 40)) acknowledged.set(String(reply.id), reply.version);
-    // The follower was checked against the new primary before those writes (the resync) and found at its seq.
+    // The follower, checked by this coordinator before the loss, stays in sync: no resync takes it out.
     expect(cluster.placement(INDEX).inSync.sort()).toEqual(['n2', 'n3']);
     expect(cluster.logs.filter((l) => l.msg.startsWith('in-sync replicas not at their primary'))).toEqual([]);
     const newPrimary = placement.primary as string;
