@@ -160,6 +160,9 @@ describe('failover', () => {
     await cluster.until('the promotion logged', () => cluster.logs.some((l) => l.msg === 'shard primary promoted'));
     expect(cluster.logs.find((l) => l.msg === 'shard primary promoted')).toMatchObject({ lost: 'n1', term: 2 });
     for (const reply of await writeMany(10, 40)) acknowledged.set(String(reply.id), reply.version);
+    // The follower, checked by this coordinator before the loss, stays in sync: no resync takes it out.
+    expect(cluster.placement(INDEX).inSync.sort()).toEqual(['n2', 'n3']);
+    expect(cluster.logs.filter((l) => l.msg.startsWith('in-sync replicas not at their primary'))).toEqual([]);
     const newPrimary = placement.primary as string;
     const held = new Map((await cluster.versions(newPrimary, INDEX)).map(([id, v]) => [String(id), v]));
     for (const [id, version] of acknowledged) expect(held.get(id)).toBe(version);
@@ -257,5 +260,80 @@ describe('failover', () => {
       const doc = await cluster.direct(primary).call('doc.get', { index: INDEX, shard: 1, id });
       expect(doc!.body.count).toBe(wins.get(id));
     }
+  });
+});
+
+describe('a coordinator taking over a shard (resync)', () => {
+  // What the coordinator before this one left undone: the primary ran a write, which was never relayed nor acknowledged.
+  async function writeOnlyOnPrimary(id: string): Promise<string> {
+    const { primary, term } = cluster.placement(INDEX);
+    await cluster.direct(primary as string).call('doc.write', { index: INDEX, shard: 1, op: 'index', id, body: { unrelayed: true }, term });
+    return primary as string;
+  }
+
+  /** Every replica in the in-sync set holds what the primary holds. */
+  async function inSyncCopiesMatch(primary: string): Promise<boolean> {
+    const held = await cluster.versions(primary, INDEX);
+    for (const node of cluster.placement(INDEX).inSync) {
+      if (JSON.stringify(await cluster.versions(node, INDEX)) !== JSON.stringify(held)) return false;
+    }
+    return true;
+  }
+
+  async function expectResynced(primary: string): Promise<void> {
+    // The first write after the takeover waits for the check: no in-sync copy lacks the unrelayed write when it is answered.
+    await cluster.write(INDEX, { op: 'index', id: 'after', body: {} });
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+    expect(cluster.logs.find((l) => l.msg.startsWith('in-sync replicas not at their primary'))).toMatchObject({ nodes: expect.arrayContaining(['n2', 'n3']) });
+    // Taken out, they recover from the primary's log and are in sync again, with identical copies.
+    await cluster.until('the replicas in sync again', () => cluster.placement(INDEX).inSync.length === 3);
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+    expect((await cluster.versions('n2', INDEX)).map(([id]) => id)).toContain('unrelayed');
+  }
+
+  it('a restarted coordinator takes in-sync replicas behind their primary out of the in-sync set before its first write', async () => {
+    cluster = await InProcessCluster.start(['n1', 'n2', 'n3']);
+    await cluster.createIndex(INDEX, { number_of_replicas: 2 });
+    await writeMany(10);
+    const primary = await writeOnlyOnPrimary('unrelayed');
+    expect(primary).toBe('n1');
+    await cluster.restartCoordinator();
+    await expectResynced(primary);
+  });
+
+  it('a primary lost before the check is replaced, and a replica not checked does not follow the promoted one: relays left half done differ', async () => {
+    cluster = await InProcessCluster.start(['n1', 'n2', 'n3']);
+    await cluster.createIndex(INDEX, { number_of_replicas: 2 });
+    await writeMany(10);
+    const { term } = cluster.placement(INDEX);
+    // The coordinator before ran three writes on the primary and died with none relayed of the first, the second relayed to one
+    // replica, the third to the other: both replicas' checkpoints stay below the first, with different changes applied above it.
+    const relayed = async (id: string, to: string[]) => {
+      const reply = await cluster.direct('n1').call('doc.write', { index: INDEX, shard: 1, op: 'index', id, body: { id }, term });
+      for (const node of to) {
+        await cluster.direct(node).call('doc.replicate', { index: INDEX, shard: 1, term, changes: [
+          { seq: reply.seq, id: reply.id, version: reply.version, deleted: false, body: reply.body, originTerm: term, originSeq: reply.seq }] });
+      }
+    };
+    await relayed('to-none', []);
+    await relayed('to-n2', ['n2']);
+    await relayed('to-n3', ['n3']);
+    expect((await cluster.stats('n2', INDEX)).replication?.checkpoint).toBe((await cluster.stats('n3', INDEX)).replication?.checkpoint);
+    await cluster.restartCoordinator({ absent: ['n1'], replication: { nodeLeftDelayMs: 600_000, rejoinTimeoutMs: 100 } });
+    await cluster.until('a new primary', () => cluster.placement(INDEX).term === term + 1);
+    const primary = cluster.placement(INDEX).primary as string;
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+    // The other replica recovers from the new primary and is in sync again, with its copy.
+    await cluster.until('both replicas in sync', () => cluster.placement(INDEX).inSync.length === 2);
+    expect(await inSyncCopiesMatch(primary)).toBe(true);
+  });
+
+  it('so does a coordinator elected to decide (takeOver), whose replicator had checked the replicas before', async () => {
+    cluster = await InProcessCluster.start(['n1', 'n2', 'n3']);
+    await cluster.createIndex(INDEX, { number_of_replicas: 2 });
+    await writeMany(10);
+    const primary = await writeOnlyOnPrimary('unrelayed');
+    cluster.replication.takeOver();
+    await expectResynced(primary);
   });
 });

@@ -19,6 +19,13 @@
  *   on the new primary, whose history never had it.
  * - A copy out of sync whose node is active recovers (recovery.ts) and joins
  *   the in-sync set once it holds every change.
+ * - A coordinator that begins deciding (started, restarted, elected) does not
+ *   know which relays its predecessor left undone: a primary may hold a
+ *   change an in-sync replica never got. Before a shard's next write its
+ *   in-sync replicas' checkpoints are checked against the primary's seq (the
+ *   resync; writes wait meanwhile); a replica behind leaves the in-sync set
+ *   and recovers from the primary's log. A primary lost before that check
+ *   is replaced, but only replicas checked stay in sync with the promoted one.
  */
 import assert from 'node:assert/strict';
 import {
@@ -232,6 +239,7 @@ export class Replicator implements RecoveryContext {
    * timeout, then count as lost; copies out of sync recover.
    */
   takeOver(): void {
+    for (const group of this.groups.values()) group.resynced.clear();
     this.reallocator.takeOver();
     this.reconcileAll();
   }
@@ -337,7 +345,10 @@ export class Replicator implements RecoveryContext {
         if (current.term !== term || !current.copies.includes(node) || current.inSync.includes(node)) return undefined;
         return { copies: current.copies, term, inSync: [...current.inSync, node] };
       });
-      return after !== undefined && after.term === term && after.inSync.includes(node);
+      const joined = after !== undefined && after.term === term && after.inSync.includes(node);
+      // The recovery brought it to the primary's seq: nothing to check.
+      if (joined) group.resynced.add(node);
+      return joined;
     });
   }
 
@@ -354,6 +365,13 @@ export class Replicator implements RecoveryContext {
     const deadline = Date.now() + this.options.failoverWaitMs;
     for (;;) {
       const placement = await this.activePrimary(group, deadline);
+      if (this.needsResync(group, placement)) {
+        if (await this.resync(group)) continue;
+        // The check could not be made (the primary did not answer): asked again after the next change, within the deadline.
+        if (Date.now() >= deadline) throw replicationErrors.primarySwitching(meta.path, shard);
+        await group.changed(deadline);
+        continue;
+      }
       const { primary, term } = placement;
       let reply: ShardCalls[M][1];
       try {
@@ -504,7 +522,10 @@ export class Replicator implements RecoveryContext {
       const inTerm = answered.filter((a) => a.position.checkpointTerm === placement.term);
       // Highest checkpoint first; ties keep the allocation order.
       const chosen = [...(inTerm.length > 0 ? inTerm : answered)].sort((a, b) => b.position.checkpoint - a.position.checkpoint)[0] as typeof answered[number];
-      const followers = inTerm.filter((a) => a !== chosen && a.position.checkpoint === chosen.position.checkpoint).map((a) => a.node);
+      // A follower must also have been checked by this coordinator (resynced): relays a coordinator before left half done may have
+      // applied different changes above the same checkpoint on two replicas, which the follow below would hide. The others recover.
+      const followers = inTerm.filter((a) => a !== chosen && a.position.checkpoint === chosen.position.checkpoint && group.resynced.has(a.node))
+        .map((a) => a.node);
       const term = placement.term + 1;
       const copies = [chosen.node, ...placement.copies.filter((node) => node !== chosen.node)];
       // The term is persisted before any node hears of it: the cluster state is never behind a node.
@@ -524,6 +545,72 @@ export class Replicator implements RecoveryContext {
     });
   }
 
+  /** An active in-sync replica was not checked against the primary yet (only the deciding coordinator checks). */
+  private needsResync(group: ShardGroup, placement: Placement): boolean {
+    return this.options.decides() &&
+      placement.inSync.some((node) => node !== placement.primary && !group.resynced.has(node) && this.nodes.isActive(node));
+  }
+
+  /** The shard's resync (see the header), once for concurrent callers; resolves false if it could not be made now. */
+  private resync(group: ShardGroup): Promise<boolean> {
+    group.resyncing ??= this.checkInSyncReplicas(group).finally(() => {
+      group.resyncing = undefined;
+    }).then((checked) => {
+      // Replicas taken out recover; so do copies out of sync that waited for the check.
+      if (checked) this.reconcile(group);
+      return checked;
+    }, (err: unknown) => {
+      this.log.error({ index: group.index, shard: group.shard, err: describe(err) }, 'could not check the in-sync replicas against the primary');
+      return false;
+    });
+    return group.resyncing;
+  }
+
+  /**
+   * Writes wait and relays in flight settle; then each active in-sync
+   * replica not checked yet whose checkpoint is not the primary's seq in the
+   * primary's term leaves the in-sync set (it recovers from the primary's
+   * log, reconcile). A replica whose node is not active is left to its loss
+   * (a relay to it fails, or it is declared lost) and checked if it returns.
+   */
+  private async checkInSyncReplicas(group: ShardGroup): Promise<boolean> {
+    const endSwitch = group.beginSwitch();
+    try {
+      await group.drain();
+      return await group.serial(async () => {
+        const placement = this.placement(group);
+        if (placement === undefined) return false;
+        const { primary, term } = placement;
+        if (primary === undefined || !this.nodes.isActive(primary)) return false;
+        const ref = { index: group.index, shard: group.shard };
+        const position = (node: string) => this.client(group, node).call('shard.stats', ref, { timeoutMs: this.options.controlTimeoutMs })
+          .then((stats) => stats.replication, () => undefined);
+        const replicas = placement.inSync.filter((node) => node !== primary && !group.resynced.has(node) && this.nodes.isActive(node));
+        const [primaryPosition, ...positions] = await Promise.all([position(primary), ...replicas.map(position)]);
+        if (primaryPosition === undefined) return false;
+        const behind: string[] = [];
+        replicas.forEach((node, i) => {
+          const replica = positions[i];
+          if (replica !== undefined) group.positions.set(node, replica);
+          // A primary with no change yet (a new index: its replicas may not be open yet) has nothing a replica could lack.
+          if (primaryPosition.seq === 0) group.resynced.add(node);
+          else if (replica === undefined || replica.checkpointTerm !== term || replica.checkpoint !== primaryPosition.seq) behind.push(node);
+          else group.resynced.add(node);
+        });
+        if (behind.length > 0) {
+          await this.takeOutOfSync(group, term, behind);
+          this.log.warn({ ...ref, term, seq: primaryPosition.seq, nodes: behind,
+            checkpoints: behind.map((node) => group.positions.get(node)?.checkpoint ?? null) },
+          'in-sync replicas not at their primary\'s seq (relays left undone before a takeover or a promotion); they leave the in-sync set');
+        }
+        group.primarySeq = primaryPosition.seq;
+        return true;
+      });
+    } finally {
+      endSwitch();
+    }
+  }
+
   private reconcileAll(): void {
     if (this.closed || !this.options.decides()) return;
     for (const meta of this.host.list()) {
@@ -538,6 +625,11 @@ export class Replicator implements RecoveryContext {
     if (placement === undefined) return;
     const { primary } = placement;
     if (primary === undefined || !this.nodes.isActive(primary) || group.switching) return;
+    if (this.needsResync(group, placement)) {
+      // Reconciles once done.
+      void this.resync(group);
+      return;
+    }
     for (const node of placement.copies) {
       if (node === primary || placement.inSync.includes(node) || !this.nodes.isActive(node)) continue;
       if (group.recoveries.has(node)) continue;

@@ -34,6 +34,15 @@ export class ShardGroup {
   readonly positions = new Map<string, ReplicationPositionReply>();
   /** Highest seq the primary answered with. */
   primarySeq = 0;
+  /**
+   * In-sync replicas checked against the primary (the resync) since this
+   * coordinator began deciding, or that joined the in-sync set through a
+   * recovery since: one not checked may lack a change whose relay a
+   * coordinator before left undone.
+   */
+  readonly resynced = new Set<string>();
+  /** The resync running, if one does. */
+  resyncing: Promise<boolean> | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
   private switches = 0;
   private switchEnded: Promise<void> = Promise.resolve();
