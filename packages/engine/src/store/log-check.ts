@@ -39,21 +39,37 @@ export interface StoreCorruption {
   why: string;
 }
 
-/** Check every `*.log` in the database directory `dir` (a missing directory has none). */
-export async function checkLevelDbLogs(dir: string): Promise<StoreCorruption | null> {
+/** Check every `*.log` and `MANIFEST-*` in the database directory `dir` (a missing directory has none). */
+export function checkLevelDbLogs(dir: string): Promise<StoreCorruption | null> {
+  return firstCorruptFile(dir, LOG_FILE, checkLogBytes, 1);
+}
+
+/**
+ * Check each file of `dir` whose name matches `pattern` with `check`, up to
+ * `inFlight` files read at once; the first corruption in name order, or null
+ * (a missing directory has no files).
+ */
+export async function firstCorruptFile(dir: string, pattern: RegExp,
+  check: (bytes: Uint8Array) => { offset: number; why: string } | null, inFlight: number): Promise<StoreCorruption | null> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((name) => LOG_FILE.test(name)).sort();
+    names = (await readdir(dir)).filter((name) => pattern.test(name)).sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
   }
-  for (const name of names) {
-    const file = join(dir, name);
-    const found = checkLogBytes(await readFile(file));
-    if (found !== null) return { file, ...found };
-  }
-  return null;
+  const found: Array<StoreCorruption | null> = new Array(names.length).fill(null);
+  let next = 0;
+  const worker = async (): Promise<void> => {
+    while (next < names.length) {
+      const i = next++;
+      const file = join(dir, names[i]!);
+      const corruption = check(await readFile(file));
+      if (corruption !== null) found[i] = { file, ...corruption };
+    }
+  };
+  await Promise.all(Array.from({ length: Math.min(inFlight, names.length) }, worker));
+  return found.find((c) => c !== null) ?? null;
 }
 
 /** The first corrupted record of one log's bytes, or null. */

@@ -21,11 +21,9 @@
  * compared, and the blocks must tile the file from byte 0 to the footer: a
  * flip in a handle moves a block off its place, so no byte goes unchecked.
  */
-import { readdir, readFile } from 'node:fs/promises';
-import { join } from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 import { uncompressSync } from 'snappy';
-import { unmaskCrc, type StoreCorruption } from './log-check.js';
+import { firstCorruptFile, unmaskCrc, type StoreCorruption } from './log-check.js';
 
 const TABLE_FILE = /^\d+\.(ldb|sst)$/;
 const FOOTER_BYTES = 48;
@@ -53,26 +51,8 @@ class TableCorruption extends Error {
  * Check every table in the database directory `dir` (a missing directory has
  * none); the first corruption found, or null.
  */
-export async function checkLevelDbTables(dir: string): Promise<StoreCorruption | null> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((name) => TABLE_FILE.test(name)).sort();
-  } catch (err) {
-    if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
-    throw err;
-  }
-  const found: Array<StoreCorruption | null> = new Array(names.length).fill(null);
-  let next = 0;
-  const worker = async (): Promise<void> => {
-    while (next < names.length) {
-      const i = next++;
-      const file = join(dir, names[i]!);
-      const corruption = checkTableBytes(await readFile(file));
-      if (corruption !== null) found[i] = { file, ...corruption };
-    }
-  };
-  await Promise.all(Array.from({ length: Math.min(TABLES_IN_FLIGHT, names.length) }, worker));
-  return found.find((c) => c !== null) ?? null;
+export function checkLevelDbTables(dir: string): Promise<StoreCorruption | null> {
+  return firstCorruptFile(dir, TABLE_FILE, checkTableBytes, TABLES_IN_FLIGHT);
 }
 
 /** The first corruption in one table's bytes, or null when every block and the footer check out. */
