@@ -367,8 +367,8 @@ export class Coordinator {
     seen.operation = route?.operation;
     const ctx = new RequestContext(req, path, this.options.decodeLimits);
     seen.pretty = ctx.options.pretty;
-    if (route !== undefined) return route.handle(this.services, ctx);
     if (resource === 'document' && WRITE_METHODS.has(method)) refuseDottedId(ctx);
+    if (route !== undefined) return route.handle(this.services, ctx);
     if (method === 'OPEN' || method === 'CLOSE') throw apiErrors.notImplemented(method);
     throw methodNotAllowed(resource, method);
   }

@@ -116,7 +116,7 @@ const OK_EMPTY: ResponseDoc = { description: 'Exists (no body).' };
 const DELETED: ResponseDoc = { description: 'Deleted (no body).' };
 const NO_ECHO: ResponseDoc = { description: 'Written, with `echo=false` (no body).' };
 
-/** Methods that write: on a document path they never take a drill selector, even those the document refuses (POST: 400 before 405). */
+/** Methods that write: on a document path they never take a drill selector (checked by the dispatcher before the route, so POST answers 400, not 405). */
 export const WRITE_METHODS: ReadonlySet<string> = new Set(['PUT', 'POST', 'RESTORE', 'UPDATE', 'UPSERT', 'PATCH', 'DELETE']);
 
 /** A document write never takes a drill selector (API.md §1.3): `gir1.2-cvc` must not overwrite `gir1`. */
@@ -125,12 +125,6 @@ export function refuseDottedId(ctx: RequestContext): void {
   if (id !== undefined && selector !== undefined && extensionType(selector) === undefined) throw apiErrors.dotInWrittenId(id, selector);
 }
 
-function write(handle: Handler): Handler {
-  return (services, ctx) => {
-    refuseDottedId(ctx);
-    return handle(services, ctx);
-  };
-}
 
 /** `/.templates/` and `/.aliases/`: the list and its entries (admin/handlers.ts), described alike. */
 function adminCollection(list: 'templates' | 'aliases', item: 'template' | 'alias',
@@ -231,30 +225,30 @@ const RESOURCES: readonly ResourceDef<Resource, Handler>[] = [
           query: READ, responses: { 200: { description: 'The document as stored, or stored content.', schema: 'Document' } }, errors: [404] } },
       { method: 'HEAD', handle: (s, ctx) => s.documents.get(ctx),
         doc: { summary: 'Whether the document exists', responses: { 200: OK_EMPTY }, errors: [404] } },
-      { method: 'PUT', handle: write((s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'index') : s.documents.index(ctx, false))),
+      { method: 'PUT', handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'index') : s.documents.index(ctx, false)),
         doc: { summary: 'Index (replace) a document, or store content as the whole document (API.md §5.1, §6)', query: WRITE,
           body: { schema: 'DocumentBody', required: true, also: 'content' },
           responses: { 200: { description: 'The document as stored.', schema: 'Document' }, 204: NO_ECHO }, errors: [409, 412, 413] } },
-      { method: 'UPDATE', handle: write((s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update'))),
+      { method: 'UPDATE', handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update')),
         doc: { summary: 'Merge into a document, or store/unlink content (API.md §5.3, §6)', query: [...WRITE, 'upsert'],
           body: { schema: 'DocumentBody', required: true, also: 'content' },
           responses: { 200: { description: 'The merged document.', schema: 'Document' }, 204: NO_ECHO }, errors: [404, 409, 412, 413] } },
-      { method: 'UPSERT', handle: write((s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update'))),
+      { method: 'UPSERT', handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update')),
         doc: { summary: 'UPDATE that creates a missing document (API.md §5.3)', query: WRITE,
           body: { schema: 'DocumentBody', required: true, also: 'content' },
           responses: { 200: { description: 'The merged document.', schema: 'Document' }, 204: NO_ECHO }, errors: [409, 412, 413] } },
-      { method: 'PATCH', handle: write((s, ctx) => s.documents.update(ctx, 'patch')),
+      { method: 'PATCH', handle: (s, ctx) => s.documents.update(ctx, 'patch'),
         doc: { summary: 'Apply a JSON Patch (RFC 6902, with incr/decr) (API.md §5.4)', query: [...WRITE, 'upsert'],
           body: { schema: 'JsonPatch', required: true },
           responses: { 200: { description: 'The patched document.', schema: 'Document' }, 204: NO_ECHO }, errors: [404, 409, 415] } },
-      { method: 'DELETE', handle: write((s, ctx) => s.documents.delete(ctx)),
+      { method: 'DELETE', handle: (s, ctx) => s.documents.delete(ctx),
         doc: { summary: 'Delete a document (API.md §5.5)', query: ['commit', 'version'], responses: { 204: DELETED }, errors: [404, 409] } },
       { method: 'INFO', handle: (s, ctx) => s.documents.info(ctx),
         doc: { summary: 'Terms, values and stored entries of a document (API.md §5.8)', query: ['pretty', 'human'],
           responses: { 200: { description: 'What the index holds of the document.', schema: 'DocumentInfo' } }, errors: [404] } },
       { method: 'DUMP', handle: (s, ctx) => s.dumps.dumpOne(ctx),
         doc: { summary: 'One document as DUMP writes it (API.md §3.1)', responses: { 200: { description: 'The document.', schema: 'DumpItem' } }, errors: [404] } },
-      { method: 'RESTORE', handle: write((s, ctx) => s.documents.index(ctx, false)),
+      { method: 'RESTORE', handle: (s, ctx) => s.documents.index(ctx, false),
         doc: { summary: 'As PUT (API.md §3.1)', query: WRITE, body: { schema: 'DocumentBody', required: true },
           responses: { 200: { description: 'The document as stored.', schema: 'Document' }, 204: NO_ECHO }, errors: [409, 412, 413] } },
     ],
