@@ -138,10 +138,11 @@ it('keeps the state across an etcd restart, and a coordinator cut off from etcd 
   const c3 = `http://127.0.0.1:${(proc.logs.find((l) => l.msg === 'listening') as { port: number }).port}`;
   try {
     expect((await leaders())[0]).toBe(survivor);
-    // 'listening' comes before c3 has registered in etcd (advertise): a relay cut then fails its start, not its lease.
-    await until('c3 registered', async () => {
-      const nodes = (await call({ url }, 'GET', '/.nodes')).json as Array<{ name: string; role?: string }>;
-      return nodes.some((n) => n.name === 'c3' && n.role === 'coordinator') ? true : undefined;
+    // 'listening' comes before c3 has advertised its addresses in etcd, a second put after its first registration:
+    // a relay cut before that fails its start, not its lease. Listed with its HTTP port, c3 has advertised.
+    await until('c3 advertised', async () => {
+      const nodes = (await call({ url }, 'GET', '/.nodes')).json as Array<{ name: string; role?: string; http_port?: number }>;
+      return nodes.some((n) => n.name === 'c3' && n.role === 'coordinator' && n.http_port !== undefined) ? true : undefined;
     }, 20_000);
     relay.close();
     for (const s of sockets) s.destroy();
