@@ -1,13 +1,15 @@
 #!/usr/bin/env node
-// Crash during schema growth (a known data-safety bug, see the session 11
-// closing note): a write that brings new fields is sent to its shard first
-// and the grown schema is recorded only once the write is accepted (so a
-// refused write leaves the schema as it was); a kill -9 between the two
-// leaves a document stored but not searchable by its new fields. Each round
-// starts `tessera serve` on a fresh directory, sends the first PUT of a new
-// index, SIGKILLs the server 150–450 ms later, restarts it and, when the
-// document landed, counts it by its field. Prints the landed and the
-// half-applied (stored, counted 0) rounds; exits 1 if any was half-applied.
+// Crash during schema growth: a write that brings new fields has its grown
+// schema reserved in the cluster state before it is sent to its shard, and
+// folded once the write is accepted (a refused write leaves the schema as it
+// was). Before the reservation, a kill -9 between the shard's acceptance and
+// the fold left a document stored but not searchable by its new fields (1 in
+// 10 landed first writes); the restarted server now folds what was left
+// reserved. Each round starts `tessera serve` on a fresh directory, sends the
+// first PUT of a new index, SIGKILLs the server 150–450 ms later, restarts it
+// and, when the document landed, counts it by its field. Prints the landed
+// and the half-applied (stored, counted 0) rounds; exits 1 if any was
+// half-applied. The deterministic check is test/src/data-safety.test.ts.
 //
 //   node scripts/reliability/kill-first-write.mjs [rounds, default 25]
 import { spawn } from 'node:child_process';

@@ -1,9 +1,11 @@
 /**
  * Writes that must lose nothing and surprise nobody, embedded and on a
  * cluster: a `.` in a written ID never truncates it (API.md §1.3), and a
- * refused write leaves the index schema byte-identical.
+ * refused write leaves the index schema byte-identical, and a write its
+ * shard applied is searchable by its new fields even when the coordinator
+ * was killed before it recorded them.
  */
-import { SERVER_KINDS, serversForSuite, type ServerKind } from './cluster-harness.js';
+import { SERVER_KINDS, serversForSuite, startCluster, until, type ServerKind } from './cluster-harness.js';
 import { call } from './harness.js';
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
@@ -118,4 +120,36 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       for (let i = 0; i < 10; i++) expect(fields.includes(`g${i}`)).toBe(i % 2 === 1);
     });
   });
+});
+
+describe('a coordinator killed while a write that grows the schema is on its shard', () => {
+  it('leaves the grown schema to its restart: the applied document is found by its new field', async () => {
+    const cluster = await startCluster({ nodes: 1 });
+    try {
+      expect((await call(cluster, 'PUT', '/crash-grow/1', { a: 1 })).status).toBe(200);
+      const node = cluster.nodes.get('node1')!.process;
+      // The node holds the write unread in its socket: the coordinator has sent it and waits.
+      node.kill('SIGSTOP');
+      const inFlight = call(cluster, 'PUT', '/crash-grow/2', { fresh: 'hello' }).catch(() => undefined);
+      await new Promise((res) => setTimeout(res, 500));
+      await cluster.coordinator.kill();
+      await inFlight;
+      // Resumed, the node reads the write and applies it; its answer finds no coordinator.
+      node.kill('SIGCONT');
+      await cluster.restartCoordinator();
+      const stored = await until('the write applied by the node', async () => {
+        const r = await call(cluster, 'GET', '/crash-grow/2');
+        return r.status === 200 ? r.json : undefined;
+      });
+      expect(stored).toMatchObject({ fresh: 'hello' });
+      const schema = await call(cluster, 'GET', '/crash-grow/._schema');
+      expect(Object.keys(schema.json as object)).toContain('fresh');
+      const found = await call(cluster, 'SEARCH', '/crash-grow/', { _query: { fresh: 'hello' } });
+      expect(found.json).toMatchObject({ total: 1 });
+      // Nothing is left reserved once it is folded.
+      expect((await cluster.storedState()).growthReserved).toBeUndefined();
+    } finally {
+      await cluster.kill();
+    }
+  }, 60_000);
 });

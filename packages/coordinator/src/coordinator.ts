@@ -142,12 +142,18 @@ export class Coordinator {
       flushFailure: async () => flushFailureOf(await askNodeStats(options.nodes)),
       ...(group === undefined ? {} : { blocker: () => groupProblem(group) }),
     }, options.log);
-    if (decides()) await loadTemplates(registry, options.templates);
+    const foldLeftGrowth = () => registry.foldLeftReservations((reservation, err) =>
+      options.log.warn({ err, index: reservation.index }, 'a schema growth left by a stopped coordinator no longer fits its index: dropped'));
+    if (decides()) {
+      await foldLeftGrowth();
+      await loadTemplates(registry, options.templates);
+    }
     followMembership(options.nodes, registry, options.log, decides);
     group?.on('elected', () => {
       // What a restarted coordinator does: the nodes here are recorded, the others get the rejoin timeout.
       for (const name of options.nodes.activeNames()) recordJoin(registry, name, options.log);
       replication.takeOver();
+      foldLeftGrowth().catch((err: unknown) => options.log.error({ err }, 'could not fold the schema growth a stopped coordinator left'));
       loadTemplates(registry, options.templates).catch((err: unknown) => options.log.error({ err }, 'could not store the configured templates'));
     });
     const router = new ShardRouter();

@@ -230,7 +230,10 @@ export class DocumentHandlers {
    * Prepare a single write and send it. A document that brings new fields
    * grows the index schema only once its write is accepted: a write the
    * shard refuses (404 of an UPDATE without upsert, 409) leaves the schema
-   * as it was, byte for byte. Such writes take turns per index, so the
+   * as it was, byte for byte. The grown schema is reserved in the cluster
+   * state before the write is sent, so a coordinator stopped between the
+   * shard's acceptance and the fold leaves it for the next one to fold
+   * (registry `reserveGrowth`). Such writes take turns per index, so the
    * growth each one sends is the one recorded; writes that grow nothing
    * never wait for them. A failure that is not a refusal (a lost node, a
    * timeout: the write may have been applied) records the growth all the same.
@@ -243,6 +246,8 @@ export class DocumentHandlers {
     return this.growthTurns.run(index, async () => {
       // Prepared again only when the schema grew while this write waited (the same field: nothing left to grow; another type: 400).
       const write = this.registry.get(index)?.schema === grows.from ? first : await this.prepareWrite(ctx, index, raw, idText);
+      if (write.grows === undefined) return { write, reply: await this.send(write.target, ctx, callOf(write)) };
+      const reservation = await this.registry.reserveGrowth(write.target.meta, write.grows.to);
       let accepted = true;
       try {
         return { write, reply: await this.send(write.target, ctx, callOf(write)) };
@@ -250,7 +255,8 @@ export class DocumentHandlers {
         accepted = toTesseraError(err).status >= 500;
         throw err;
       } finally {
-        if (write.grows !== undefined && accepted) await this.fold(index, write.grows.from, raw);
+        if (accepted) await this.fold(index, write.grows.from, raw, undefined, reservation);
+        else await this.registry.releaseGrowth(reservation);
       }
     });
   }
@@ -330,15 +336,16 @@ export class DocumentHandlers {
    * Type the document against the index schema (API.md §8): its stored form,
    * with new fields folded into the schema before the write is routed, so
    * shards never disagree on a field's type. A value of the wrong type is a
-   * 400 and nothing is written. `first` is the fold with `schema` when done already.
+   * 400 and nothing is written. `first` is the fold with `schema` when done already;
+   * `settles` the growth reservation the fold settles.
    */
   private async fold(index: string, schema: FoldResult['schema'], raw: Record<string, unknown>,
-    first: FoldResult = foldDocument(schema, raw)): Promise<{ stored: Record<string, unknown>; unstored: boolean }> {
-    if (!first.changed) return first.document;
+    first: FoldResult = foldDocument(schema, raw), settles?: string): Promise<{ stored: Record<string, unknown>; unstored: boolean }> {
+    if (!first.changed && settles === undefined) return first.document;
     return this.registry.updateSchema(index, (current) => {
       const folded = current === schema ? first : foldDocument(current, raw);
       return { schema: folded.schema, changed: folded.changed, result: folded.document };
-    });
+    }, settles);
   }
 
   /**

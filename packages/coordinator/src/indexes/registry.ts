@@ -10,7 +10,7 @@ import { allocateShards, type NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IdType } from '../documents/ids.js';
 import type { StateStore } from '../state/local-store.js';
-import type { ClusterState, IndexMeta, NamedScript, NodeRecord } from '../state/cluster-state.js';
+import type { ClusterState, GrowthReservation, IndexMeta, NamedScript, NodeRecord } from '../state/cluster-state.js';
 import { createSchema, mergeSchema, type Schema } from '@tessera/schema';
 import type { IndexSettings } from './settings.js';
 import { SchemaPolicy, schemaPolicyErrors, type NewSchema } from './schema-policy.js';
@@ -39,6 +39,8 @@ export class IndexRegistry {
   private readonly wrappedClients = new WeakMap<RpcClient, RpcClient>();
   /** `--strict` and foreign schemas (schema-policy.ts); set once by the coordinator. */
   private policy = new SchemaPolicy({ strict: false });
+  /** Growth reservations of this coordinator's writes in flight (`reserveGrowth`): never folded as left behind. */
+  private readonly ownReservations = new Set<string>();
   /** Told the uuid of each index dropped (the replicator forgets its shards); set once by the coordinator. */
   private indexDropped: (uuid: string) => void = () => undefined;
 
@@ -175,32 +177,89 @@ export class IndexRegistry {
    * both land, and a second write giving the same new field another type
    * fails (400) instead of overwriting the first.
    */
-  updateSchema<T>(path: string, fold: (schema: Schema) => { schema: Schema; changed: boolean; result: T }): Promise<T> {
+  updateSchema<T>(path: string, fold: (schema: Schema) => { schema: Schema; changed: boolean; result: T }, settles?: string): Promise<T> {
     let grownForeign: { foreign: string; schema: Schema } | undefined;
     const done = this.serialised(async () => {
       const state = this.store.get();
       const current = state.indexes[path];
       if (!current) throw apiErrors.indexNotFound(path);
       const folded = fold(current.schema);
-      if (folded.changed) {
-        const indexes = { ...state.indexes, [path]: { ...current, schema: folded.schema } };
-        // Indexes sharing a foreign schema grow together (each keeps its own `_id` type).
-        if (current.foreign !== undefined) {
-          const shared = withoutId(folded.schema);
-          for (const meta of Object.values(state.indexes)) {
-            if (meta.path !== path && meta.foreign === current.foreign) indexes[meta.path] = { ...meta, schema: withIdOf(shared, meta.schema) };
-          }
-          grownForeign = { foreign: current.foreign, schema: shared };
-        }
-        const ok = await this.store.compareAndSet(state, { ...state, indexes });
+      const settled = settles !== undefined && state.growthReserved?.[settles] !== undefined;
+      if (folded.changed || settled) {
+        let next = settled ? withoutReservations(state, [settles]) : state;
+        if (folded.changed) ({ state: next, grownForeign } = withSchema(next, path, folded.schema));
+        const ok = await this.store.compareAndSet(state, next);
         if (!ok) throw new Error('cluster state changed outside the registry queue');
       }
+      if (settles !== undefined) this.ownReservations.delete(settles);
       return folded.result;
     });
     return done.then(async (result) => {
       if (grownForeign !== undefined) await this.policy.foreignSchemaChanged(grownForeign.foreign, grownForeign.schema);
       return result;
     });
+  }
+
+  /**
+   * Record, durably, the schema a single write grows `meta`'s index to
+   * before the write is sent (documents/handlers.ts): a coordinator stopped
+   * between the shard's acceptance and the fold leaves it here, and the next
+   * coordinator to decide folds it (`foldLeftReservations`), so an applied
+   * document is never left with fields its index's schema lacks. Settled by
+   * `updateSchema(…, token)` once accepted, or `releaseGrowth` once refused.
+   */
+  async reserveGrowth(meta: IndexMeta, schema: Schema): Promise<string> {
+    const token = randomUUID();
+    this.ownReservations.add(token);
+    try {
+      await this.updateState((state) => ({
+        ...state, growthReserved: { ...state.growthReserved, [token]: { index: meta.path, uuid: meta.uuid, schema } },
+      }));
+    } catch (err) {
+      this.ownReservations.delete(token);
+      throw err;
+    }
+    return token;
+  }
+
+  /** Drop a reservation whose write was refused: the schema stays as it was. */
+  async releaseGrowth(token: string): Promise<void> {
+    try {
+      await this.updateState((state) => (state.growthReserved?.[token] === undefined ? undefined : withoutReservations(state, [token])));
+    } finally {
+      this.ownReservations.delete(token);
+    }
+  }
+
+  /**
+   * Fold every reservation another coordinator (or this one before a
+   * restart) left behind into its index's schema, and drop them: their
+   * writes may have been applied. One that no longer fits (its index
+   * dropped, or a field since grown to another type) is dropped and told to
+   * `log`. Run by a coordinator when it begins deciding, before it serves.
+   */
+  async foldLeftReservations(log: (reservation: GrowthReservation, err: unknown) => void): Promise<void> {
+    const grown: Array<{ foreign: string; schema: Schema }> = [];
+    await this.updateState((state) => {
+      const left = Object.entries(state.growthReserved ?? {}).filter(([token]) => !this.ownReservations.has(token));
+      if (left.length === 0) return undefined;
+      let next = withoutReservations(state, left.map(([token]) => token));
+      for (const [, reservation] of left) {
+        const meta = next.indexes[reservation.index];
+        if (meta === undefined || meta.uuid !== reservation.uuid) continue;
+        try {
+          const merged = mergeSchema(meta.schema, reservation.schema);
+          if (merged === meta.schema) continue;
+          const changed = withSchema(next, reservation.index, merged);
+          next = changed.state;
+          if (changed.grownForeign !== undefined) grown.push(changed.grownForeign);
+        } catch (err) {
+          log(reservation, err);
+        }
+      }
+      return next;
+    });
+    for (const { foreign, schema } of grown) await this.policy.foreignSchemaChanged(foreign, schema);
   }
 
   /**
@@ -498,4 +557,24 @@ function isNoop(meta: IndexMeta, change: IndexChange): boolean {
 
 function isDeepEqualMeta(a: IndexMeta, b: IndexMeta): boolean {
   return JSON.stringify(a) === JSON.stringify(b);
+}
+
+/** `state` with `path`'s schema replaced; indexes sharing its foreign schema grow with it (each keeps its own `_id` type). */
+function withSchema(state: ClusterState, path: string, schema: Schema): { state: ClusterState; grownForeign?: { foreign: string; schema: Schema } } {
+  const current = state.indexes[path] as IndexMeta;
+  const indexes = { ...state.indexes, [path]: { ...current, schema } };
+  if (current.foreign === undefined) return { state: { ...state, indexes } };
+  const shared = withoutId(schema);
+  for (const meta of Object.values(state.indexes)) {
+    if (meta.path !== path && meta.foreign === current.foreign) indexes[meta.path] = { ...meta, schema: withIdOf(shared, meta.schema) };
+  }
+  return { state: { ...state, indexes }, grownForeign: { foreign: current.foreign, schema: shared } };
+}
+
+/** `state` without the growth reservations `tokens` (the key gone once none is left). */
+function withoutReservations(state: ClusterState, tokens: readonly string[]): ClusterState {
+  const { growthReserved, ...rest } = state;
+  const left = { ...growthReserved };
+  for (const token of tokens) delete left[token];
+  return Object.keys(left).length === 0 ? rest : { ...rest, growthReserved: left };
 }

@@ -60,6 +60,21 @@ export interface ClusterState {
   aliases?: Record<string, IndexAlias>;
   /** Scoped API keys by name (API.md §16.3, auth/keys.ts): digests only, never secrets. */
   keys?: Record<string, StoredApiKey>;
+  /** Schema growth of single writes sent but not yet settled (indexes/registry.ts `reserveGrowth`), by token. */
+  growthReserved?: Record<string, GrowthReservation>;
+}
+
+/**
+ * The schema a write grows its index to, recorded before the write is sent
+ * and removed once it is settled (folded when accepted, dropped when
+ * refused). One left behind by a coordinator that stopped in between is
+ * folded by the next one to decide: its write may have been applied.
+ */
+export interface GrowthReservation {
+  index: string;
+  /** The index's uuid: a reservation outlives no drop and re-creation of its index. */
+  uuid: string;
+  schema: Schema;
 }
 
 /** A script remembered under its `_name`. */
