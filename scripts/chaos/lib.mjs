@@ -1,7 +1,8 @@
 // What the chaos scenarios (scripts/chaos/scenarios/) and the reliability
 // scripts share: starting the built `tessera serve` the way `npm start` does
-// (SERVER_NODE_FLAGS, SERVER_ENV), one HTTP request over node:http, a seeded
-// random generator, and bounded waits. Run `npx tsc -b` first: servers are
+// (SERVER_NODE_FLAGS, SERVER_ENV), a cluster on loopback, one HTTP request
+// over node:http, a seeded random generator, bounded waits, paced clients and
+// the small statistics the figures need (raw sockets: raw-http.mjs). Run `npx tsc -b` first: servers are
 // started from packages/cli/dist.
 import { spawn } from 'node:child_process';
 import { Agent, request as httpRequest } from 'node:http';
@@ -89,6 +90,7 @@ export async function spawnTessera(args, { env = {}, prefix = [], readyMsg, star
     ready,
     logs,
     exited,
+    alive: running,
     stderr: () => stderr,
     async stop(timeoutMs = 15_000) {
       signal('SIGTERM');
@@ -103,6 +105,9 @@ export async function spawnTessera(args, { env = {}, prefix = [], readyMsg, star
     },
   };
 }
+
+/** Server flags that keep slow-request lines out of the log (scenarios that hold requests on purpose). */
+export const SLOW_LOG_OFF = ['--slow-request-ms', '600000'];
 
 /** `tessera serve` on 127.0.0.1, port 0, on `dataDir`, once it listens; `args` adds flags. See spawnTessera. */
 export async function startServer({ dataDir, args = [], env = {}, prefix = [], startTimeoutMs }) {
@@ -253,16 +258,16 @@ export async function tcpProxy(targetPort) {
   return proxy;
 }
 
-/** A keep-alive agent for `request`: one per client, so clients race on their own connections. */
-export function keepAliveAgent() {
-  return new Agent({ keepAlive: true, maxSockets: 1 });
+/** A keep-alive agent for `request`: by default one socket, one agent per client, so clients race on their own connections. */
+export function keepAliveAgent(maxSockets = 1) {
+  return new Agent({ keepAlive: true, maxSockets });
 }
 
 /**
  * One HTTP request to 127.0.0.1:`port` (any method); `body` an object (sent
- * as JSON), a string or a Buffer. Resolves with { status, text, json } (json
- * when the answer parses as JSON); rejects on a socket error or after
- * `timeoutMs` (the socket is destroyed).
+ * as JSON), a string or a Buffer. Resolves with { status, headers, text,
+ * bytes, json } (json when the answer parses as JSON); rejects on a socket
+ * error or after `timeoutMs` (the socket is destroyed).
  */
 export function request(port, method, path, body, { agent, headers = {}, timeoutMs = 30_000 } = {}) {
   return new Promise((resolvePromise, reject) => {
@@ -277,10 +282,11 @@ export function request(port, method, path, body, { agent, headers = {}, timeout
       const chunks = [];
       res.on('data', (c) => chunks.push(c));
       res.on('end', () => {
-        const text = Buffer.concat(chunks).toString('utf8');
+        const bytes = Buffer.concat(chunks);
+        const text = bytes.toString('utf8');
         let json;
         try { json = text.length > 0 ? JSON.parse(text) : undefined; } catch { json = undefined; }
-        resolvePromise({ status: res.statusCode, text, json });
+        resolvePromise({ status: res.statusCode, headers: res.headers, text, bytes, json });
       });
       res.on('error', reject);
     });
@@ -302,5 +308,40 @@ export async function waitFor(probe, { timeoutMs, everyMs = 25 }) {
     }
     if (Date.now() >= deadline) return null;
     await sleep(everyMs);
+  }
+}
+
+/**
+ * Open-loop clients: `clients` loops, staggered, each calling `step()` every
+ * `periodMs` (a late step does not shift the schedule) until `stopAt`.
+ */
+export async function paced(clients, periodMs, stopAt, step) {
+  await Promise.all(Array.from({ length: clients }, async (_, client) => {
+    let due = Date.now() + client * (periodMs / clients);
+    while (Date.now() < stopAt) {
+      const wait = due - Date.now();
+      if (wait > 0) await sleep(wait);
+      due += periodMs;
+      await step();
+    }
+  }));
+}
+
+/** The q-quantile (0..1) of `values` (nearest rank); NaN when empty. */
+export function quantile(values, q) {
+  if (values.length === 0) return Number.NaN;
+  const sorted = Float64Array.from(values).sort();
+  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil(q * sorted.length) - 1))];
+}
+
+/** Resident set size of a process, MB, from /proc (null where unreadable). */
+export async function rssMb(pid) {
+  const { readFile } = await import('node:fs/promises');
+  try {
+    const status = await readFile(`/proc/${pid}/status`, 'utf8');
+    const kb = Number(/VmRSS:\s+(\d+)/.exec(status)?.[1]);
+    return Number.isFinite(kb) ? kb / 1024 : null;
+  } catch {
+    return null;
   }
 }

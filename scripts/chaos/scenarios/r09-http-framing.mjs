@@ -19,7 +19,8 @@
 import { join } from 'node:path';
 import { mkdirSync } from 'node:fs';
 import { random } from '../../bench/bench-lib.mjs';
-import { call, rawExchange, startServer } from '../lib-b/server.mjs';
+import { request, SLOW_LOG_OFF, startServer } from '../lib.mjs';
+import { rawExchange } from '../raw-http.mjs';
 
 export const id = 'R9';
 export const title = 'HTTP framing and smuggling: CL+TE, conflicting Content-Length, bad chunks, obs-fold, huge headers, pipelining';
@@ -69,7 +70,7 @@ function cases() {
   add({ name: 'cl-over-limit', bytes: put('cl-over-limit', `Content-Length: ${BODY_MAX + 1}\r\n`, json + smuggled('cl-over-limit')), status: 413, code: 'http_body_too_large' });
   add({
     name: 'cl-duplicate-identical', bytes: put('cl-duplicate-identical', `Content-Length: ${json.length}\r\nContent-Length: 0${json.length}\r\nConnection: close\r\n`, json), status: 200, closes: true,
-    check: async (port) => ((await call(port, 'GET', '/r9/cl-duplicate-identical')).json?.a === 1 ? null : 'identical duplicate Content-Length: document not stored as framed'),
+    check: async (port) => ((await request(port, 'GET', '/r9/cl-duplicate-identical')).json?.a === 1 ? null : 'identical duplicate Content-Length: document not stored as framed'),
   });
 
   // Chunked bodies: bad sizes, extensions, missing CRLF, bare LF, oversize.
@@ -93,7 +94,7 @@ function cases() {
   add({ name: 'chunk-trailer-fold', bytes: chunked('chunk-trailer-fold', `7\r\n${json}\r\n0\r\nX-T: a\r\n b\r\n\r\n${smuggled('chunk-trailer-fold')}`), status: 400, code: 'http_invalid_trailer' });
   add({
     name: 'chunk-extensions-valid', bytes: chunked('chunk-extensions-valid', `3;name=value;x\r\n{"a\r\n4 ; q="s"\r\n":1}\r\n0;last\r\nX-Trailer: ok\r\n\r\n`).replace('Host: t', 'Host: t\r\nConnection: close'), status: 200, closes: true,
-    check: async (port) => ((await call(port, 'GET', '/r9/chunk-extensions-valid')).json?.a === 1 ? null : 'valid chunk extensions: document not stored as framed'),
+    check: async (port) => ((await request(port, 'GET', '/r9/chunk-extensions-valid')).json?.a === 1 ? null : 'valid chunk extensions: document not stored as framed'),
   });
 
   // Header section: obs-fold, bad names, bare CR/LF, NUL, Host, size limits, version.
@@ -154,11 +155,11 @@ export async function run({ quick, seed, workDir, log }) {
   const next = random(seed);
   const dataDir = join(workDir, 'data');
   mkdirSync(dataDir, { recursive: true });
-  const server = await startServer(dataDir, [
+  const server = await startServer({ dataDir, args: [...SLOW_LOG_OFF,
     '--body-bytes-max', String(BODY_MAX), '--content-body-bytes-max', String(BODY_MAX),
     '--header-bytes-max', String(HEADER_MAX), '--url-bytes-max', String(URL_MAX),
     '--headers-timeout-ms', '3000', '--idle-timeout-ms', '3000', '--shards', '1', '--replicas', '0',
-  ]);
+  ] });
   const failures = [];
   let exchanges = 0;
   try {
@@ -188,10 +189,10 @@ export async function run({ quick, seed, workDir, log }) {
     // The smuggled requests: none may have been executed.
     const smuggledFound = [];
     for (const c of [...all.map((x) => x.name), 'x', 'in-body']) {
-      const r = await call(server.port, 'GET', `/smuggle/${c}`);
+      const r = await request(server.port, 'GET', `/smuggle/${c}`);
       if (r.status !== 404) smuggledFound.push(`${c} (${r.status})`);
     }
-    const alive = server.alive() && (await call(server.port, 'GET', '/r9/pipe-1')).status === 200;
+    const alive = server.alive() && (await request(server.port, 'GET', '/r9/pipe-1')).status === 200;
     const pass = failures.length === 0 && smuggledFound.length === 0 && alive;
     for (const f of failures.slice(0, 20)) log(`R9 FAIL ${f.case} (round ${f.round}, ${f.fragments} fragments): ${f.problems.join('; ')}`);
     return {

@@ -7,7 +7,7 @@
 // Baseline windows (normal clients alone) alternate with attack windows of
 // the same length (the same clients beside 300 slow sockets), so the
 // machine's own load drifts into both alike. The attacker is its own process
-// (lib-b/slowloris.mjs): a third of its sockets `trickle` (a request head one
+// (slowloris.mjs): a third of its sockets `trickle` (a request head one
 // byte every 300–1000 ms, seeded), a third `stall` (the whole head but its
 // final CRLF, then nothing), a third stay `silent` (connect, send nothing);
 // a socket the server closes is reopened at once, so 300 stay open all along.
@@ -24,14 +24,14 @@ import { mkdirSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { random } from '../../bench/bench-lib.mjs';
-import { call, keepAliveAgent, paced, quantile, sleep, startServer } from '../lib-b/server.mjs';
+import { keepAliveAgent, paced, quantile, request, sleep, SLOW_LOG_OFF, startServer } from '../lib.mjs';
 
 export const id = 'R10';
 export const title = '300 slowloris sockets (trickled, stalled and silent request heads) beside normal keep-alive clients';
 export const target = 'normal p99 ≤ 2× baseline; slow sockets closed within the headers timeout';
 
 const SLOW_SOCKETS = 300;
-const SLOWLORIS = join(dirname(fileURLToPath(import.meta.url)), '../lib-b/slowloris.mjs');
+const SLOWLORIS = join(dirname(fileURLToPath(import.meta.url)), '../slowloris.mjs');
 const NORMAL_CLIENTS = 4;
 const PERIOD_MS = 20;
 const DOCS = 200;
@@ -49,8 +49,8 @@ async function normalTraffic(port, agent, next, stopAt) {
     const started = performance.now();
     try {
       const r = write
-        ? await call(port, 'PUT', `/r10/${n}`, { n, at: Date.now() }, { agent, timeoutMs: 10_000 })
-        : await call(port, 'GET', `/r10/${n}`, undefined, { agent, timeoutMs: 10_000 });
+        ? await request(port, 'PUT', `/r10/${n}`, { n, at: Date.now() }, { agent, timeoutMs: 10_000 })
+        : await request(port, 'GET', `/r10/${n}`, undefined, { agent, timeoutMs: 10_000 });
       latencies.push(performance.now() - started);
       if (r.status !== 200) failures.push(`${write ? 'PUT' : 'GET'} ${r.status}`);
     } catch (err) {
@@ -60,7 +60,7 @@ async function normalTraffic(port, agent, next, stopAt) {
   return { latencies, failures };
 }
 
-/** The attack, in its own process (lib-b/slowloris.mjs) so its sockets and timers do not delay the measuring clients. */
+/** The attack, in its own process (slowloris.mjs) so its sockets and timers do not delay the measuring clients. */
 async function slowloris(port, seed, durationMs, boundMs) {
   const child = spawn(process.execPath, [SLOWLORIS, String(port), String(seed), String(SLOW_SOCKETS), String(durationMs), String(boundMs)], { stdio: ['ignore', 'pipe', 'inherit'] });
   let out = '';
@@ -78,10 +78,10 @@ export async function run({ quick, seed, workDir, log }) {
   const boundMs = headersTimeoutMs + CLOSE_SLACK_MS;
   const dataDir = join(workDir, 'data');
   mkdirSync(dataDir, { recursive: true });
-  const server = await startServer(dataDir, ['--headers-timeout-ms', String(headersTimeoutMs), '--shards', '1', '--replicas', '0']);
+  const server = await startServer({ dataDir, args: [...SLOW_LOG_OFF, '--headers-timeout-ms', String(headersTimeoutMs), '--shards', '1', '--replicas', '0'] });
   const agent = keepAliveAgent(NORMAL_CLIENTS);
   try {
-    for (let n = 0; n < DOCS; n++) await call(server.port, 'PUT', `/r10/${n}`, { n }, { agent });
+    for (let n = 0; n < DOCS; n++) await request(server.port, 'PUT', `/r10/${n}`, { n }, { agent });
     await normalTraffic(server.port, agent, next, Date.now() + 1000); // warm-up, not measured
     const baseline = { latencies: [], failures: [] };
     const attacked = { latencies: [], failures: [] };

@@ -22,7 +22,7 @@ import { execFileSync } from 'node:child_process';
 import { cpSync, mkdirSync, rmSync, statfsSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { random } from '../../bench/bench-lib.mjs';
-import { call, keepAliveAgent, sleep, startServer } from '../lib-b/server.mjs';
+import { keepAliveAgent, request, sleep, SLOW_LOG_OFF, startServer } from '../lib.mjs';
 
 export const id = 'R11';
 export const title = 'disk full: the data directory on a 64 MB tmpfs, written until full';
@@ -48,8 +48,8 @@ function mountTmpfs(dir) {
 async function write(port, agent, item) {
   try {
     const r = item.blob
-      ? await call(port, 'PUT', `/r11/${item.id}`, item.blob, { agent, headers: { 'content-type': BLOB_TYPE } })
-      : await call(port, 'PUT', `/r11/${item.id}`, item.body, { agent });
+      ? await request(port, 'PUT', `/r11/${item.id}`, item.blob, { agent, headers: { 'content-type': BLOB_TYPE } })
+      : await request(port, 'PUT', `/r11/${item.id}`, item.body, { agent });
     return { status: r.status, json: r.json, text: r.text };
   } catch (err) {
     return { status: 0, text: String(err.message) };
@@ -63,7 +63,7 @@ async function readAll(port, acked) {
   try {
     for (const item of acked) {
       try {
-        const r = await call(port, 'GET', `/r11/${item.id}`, undefined, { agent, headers: { accept: item.blob ? `${BLOB_TYPE}, application/json;q=0.1` : 'application/json' } });
+        const r = await request(port, 'GET', `/r11/${item.id}`, undefined, { agent, headers: { accept: item.blob ? `${BLOB_TYPE}, application/json;q=0.1` : 'application/json' } });
         if (r.status !== 200) bad.push(`${item.id}: ${r.status} ${r.json?.code ?? ''}`);
         else if (item.blob ? !r.bytes.equals(item.blob) : r.json?.n !== item.body.n || r.json?.pad !== item.body.pad) bad.push(`${item.id}: different data`);
       } catch (err) {
@@ -92,7 +92,7 @@ export async function run({ quick, seed, workDir, log }) {
   try {
     mkdirSync(dataDir);
     writeFileSync(filler, Buffer.alloc((quick ? 58 : 24) * MB, 0x5a));
-    server = await startServer(dataDir, SERVER_ARGS);
+    server = await startServer({ dataDir, args: [...SLOW_LOG_OFF, ...SERVER_ARGS] });
     const agent = keepAliveAgent(1);
     const acked = [];
     const refusals = {};
@@ -148,7 +148,7 @@ export async function run({ quick, seed, workDir, log }) {
     log(`R11 space freed: writes resumed after ${resumedAfterMs} ms, then ${afterFree}/50 acknowledged`);
     agent.destroy();
     const stopped = await server.stop();
-    server = await startServer(dataDir, SERVER_ARGS);
+    server = await startServer({ dataDir, args: [...SLOW_LOG_OFF, ...SERVER_ARGS] });
     const lost = await readAll(server.port, acked);
     log(`R11 after a restart: ${acked.length - lost.length}/${acked.length} acknowledged writes read back (exit ${stopped.code ?? stopped.signal})`);
 

@@ -27,7 +27,7 @@
 import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { join, relative } from 'node:path';
 import { random } from '../../bench/bench-lib.mjs';
-import { call, keepAliveAgent, startServer } from '../lib-b/server.mjs';
+import { keepAliveAgent, request, SLOW_LOG_OFF, startServer } from '../lib.mjs';
 
 export const id = 'R12';
 export const title = 'a flipped byte in every kind of file: LevelDB tables (and the segments in them), logs, manifests, content volumes';
@@ -64,19 +64,19 @@ async function writeData(port, next, docs, blobs) {
   const written = { docs: new Map(), blobs: new Map() };
   try {
     const ok = (r, what) => { if (r.status !== 200) throw new Error(`${what}: ${r.status} ${r.text.slice(0, 200)}`); };
-    ok(await call(port, 'PUT', '/r12/', undefined, { agent }), 'create index');
+    ok(await request(port, 'PUT', '/r12/', undefined, { agent }), 'create index');
     for (let i = 0; i < docs; i++) {
       const body = { n: i, text: `uniq${i}x common ${Array.from({ length: 8 }, () => `w${Math.floor(next() * 500)}`).join(' ')}`, ratio: Math.round(next() * 1e6) / 1e3 };
-      ok(await call(port, 'PUT', `/r12/d${i}`, body, { agent }), `PUT d${i}`);
+      ok(await request(port, 'PUT', `/r12/d${i}`, body, { agent }), `PUT d${i}`);
       written.docs.set(`d${i}`, body);
       if (i % Math.max(1, Math.floor(docs / blobs)) === 0 && written.blobs.size < blobs) {
         const bytes = Buffer.from(Array.from({ length: 1000 + Math.floor(next() * 4000) }, () => Math.floor(next() * 256)));
         const blobId = `b${written.blobs.size}`;
-        ok(await call(port, 'PUT', `/r12/${blobId}`, bytes, { agent, headers: { 'content-type': BLOB_TYPE } }), `PUT ${blobId}`);
+        ok(await request(port, 'PUT', `/r12/${blobId}`, bytes, { agent, headers: { 'content-type': BLOB_TYPE } }), `PUT ${blobId}`);
         written.blobs.set(blobId, bytes);
       }
     }
-    ok(await call(port, 'PUT', '/r12/last?commit=true', { n: -1, text: 'last common' }, { agent }), 'PUT last');
+    ok(await request(port, 'PUT', '/r12/last?commit=true', { n: -1, text: 'last common' }, { agent }), 'PUT last');
     written.docs.set('last', { n: -1, text: 'last common' });
     return written;
   } finally {
@@ -108,7 +108,7 @@ async function readBack(port, written) {
   };
   try {
     for (const [docId, body] of written.docs) {
-      await see(`GET ${docId}`, () => call(port, 'GET', `/r12/${docId}`, undefined, { agent, headers: { accept: 'application/json' } }), (r) => {
+      await see(`GET ${docId}`, () => request(port, 'GET', `/r12/${docId}`, undefined, { agent, headers: { accept: 'application/json' } }), (r) => {
         const got = r.json ?? {};
         return Object.keys(body).every((k) => JSON.stringify(got[k]) === JSON.stringify(body[k])) ? null : `served ${r.text.slice(0, 120)}`;
       });
@@ -116,17 +116,17 @@ async function readBack(port, written) {
     // JSON accepted too (q=0.1): an error must be renderable, or API.md §2.3 turns it into an empty 406
     // (a corrupted blob asked for with `Accept: application/octet-stream` alone answers 406, not 500).
     for (const [blobId, bytes] of written.blobs) {
-      await see(`GET ${blobId}`, () => call(port, 'GET', `/r12/${blobId}`, undefined, { agent, headers: { accept: `${BLOB_TYPE}, application/json;q=0.1` } }),
+      await see(`GET ${blobId}`, () => request(port, 'GET', `/r12/${blobId}`, undefined, { agent, headers: { accept: `${BLOB_TYPE}, application/json;q=0.1` } }),
         (r) => (r.bytes.equals(bytes) ? null : `blob of ${r.bytes.length} bytes differs from the ${bytes.length} written`));
     }
     for (const [docId, body] of written.docs) {
       if (docId === 'last') continue;
-      await see(`search uniq${body.n}x`, () => call(port, 'GET', `/r12/:search?q=uniq${body.n}x&limit=3`, undefined, { agent }), (r) => {
+      await see(`search uniq${body.n}x`, () => request(port, 'GET', `/r12/:search?q=uniq${body.n}x&limit=3`, undefined, { agent }), (r) => {
         const ids = (r.json?.hits ?? []).map((h) => h._id);
         return r.json?.total === 1 && ids.length === 1 && ids[0] === docId ? null : `found ${JSON.stringify(ids)} (total ${r.json?.total})`;
       });
     }
-    await see('count common', () => call(port, 'GET', '/r12/:count?q=common', undefined, { agent }),
+    await see('count common', () => request(port, 'GET', '/r12/:count?q=common', undefined, { agent }),
       (r) => (r.json?.total === written.docs.size ? null : `total ${r.json?.total}, expected ${written.docs.size}`));
   } finally {
     agent.destroy();
@@ -142,7 +142,7 @@ export async function run({ quick, seed, workDir, log }) {
   const pristine = join(workDir, 'pristine');
   mkdirSync(pristine, { recursive: true });
 
-  const first = await startServer(pristine, SERVER_ARGS);
+  const first = await startServer({ dataDir: pristine, args: [...SLOW_LOG_OFF, ...SERVER_ARGS] });
   let written;
   try {
     written = await writeData(first.port, next, docs, blobs);
@@ -156,7 +156,7 @@ export async function run({ quick, seed, workDir, log }) {
   {
     const control = join(workDir, 'control');
     cpSync(pristine, control, { recursive: true });
-    const server = await startServer(control, SERVER_ARGS);
+    const server = await startServer({ dataDir: control, args: [...SLOW_LOG_OFF, ...SERVER_ARGS] });
     try {
       const intact = await readBack(server.port, written);
       if (intact.errors.length + intact.wrong.length > 0) {
@@ -190,7 +190,7 @@ export async function run({ quick, seed, workDir, log }) {
       let evidence;
       let server;
       try {
-        server = await startServer(trialDir, SERVER_ARGS);
+        server = await startServer({ dataDir: trialDir, args: [...SLOW_LOG_OFF, ...SERVER_ARGS] });
       } catch (err) {
         outcome = 'detected';
         evidence = `server refused to start: ${String(err.message).split('\n').find((l) => /corrupt|checksum|error/i.test(l))?.slice(0, 200) ?? String(err.message).slice(0, 200)}`;

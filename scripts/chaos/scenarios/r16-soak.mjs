@@ -18,7 +18,7 @@
 import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { random } from '../../bench/bench-lib.mjs';
-import { call, keepAliveAgent, paced, quantile, rssMb, sleep, startServer } from '../lib-b/server.mjs';
+import { keepAliveAgent, paced, quantile, request, rssMb, sleep, SLOW_LOG_OFF, startServer } from '../lib.mjs';
 
 export const id = 'R16';
 export const title = 'soak: mixed reads and writes at a steady rate';
@@ -51,11 +51,11 @@ export async function run({ quick, seed, workDir, log }) {
   const sampleMs = quick ? 1000 : 5000;
   const dataDir = join(workDir, 'data');
   mkdirSync(dataDir, { recursive: true });
-  const server = await startServer(dataDir, ['--shards', '1', '--replicas', '0']);
+  const server = await startServer({ dataDir, args: [...SLOW_LOG_OFF, '--shards', '1', '--replicas', '0'] });
   const agent = keepAliveAgent(CLIENTS);
   try {
     for (let n = 0; n < docs; n++) {
-      const r = await call(server.port, 'PUT', `/r16/${n}`, body(n, next), { agent });
+      const r = await request(server.port, 'PUT', `/r16/${n}`, body(n, next), { agent });
       if (r.status !== 200) throw new Error(`loading /r16/${n}: ${r.status}`);
     }
     const started = Date.now();
@@ -77,10 +77,10 @@ export async function run({ quick, seed, workDir, log }) {
       const t0 = performance.now();
       try {
         const r = pick < 0.6
-          ? await call(server.port, 'GET', `/r16/${n}`, undefined, { agent })
+          ? await request(server.port, 'GET', `/r16/${n}`, undefined, { agent })
           : pick < 0.85
-            ? await call(server.port, 'PUT', `/r16/${n}`, body(n, next), { agent })
-            : await call(server.port, 'GET', `/r16/:search?q=t${Math.floor(next() * TERMS)}&limit=10`, undefined, { agent });
+            ? await request(server.port, 'PUT', `/r16/${n}`, body(n, next), { agent })
+            : await request(server.port, 'GET', `/r16/:search?q=t${Math.floor(next() * TERMS)}&limit=10`, undefined, { agent });
         const ms = performance.now() - t0;
         requests++;
         if (r.status !== 200) failures.push(`${r.status} ${r.json?.code ?? ''}`);

@@ -23,7 +23,7 @@
 // must be bounded too).
 import { existsSync, mkdirSync } from 'node:fs';
 import { join } from 'node:path';
-import { call, keepAliveAgent, startServer } from '../lib-b/server.mjs';
+import { keepAliveAgent, request, SLOW_LOG_OFF, startServer } from '../lib.mjs';
 
 export const id = 'R17';
 export const title = 'hostile scripts: endless loops, memory bombs, os/io/load/debug/require, metatable tricks, string.rep bombs';
@@ -93,7 +93,7 @@ export async function run({ quick, workDir, log }) {
   const dataDir = join(workDir, 'data');
   const marker = join(workDir, 'r17-marker');
   mkdirSync(dataDir, { recursive: true });
-  const server = await startServer(dataDir, ['--shards', '1', '--replicas', '0', '--script-timeout-ms', String(budgetMs)]);
+  const server = await startServer({ dataDir, args: [...SLOW_LOG_OFF, '--shards', '1', '--replicas', '0', '--script-timeout-ms', String(budgetMs)] });
   const agent = keepAliveAgent(2);
   const failures = [];
   let sent = 0;
@@ -101,7 +101,7 @@ export async function run({ quick, workDir, log }) {
   const late = [];
   try {
     const original = { n: 1, tag: 'original' };
-    const put = await call(server.port, 'PUT', '/r17/target', original, { agent });
+    const put = await request(server.port, 'PUT', '/r17/target', original, { agent });
     if (put.status !== 200) throw new Error(`PUT /r17/target: ${put.status}`);
     let version = put.json._version;
     const scripts = hostileScripts(marker);
@@ -110,7 +110,7 @@ export async function run({ quick, workDir, log }) {
         const started = performance.now();
         let r;
         try {
-          r = await call(server.port, 'UPDATE', '/r17/target', { _script: body }, { agent, timeoutMs: 30_000 });
+          r = await request(server.port, 'UPDATE', '/r17/target', { _script: body }, { agent, timeoutMs: 30_000 });
         } catch (err) {
           failures.push(`${name}: ${err.message}`);
           continue;
@@ -126,11 +126,11 @@ export async function run({ quick, workDir, log }) {
           // Quick runs inside `npm test` beside other test files: time is reported there, gated in the full variant.
           if (!quick) problems.push(`answered after ${ms.toFixed(0)} ms (budget ${budgetMs} + ${SLACK_MS})`);
         }
-        const doc = await call(server.port, 'GET', '/r17/target', undefined, { agent });
+        const doc = await request(server.port, 'GET', '/r17/target', undefined, { agent });
         if (doc.json?._version !== version || doc.json?.n !== original.n || doc.json?.tag !== original.tag || Object.keys(doc.json ?? {}).some((k) => !k.startsWith('_') && !k.startsWith('#') && !(k in original))) {
           problems.push(`document changed: ${doc.text.slice(0, 160)}`);
           // Put it back, so the next script is judged on its own.
-          version = (await call(server.port, 'PUT', '/r17/target', original, { agent })).json?._version;
+          version = (await request(server.port, 'PUT', '/r17/target', original, { agent })).json?._version;
         }
         if (existsSync(marker)) problems.push('the marker file was created');
         if (!server.alive()) problems.push('the server died');
@@ -141,7 +141,7 @@ export async function run({ quick, workDir, log }) {
     }
     // Nothing a hostile script did survives it: a benign script elsewhere runs as written.
     const benign = server.alive()
-      ? await call(server.port, 'PUT', '/benign/1', { n: 41, _script: "_doc.n = _doc.n + 1 _doc.u = ('ok'):upper() _doc.kind = type(os.time()) _doc.s = tostring(7)" }, { agent })
+      ? await request(server.port, 'PUT', '/benign/1', { n: 41, _script: "_doc.n = _doc.n + 1 _doc.u = ('ok'):upper() _doc.kind = type(os.time()) _doc.s = tostring(7)" }, { agent })
       : null;
     if (benign?.status !== 200 || benign.json?.n !== 42 || benign.json?.u !== 'OK' || benign.json?.kind !== 'number' || benign.json?.s !== '7') {
       failures.push(`benign script after the hostile ones: ${benign?.status} ${benign?.text.slice(0, 200)}`);

@@ -7,8 +7,7 @@
 // (ms from connect to the server's close) and the sockets still open past
 // BOUND_MS when the attack ended.
 import { connect } from 'node:net';
-import { random } from '../../bench/bench-lib.mjs';
-import { sleep } from './server.mjs';
+import { random, sleep } from './lib.mjs';
 
 /** `sockets` slow sockets, each reopened when the server closes it, until `stopAt`; their lifetimes. */
 export async function slowloris(port, next, sockets, stopAt, boundMs) {
