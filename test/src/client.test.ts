@@ -164,6 +164,17 @@ describe('@tessera/client against the embedded server', () => {
     for await (const item of client.dump('people')) dumped.push(item);
     expect(dumped).toHaveLength(949);
     expect(new Set(dumped.map((d) => d._id)).size).toBe(949);
+    // A dump left early gives its connection back: with one connection, the next request is served.
+    const single = new Tessera({ url: server.url, apiKey: MASTER, connections: 1 });
+    try {
+      for await (const item of single.dump('people')) {
+        expect(item._id).toBeDefined();
+        break;
+      }
+      expect(await single.count('people')).toBe(949);
+    } finally {
+      await single.close();
+    }
   });
 
   it('indexes: create with settings and schema, get, settings, schema, info, commit, delete', async () => {

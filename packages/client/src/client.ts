@@ -340,6 +340,7 @@ export class Tessera {
   /** Every document of the index as stored, content included (`_data`, base64), read as a stream. */
   async* dump<T = JsonObject>(index: string): AsyncGenerator<DumpItem<T>, void, undefined> {
     const response = await this.open('DUMP', indexPath(index), { accept: 'application/x-ndjson' });
+    // A caller that stops early returns the iteration of the body, which destroys it: the connection is not left taken.
     yield* ndjsonValues<DumpItem<T>>(response.body);
   }
 
