@@ -26,6 +26,8 @@ COPY packages/engine/package.json packages/engine/
 COPY packages/node/package.json packages/node/
 COPY packages/coordinator/package.json packages/coordinator/
 COPY packages/cli/package.json packages/cli/
+# The client is a workspace too (npm install wants its manifest); the image does not build or need it.
+COPY packages/client/package.json packages/client/
 # `npm install`, not `npm ci`: the lock file (written by npm 11) leaves out the
 # other platforms' optional binaries of unrs-resolver (a jest dependency), and
 # `npm ci` refuses it as out of sync ("Missing: @unrs/resolver-binding-… from

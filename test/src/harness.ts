@@ -10,6 +10,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath } from 'node:url';
 import { decode } from '@msgpack/msgpack';
+import { Tessera } from '@tessera/client';
 import { request } from 'undici';
 import { parse as parseYaml } from 'yaml';
 
@@ -126,4 +127,16 @@ export async function call(
   else if (/msgpack/.test(type) && bytes.length > 0) json = decode(bytes);
   else if (/yaml/.test(type) && text.length > 0) json = parseYaml(text);
   return { status: res.statusCode, headers: res.headers, text, bytes, json };
+}
+
+/**
+ * A @tessera/client of the suite's server, made at first use (once the
+ * server has started) and closed after the suite.
+ */
+export function clientForSuite(server: () => { url: string }): () => Tessera {
+  let client: Tessera | undefined;
+  afterAll(async () => {
+    await client?.close();
+  });
+  return () => (client ??= new Tessera({ url: server().url }));
 }

@@ -1,35 +1,31 @@
 /**
- * Highlights (`_highlight`, docs/highlights-and-cursors.md) over HTTP, on
- * the embedded server and on a coordinator with three nodes: fragments of
+ * Highlights (`_highlight`, docs/highlights-and-cursors.md) over HTTP
+ * through @tessera/client, on the embedded server and on a coordinator with three nodes: fragments of
  * the stored text with the tokens the query matches marked, by the field's
  * own analyser (English stemming here), at word boundaries.
  */
+import type { Highlight, SearchRequest } from '@tessera/client';
 import { SERVER_KINDS, serversForSuite, type ServerKind } from './cluster-harness.js';
-import { call } from './harness.js';
+import { clientForSuite } from './harness.js';
 
 const LONG = `${'Filler words come first here. '.repeat(10)}The runner was running fast. ${'More filler text follows on. '.repeat(10)}Runs end the story.`;
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
-  const server = serversForSuite(kind);
+  const client = clientForSuite(serversForSuite(kind));
 
   beforeAll(async () => {
     const schema = { title: { _type: 'text', _language: 'en' }, body: { _type: 'text', _language: 'en' }, plain: { _type: 'text' }, tag: { _type: 'keyword' } };
-    expect((await call(server(), 'PUT', '/hl/', { _settings: { number_of_shards: 3 }, _schema: schema })).status).toBe(200);
+    await client().createIndex('hl', { _settings: { number_of_shards: 3 }, _schema: schema });
     const docs = [
       { _id: 1, title: 'Running shoes for runners', body: LONG, plain: 'Running <b>& running</b>', tag: 'running' },
       { _id: 2, title: 'A quiet walk', body: 'Nothing here runs. <script>', plain: 'walks', tag: 'walk' },
       { _id: 3, title: 'Searching the web', body: 'search engines index the web', plain: 'search', tag: 'web', tags: ['x'] },
       { _id: 4, title: ['First run', 'Second title without'], body: 'the end', plain: 'x', tag: 'y' },
     ];
-    const r = await call(server(), 'RESTORE', '/hl/', docs.map((d) => JSON.stringify(d)).join('\n'), { 'content-type': 'application/x-ndjson' });
-    expect(r.json.indexed).toBe(docs.length);
+    expect((await client().import('hl', docs)).indexed).toBe(docs.length);
   }, 60_000);
 
-  const search = async (body: Record<string, unknown>) => {
-    const r = await call(server(), 'SEARCH', '/hl/', { _sort: '_id', ...body });
-    expect(r.status).toBe(200);
-    return r.json.hits as Array<{ _id: number; _highlight: Record<string, string[]> }>;
-  };
+  const search = async (body: SearchRequest) => (await client().search('hl', { _sort: '_id', ...body })).hits.map((h) => ({ ...h, _highlight: h._highlight! }));
 
   it('marks the tokens whose stem the query looks up, in fragments at word boundaries', async () => {
     const hits = await search({ _query: { _or: [{ title: 'run' }, { body: 'run' }] }, _highlight: { _fields: ['title', 'body'], _fragment_size: 40 } });
@@ -59,8 +55,8 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   });
 
   it('marks bare words in every highlighted field, prefixes, and nothing for excluded words or other fields', async () => {
-    const bare = await call(server(), 'SEARCH', '/hl/', { _query: 'search', _sort: '_id', _highlight: { _fields: ['title', 'body', 'tag'] } });
-    expect(bare.json.hits.map((h: { _highlight: unknown }) => h._highlight)).toEqual([
+    const bare = await client().search('hl', { _query: 'search', _sort: '_id', _highlight: { _fields: ['title', 'body', 'tag'] } });
+    expect(bare.hits.map((h) => h._highlight)).toEqual([
       { title: ['<em>Searching</em> the web'], body: ['<em>search</em> engines index the web'] },
     ]);
     const prefix = await search({ _query: { title: 'sear**' }, _highlight: { _fields: ['title'] } });
@@ -79,10 +75,10 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       'title', {}, { _fields: [] }, { _fields: 'title' }, { _fields: ['title'], _fragment_size: 0 }, { _fields: ['title'], _number_of_fragments: -1 },
       { _fields: ['title'], _pre_tag: 3 }, { _fields: ['title'], _encoder: 'xml' }, { _fields: ['title'], _order: 'score' },
       { _fields: { title: { _encoder: 'html' } } }, { _fields: { title: 'x' } }, { _fields: ['_id'] },
-    ]) {
-      const r = await call(server(), 'SEARCH', '/hl/', { _query: { title: 'run' }, _highlight: bad });
-      expect(r.status).toBe(400);
-      expect(r.json).toMatchObject({ status: 400, type: 'Bad Request', code: 'invalid_highlight' });
+    ] as unknown as Highlight[]) {
+      // Sent as they are: the client's types would refuse them.
+      await expect(client().search('hl', { _query: { title: 'run' }, _highlight: bad }))
+        .rejects.toMatchObject({ status: 400, type: 'Bad Request', code: 'invalid_highlight' });
     }
   });
 });

@@ -1,11 +1,13 @@
 /**
- * SEARCH and COUNT over HTTP, checked against brute force on Debian records:
+ * SEARCH and COUNT over HTTP, through @tessera/client (the wire forms with
+ * raw requests), checked against brute force on Debian records:
  * against the embedded server and against a coordinator with three nodes
  * (SERVER_KINDS), where every search fans out over the nodes and merges.
  */
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { gunzipSync } from 'node:zlib';
+import { BadRequestError, Tessera, type SearchRequest } from '@tessera/client';
 import fc from 'fast-check';
 import { SERVER_KINDS, startServers, type ServerKind } from './cluster-harness.js';
 import { call, REPO_ROOT, removeDir, tempDataDir, type Server } from './harness.js';
@@ -15,22 +17,24 @@ const N = 3000;
 
 describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
   let server: Server;
+  let client: Tessera;
   let docs: Pkg[] = [];
 
   beforeAll(async () => {
     server = await startServers(kind);
+    client = new Tessera({ url: server.url });
     const text = gunzipSync(readFileSync(join(REPO_ROOT, '../shared/data/debian-packages.ndjson.gz'))).toString('utf8');
     docs = text.split('\n', N).map((line) => {
       const d = JSON.parse(line) as Record<string, unknown>;
       return { package: String(d.package), section: String(d.section ?? ''), installed_size: Number(d.installed_size ?? 0), summary: String(d.summary ?? '') };
     });
-    await call(server, 'PUT', '/pkgs/', { _settings: { number_of_shards: 3 }, _schema: { section: { _type: 'keyword' }, installed_size: { _type: 'integer' }, summary: { _type: 'text' }, package: { _type: 'keyword' } } });
-    const body = docs.map((d, i) => JSON.stringify({ _id: i, ...d })).join('\n');
-    const r = await call(server, 'RESTORE', '/pkgs/', body, { 'content-type': 'application/x-ndjson' });
-    expect(r.json.indexed).toBe(N);
+    await client.createIndex('pkgs', { _settings: { number_of_shards: 3 }, _schema: { section: { _type: 'keyword' }, installed_size: { _type: 'integer' }, summary: { _type: 'text' }, package: { _type: 'keyword' } } });
+    const r = await client.import('pkgs', docs.map((d, i) => ({ _id: i, ...d })), { batchSize: N });
+    expect(r.indexed).toBe(N);
   }, 120_000);
 
   afterAll(async () => {
+    await client.close();
     await server.stop();
     removeDir(server.dataDir);
   });
@@ -55,49 +59,53 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
             [{ _and: [{ summary: word }, { installed_size: { _in: { _range: { _from: from, _to: to } } } }] }, (d: Pkg) => hasWord(d) && inRange(d)],
           ][shape] as [unknown, (d: Pkg) => boolean];
           const expected = docs.map((d, i) => ({ d, i })).filter(({ d }) => match(d));
-          const r = await call(server, 'SEARCH', '/pkgs/', { _query: query, _sort: ['-installed_size', '_id'], _limit: 10 });
-          expect(r.status).toBe(200);
-          expect(r.json.total).toBe(expected.length);
+          const r = await client.search<Pkg>('pkgs', { _query: query as Record<string, unknown>, _sort: ['-installed_size', '_id'], _limit: 10 });
+          expect(r.total).toBe(expected.length);
           const page = [...expected].sort((a, b) => b.d.installed_size - a.d.installed_size || a.i - b.i).slice(0, 10).map(({ i }) => i);
-          expect(r.json.hits.map((h: { _id: number }) => h._id)).toEqual(page);
-          const c = await call(server, 'COUNT', '/pkgs/', { _query: query });
-          expect(c.json).toEqual({ total: expected.length });
+          expect(r.hits.map((h) => h._id)).toEqual(page);
+          expect(await client.count('pkgs', { _query: query as Record<string, unknown> })).toBe(expected.length);
         }), { numRuns: 60 });
     }, 120_000);
 
     it('offset and limit page through the same order', async () => {
-      const all = await call(server, 'SEARCH', '/pkgs/', { _query: { section: 'libs' }, _sort: 'package', _limit: 30 });
-      const second = await call(server, 'SEARCH', '/pkgs/', { _query: { section: 'libs' }, _sort: 'package', _offset: 10, _limit: 10 });
-      expect(second.json.hits.map((h: { _id: number }) => h._id)).toEqual(all.json.hits.slice(10, 20).map((h: { _id: number }) => h._id));
-      expect(second.json.hits[0]['#rank']).toBe(10);
+      const all = await client.search<Pkg>('pkgs', { _query: { section: 'libs' }, _sort: 'package', _limit: 30 });
+      const second = await client.search<Pkg>('pkgs', { _query: { section: 'libs' }, _sort: 'package', _offset: 10, _limit: 10 });
+      expect(second.hits.map((h) => h._id)).toEqual(all.hits.slice(10, 20).map((h) => h._id));
+      expect(second.hits[0]!['#rank']).toBe(10);
     });
   });
 
   describe('visibility and persistence', () => {
     it('a write is found as soon as it is acknowledged; a replaced or deleted one is not', async () => {
-      await call(server, 'PUT', '/live/1', { title: 'zebra crossing' });
-      expect((await call(server, 'SEARCH', '/live/', { _query: { title: 'zebra' } })).json.total).toBe(1);
-      await call(server, 'PUT', '/live/1', { title: 'giraffe crossing' });
-      expect((await call(server, 'SEARCH', '/live/', { _query: { title: 'zebra' } })).json.total).toBe(0);
-      expect((await call(server, 'SEARCH', '/live/', { _query: { title: 'giraffe' } })).json.total).toBe(1);
-      await call(server, 'UPDATE', '/live/1', { title: 'okapi' });
-      expect((await call(server, 'SEARCH', '/live/', { _query: { title: 'giraffe' } })).json.total).toBe(0);
-      await call(server, 'DELETE', '/live/1');
-      expect((await call(server, 'SEARCH', '/live/', { _query: { title: 'okapi' } })).json.total).toBe(0);
+      const live = client.index<{ title: string }>('live');
+      const total = async (title: string) => (await live.search({ _query: { title } })).total;
+      await live.put(1, { title: 'zebra crossing' });
+      expect(await total('zebra')).toBe(1);
+      await live.put(1, { title: 'giraffe crossing' });
+      expect(await total('zebra')).toBe(0);
+      expect(await total('giraffe')).toBe(1);
+      await live.update(1, { title: 'okapi' });
+      expect(await total('giraffe')).toBe(0);
+      await live.delete(1);
+      expect(await total('okapi')).toBe(0);
     });
 
     // Embedded only, for time (see documents.test.ts); cluster.test.ts searches a node restarted after kill -9.
     (kind === 'embedded' ? it : it.skip)('the index survives a restart (replayed from the operation log)', async () => {
       const dataDir = tempDataDir();
       const first = await startServers(kind, { dataDir });
-      for (let i = 0; i < 50; i++) await call(first, 'PUT', `/persist/${i}`, { n: i, word: i % 2 === 0 ? 'even' : 'odd' });
-      await call(first, 'DELETE', '/persist/0');
+      const writer = new Tessera({ url: first.url });
+      for (let i = 0; i < 50; i++) await writer.put('persist', i, { n: i, word: i % 2 === 0 ? 'even' : 'odd' });
+      await writer.delete('persist', 0);
+      await writer.close();
       await first.kill();
       const second = await startServers(kind, { dataDir });
+      const reader = new Tessera({ url: second.url });
       try {
-        expect((await call(second, 'SEARCH', '/persist/', { _query: { word: 'even' } })).json.total).toBe(24);
-        expect((await call(second, 'COUNT', '/persist/', { _query: { n: { _in: { _range: { _from: 10, _to: 19 } } } } })).json.total).toBe(10);
+        expect((await reader.search('persist', { _query: { word: 'even' } })).total).toBe(24);
+        expect(await reader.count('persist', { _query: { n: { _in: { _range: { _from: 10, _to: 19 } } } } })).toBe(10);
       } finally {
+        await reader.close();
         await second.stop();
         removeDir(dataDir);
       }
@@ -110,27 +118,27 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       expect(q.status).toBe(200);
       expect(q.json.count).toBe(3);
       expect(q.json.total).toBe(docs.filter((d) => d.section === 'libs').length);
-      const both = await call(server, 'SEARCH', '/pkgs,live/', { _query: '*', _limit: 1 });
-      expect(both.json.hits[0]['#index']).toBeDefined();
-      expect((await call(server, 'SEARCH', '/nowhere/', { _query: '*' })).json).toMatchObject({ total: 0, hits: [] });
-      expect((await call(server, 'COUNT', '/pkgs/')).json.total).toBe(N);
+      const both = await client.search(['pkgs', 'live'], { _query: '*', _limit: 1 });
+      expect(both.hits[0]!['#index']).toBeDefined();
+      expect(await client.search('nowhere', { _query: '*' })).toMatchObject({ total: 0, hits: [] });
+      expect(await client.count('pkgs')).toBe(N);
     });
 
     it('finds documents by _id, integer and keyword IDs alike, and sorts by _id', async () => {
-      expect((await call(server, 'COUNT', '/pkgs/', { _query: { _id: 42 } })).json.total).toBe(1);
-      expect((await call(server, 'SEARCH', '/pkgs/', { _query: { _id: { _in: { _range: { _from: 10, _to: 19 } } } }, _sort: '-_id' })).json.hits.map((h: { _id: number }) => h._id))
+      expect(await client.count('pkgs', { _query: { _id: 42 } })).toBe(1);
+      expect((await client.search('pkgs', { _query: { _id: { _in: { _range: { _from: 10, _to: 19 } } } }, _sort: '-_id' })).hits.map((h) => h._id))
         .toEqual([19, 18, 17, 16, 15, 14, 13, 12, 11, 10]);
-      await call(server, 'PUT', '/named/Alpha', { a: 1 });
-      await call(server, 'PUT', '/named/beta', { a: 2 });
-      expect((await call(server, 'SEARCH', '/named/', { _query: { _id: 'Alpha' } })).json.hits.map((h: { _id: string }) => h._id)).toEqual(['Alpha']);
-      expect((await call(server, 'COUNT', '/named/', { _query: { _id: 'alpha' } })).json.total).toBe(0);
+      await client.put('named', 'Alpha', { a: 1 });
+      await client.put('named', 'beta', { a: 2 });
+      expect((await client.search('named', { _query: { _id: 'Alpha' } })).hits.map((h) => h._id)).toEqual(['Alpha']);
+      expect(await client.count('named', { _query: { _id: 'alpha' } })).toBe(0);
     });
 
     it('hits carry #rank, #weight and #percent; relevance ranks a rarer word higher', async () => {
-      const r = await call(server, 'SEARCH', '/pkgs/', { _query: { summary: 'library' }, _limit: 3 });
-      expect(r.json.hits[0]).toMatchObject({ '#rank': 0, '#percent': 100 });
-      expect(r.json.hits[0]['#weight']).toBeGreaterThan(0);
-      expect(typeof r.json.took).toBe('string');
+      const r = await client.search<Pkg>('pkgs', { _query: { summary: 'library' }, _limit: 3 });
+      expect(r.hits[0]).toMatchObject({ '#rank': 0, '#percent': 100 });
+      expect(r.hits[0]!['#weight']).toBeGreaterThan(0);
+      expect(typeof r.took).toBe('string');
     });
 
     it('the compact JSON page has the keys, order and values of the page in every other form (aggregations, comments, multi-index, selector)', async () => {
@@ -155,6 +163,7 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
     });
 
     it('bad queries are 400 with a message', async () => {
+      // Sent as they are: the client's types would refuse some of them.
       for (const body of [
         { _query: { _bogus: [] } },
         { _query: { a: { _in: 5 } } },
@@ -162,10 +171,11 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
         { _limit: -1 },
         { _offset: 99_999, _limit: 10 },
         { _sort: { a: { _order: 'sideways' } } },
-      ]) {
-        const r = await call(server, 'SEARCH', '/pkgs/', body);
-        expect({ body, status: r.status }).toEqual({ body, status: 400 });
-        expect(r.json.message).toMatch(/^Bad Request: /);
+      ] as SearchRequest[]) {
+        const error = await client.search('pkgs', body).then(() => undefined, (err: unknown) => err);
+        expect(error).toBeInstanceOf(BadRequestError);
+        expect({ body, status: (error as BadRequestError).status }).toEqual({ body, status: 400 });
+        expect((error as BadRequestError).message).toMatch(/^Bad Request: /);
       }
     });
   });
