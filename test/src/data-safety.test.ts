@@ -104,6 +104,21 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       expect((await call(server, 'GET', `${index}1`)).json).toMatchObject({ a: 1, title: 'first', _version: 1 });
     });
 
+    it('a PATCH that adds a field grows the schema: the document is found by it', async () => {
+      const index = '/patched/';
+      expect((await call(server, 'PUT', `${index}1`, { name: 'Ann' })).status).toBe(200);
+      const patched = await call(server, 'PATCH', `${index}1`, [{ op: 'add', path: '/bio', value: 'runs' }, { op: 'add', path: '/age', value: 41 }]);
+      expect(patched.status).toBe(200);
+      expect(patched.json).toMatchObject({ name: 'Ann', bio: 'runs', age: 41, _version: 2 });
+      expect(JSON.parse(await schemaText(index))).toMatchObject({ bio: { _type: 'text' }, age: { _type: 'integer' } });
+      expect((await call(server, 'COUNT', index, { _query: { bio: 'runs' } })).json).toEqual({ total: 1 });
+      expect((await call(server, 'COUNT', index, { _query: { age: 41 } })).json).toEqual({ total: 1 });
+      // A patch giving a known field another type is refused, and writes nothing.
+      const mismatch = await call(server, 'PATCH', `${index}1`, [{ op: 'replace', path: '/age', value: 'old' }]);
+      expect(mismatch.status).toBe(400);
+      expect((await call(server, 'GET', `${index}1`)).json).toMatchObject({ age: 41, _version: 2 });
+    });
+
     it('a write that is accepted still grows the schema, and concurrent growth keeps every field', async () => {
       const index = '/grow/';
       expect((await call(server, 'PUT', `${index}1`, { a: 1 })).status).toBe(200);

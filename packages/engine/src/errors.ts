@@ -34,11 +34,12 @@ export const engineErrors = {
   /** A write with a script reached a shard opened without a script runner. */
   scriptsUnavailable: () => new TesseraError('scripts_unavailable', 503, 'This shard copy cannot run scripts'),
   /**
-   * A script's result has fields the write's schema lacks: the coordinator
-   * folds `details.scriptResult` into the index schema and writes again.
+   * A script's or a JSON Patch's result has fields the write's schema lacks:
+   * the coordinator folds `details.scriptResult` into the index schema and
+   * writes again.
    */
-  scriptSchemaChange: (result: DocumentBodyLike) =>
-    new TesseraError('script_schema_change', 409, 'The script added fields the index schema does not have yet',
+  resultSchemaChange: (result: DocumentBodyLike, by: 'script' | 'patch') =>
+    new TesseraError('script_schema_change', 409, `The ${by} added fields the index schema does not have yet`,
       { details: { scriptResult: result } }),
   /** A replicated change links a blob this copy neither holds nor received: it must catch up from the primary's log. */
   contentMissing: (id: unknown, type: string) =>

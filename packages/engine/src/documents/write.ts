@@ -6,11 +6,11 @@
  * the Mutation to store or throws a TesseraError, in which case nothing is
  * written. Only the primary decides: replicas receive the result.
  *
- * A script may add fields. Its result is folded against the index schema the
- * write carries; if that would grow the schema, the write is refused with
- * `script_schema_change`, carrying the result, so that the coordinator folds
- * it into the index schema (cluster state) and writes again: shards never
- * type a field on their own.
+ * A script or a JSON Patch may add fields. Its result is folded against the
+ * index schema the write carries; if that would grow the schema, the write is
+ * refused with `script_schema_change`, carrying the result, so that the
+ * coordinator folds it into the index schema (cluster state) and writes
+ * again: shards never type a field on their own.
  */
 import type { ScriptRunner } from '@tessera/scripting';
 import { foldDocument, type Schema } from '@tessera/schema';
@@ -98,7 +98,10 @@ export function checkExpectedVersions(expected: readonly number[] | undefined, c
 export function decideWrite(req: WriteRequest, current: StoredDocument | undefined, context: WriteContext = {},
   stored?: ContentLink): Mutation {
   const mutation = req.content === undefined ? decideChange(req, current) : decideContentChange(req, req.content, current, stored);
-  return req.script === undefined ? mutation : runScript(req.script, current, mutation, context);
+  if (req.script !== undefined) return runScript(req.script, current, mutation, context);
+  // A patch's fields reach the shard unseen by the coordinator's fold (its body is the operations).
+  if (req.op === 'patch' && mutation.kind === 'put') foldedResult(mutation.body, context, 'patch');
+  return mutation;
 }
 
 /** A content write keeps the body (UPDATE) or empties it (PUT: the document is replaced, §6). */
@@ -154,9 +157,14 @@ function runScript(script: WriteScript, current: StoredDocument | undefined, mut
     return mutation;
   }
   const result = scripts.run({ body: script.body, name: script.name, params: script.params, doc: mutation.body, oldDoc, method: script.method });
+  return { kind: 'put', body: foldedResult(result, context, 'script').stored, content: mutation.content };
+}
+
+/** A result folded against the write's schema; refused with its body when it would grow the schema (see above). */
+function foldedResult(result: DocumentBody, context: WriteContext, by: 'script' | 'patch'): { stored: DocumentBody } {
   const folded = foldDocument(context.schema ?? {}, result);
-  if (folded.changed) throw engineErrors.scriptSchemaChange(result);
-  return { kind: 'put', body: folded.document.stored, content: mutation.content };
+  if (folded.changed) throw engineErrors.resultSchemaChange(result, by);
+  return folded.document;
 }
 
 /**
