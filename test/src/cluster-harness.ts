@@ -53,6 +53,8 @@ export interface Cluster extends Server {
   startNode(name: string): Promise<ClusterProcess>;
   /** SIGTERM each coordinator in turn and start it again on the same data directory and RPC port; resolves once every running node is back. */
   restartCoordinator(): Promise<void>;
+  /** Start a coordinator that was stopped or killed again, on its data directory and RPC port; resolves once every running node is back. */
+  startCoordinator(name: string): Promise<void>;
   /** Until `/.nodes` of every running coordinator shows each of `names` with `active` = `active`. */
   waitForNodes(names: string[], active?: boolean, timeoutMs?: number): Promise<Array<Record<string, unknown>>>;
   /** The cluster state as stored: `cluster-state.json` of the coordinator, or the etcd key. */
@@ -167,10 +169,14 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       for (const name of coordinatorNames) {
         const code = await coordinators.get(name)!.stop();
         if (code !== 0) throw new Error(`coordinator ${name} exited with ${code}`);
-        // The same RPC port: the nodes redial the address they were given.
-        await spawnCoordinator(name, ports.get(name)!.rpcPort);
-        await cluster.waitForNodes([...nodes].filter(([, p]) => alive(p)).map(([n]) => n));
+        await cluster.startCoordinator(name);
       }
+    },
+    async startCoordinator(name) {
+      if (alive(coordinators.get(name)!)) throw new Error(`${name} is running`);
+      // The same RPC port: the nodes redial the address they were given.
+      await spawnCoordinator(name, ports.get(name)!.rpcPort);
+      await cluster.waitForNodes([...nodes].filter(([, p]) => alive(p)).map(([n]) => n));
     },
     async waitForNodes(names, active = true, timeoutMs = START_TIMEOUT_MS) {
       const deadline = Date.now() + timeoutMs;

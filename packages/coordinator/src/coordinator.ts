@@ -145,7 +145,7 @@ export class Coordinator {
     if (decides()) await loadTemplates(registry, options.templates);
     followMembership(options.nodes, registry, options.log, decides);
     group?.on('elected', () => {
-      // What a restarted coordinator does: the nodes here are recorded, the others get the rejoin timeout.
+      // What a restarted coordinator does: the nodes here are recorded, the others are lost (at once if seen lost, else after the rejoin timeout).
       for (const name of options.nodes.activeNames()) recordJoin(registry, name, options.log);
       replication.takeOver();
       loadTemplates(registry, options.templates).catch((err: unknown) => options.log.error({ err }, 'could not store the configured templates'));

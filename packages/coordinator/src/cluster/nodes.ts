@@ -122,6 +122,12 @@ export class NodeDirectory extends EventEmitter<NodeDirectoryEvents> {
     return this.members.get(name)?.active === true;
   }
 
+  /** Date.now() when a node that joined since this coordinator started was lost; undefined while active, or if it never joined. */
+  lostSince(name: string): number | undefined {
+    const member = this.members.get(name);
+    return member === undefined || member.active || member.entry === undefined ? undefined : member.sinceMs;
+  }
+
   /** Every known name in a stable order (allocation is deterministic for the same membership). */
   names(): string[] {
     return [...this.members.keys()].sort();

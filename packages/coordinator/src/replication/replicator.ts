@@ -235,8 +235,9 @@ export class Replicator implements RecoveryContext {
 
   /**
    * This coordinator was elected to decide: what a restarted coordinator
-   * does — nodes of the cluster state that are not here get the rejoin
-   * timeout, then count as lost; copies out of sync recover.
+   * does — nodes of the cluster state that are not here count as lost, at
+   * once if this coordinator saw them lost, after the rejoin timeout if they
+   * never joined it (reallocation.ts); copies out of sync recover.
    */
   takeOver(): void {
     for (const group of this.groups.values()) group.resynced.clear();
