@@ -247,7 +247,7 @@ it('kill -9 of the elected coordinator and of a node holding primaries at once: 
     // Decided on what the survivor saw, not after a rejoin timeout counted from its election.
     expect(promotedMs - electedMs).toBeLessThan(REJOIN_TIMEOUT_MS);
   }
-  expect(survivorLogs.some((l) => l.msg === 'node lost before this coordinator began deciding; it is lost' && l.node === victim)).toBe(true);
+  expect(survivorLogs.some((l) => l.msg === 'node seen lost before this coordinator began deciding; it is lost' && l.node === victim)).toBe(true);
   const after = await stateOf(index);
   for (const shard of affected) {
     expect(after.allocation[shard - 1]![0]).not.toBe(victim);

@@ -128,6 +128,16 @@ export class NodeDirectory extends EventEmitter<NodeDirectoryEvents> {
     return member === undefined || member.active || member.entry === undefined ? undefined : member.sinceMs;
   }
 
+  /** Every node that joined since this coordinator started and is lost now, with `lostSince`. */
+  lostNodes(): Map<string, number> {
+    const lost = new Map<string, number>();
+    for (const name of this.names()) {
+      const since = this.lostSince(name);
+      if (since !== undefined) lost.set(name, since);
+    }
+    return lost;
+  }
+
   /** Every known name in a stable order (allocation is deterministic for the same membership). */
   names(): string[] {
     return [...this.members.keys()].sort();

@@ -14,8 +14,8 @@
  *   `rejoinTimeoutMs` to rejoin; one that does not is lost from then on
  *   (its primaries fail over, as after a live loss), and its delay counts
  *   from the loss recorded in the cluster state, if any. A coordinator
- *   elected after another's loss does the same, except for the nodes it saw
- *   lost while it followed: those are lost at once.
+ *   elected after another's loss does the same, except for the nodes it or
+ *   another coordinator saw lost: those are lost at once.
  *
  * The time of each loss is persisted (`NodeRecord.lostAt`), so the delay
  * survives a coordinator restart; so do the new allocation and the pending
@@ -95,18 +95,18 @@ export class Reallocator {
 
   /**
    * A coordinator starting to decide (restarted, or elected). A node of its
-   * cluster state that was connected to it and was lost since (an elected
-   * coordinator saw the loss while another decided: nodes join every
-   * coordinator) is lost now, as if the loss happened while deciding — not
-   * after a rejoin timeout counted from the election, which would add to
-   * the election's own wait. The others, never connected since this
-   * coordinator started, get rejoinTimeoutMs to come back.
+   * cluster state that it saw lost (connected to it, then lost: nodes join
+   * every coordinator), or that another coordinator saw lost
+   * (`lostElsewhere`: name → Date.now() of the loss), is lost now, as if the
+   * loss happened while this one decided — not after a rejoin timeout
+   * counted from the election, which would add to the election's own wait.
+   * The others get rejoinTimeoutMs to come back.
    */
-  takeOver(): void {
+  takeOver(lostElsewhere: ReadonlyMap<string, number> = new Map()): void {
     const deadline = Date.now() + this.options.rejoinTimeoutMs;
     for (const name of this.host.knownNodes()) {
       if (this.nodes.isActive(name)) continue;
-      const lostAt = this.nodes.lostSince(name);
+      const lostAt = this.nodes.lostSince(name) ?? lostElsewhere.get(name);
       if (lostAt === undefined) this.at(name, deadline, () => this.absent(name));
       else this.absent(name, lostAt);
     }
@@ -146,8 +146,8 @@ export class Reallocator {
 
   /**
    * A node of the cluster state absent when this coordinator began deciding
-   * is lost from now on: one it saw lost at `seenLostAt` at once, one that
-   * never joined it once the rejoin timeout passed.
+   * is lost from now on: one seen lost (by it or by another coordinator) at
+   * `seenLostAt` at once, any other once the rejoin timeout passed.
    */
   private absent(name: string, seenLostAt?: number): void {
     if (!this.options.decides() || this.nodes.isActive(name) || !this.holdsCopies(name)) return;
@@ -156,7 +156,7 @@ export class Reallocator {
     if (seenLostAt === undefined) {
       this.options.log.warn({ node: name, rejoinTimeoutMs: this.options.rejoinTimeoutMs, lostAt }, 'node did not rejoin the restarted coordinator; it is lost');
     } else {
-      this.options.log.warn({ node: name, lostForMs: Date.now() - seenLostAt, lostAt }, 'node lost before this coordinator began deciding; it is lost');
+      this.options.log.warn({ node: name, lostForMs: Date.now() - seenLostAt, lostAt }, 'node seen lost before this coordinator began deciding; it is lost');
     }
     this.replicator.nodeLost(name);
     const since = recorded ?? seenLostAt ?? Date.now();
