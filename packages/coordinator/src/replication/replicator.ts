@@ -81,8 +81,8 @@ export class Replicator implements RecoveryContext {
   readonly options: ReplicationOptions;
   private readonly groups = new Map<string, ShardGroup>();
   private readonly reallocator: Reallocator;
-  /** Nodes this coordinator counted lost while deciding, until they join again: a shard whose primary one held fails over when an in-sync copy joins. */
-  private readonly lostPrimaries = new Set<string>();
+  /** Nodes this coordinator counted lost while deciding, until they join again: a shard whose primary one of them holds fails over when an in-sync copy joins. */
+  private readonly countedLost = new Set<string>();
   private closed = false;
 
   constructor(private readonly host: ReplicationHost, private readonly nodes: NodeDirectory, options: Partial<ReplicationOptions> = {}) {
@@ -257,7 +257,7 @@ export class Replicator implements RecoveryContext {
 
   /** A node was lost: shards whose primary it held fail over; its in-sync copies leave the in-sync set. */
   nodeLost(name: string): void {
-    this.lostPrimaries.add(name);
+    this.countedLost.add(name);
     for (const meta of this.host.list()) {
       for (let shard = 1; shard <= meta.allocation.length; shard++) {
         const placement = placementOf(meta, shard);
@@ -283,12 +283,12 @@ export class Replicator implements RecoveryContext {
    * one.
    */
   nodeJoined(name: string): void {
-    this.lostPrimaries.delete(name);
+    this.countedLost.delete(name);
     if (this.options.decides()) {
       for (const meta of this.host.list()) {
         for (let shard = 1; shard <= meta.allocation.length; shard++) {
           const { primary, inSync } = placementOf(meta, shard);
-          if (primary === undefined || !this.lostPrimaries.has(primary) || this.nodes.isActive(primary) || !inSync.includes(name)) continue;
+          if (primary === undefined || !this.countedLost.has(primary) || this.nodes.isActive(primary) || !inSync.includes(name)) continue;
           const group = this.group(meta, shard);
           if (!group.switching) this.beginFailover(group, primary);
         }
