@@ -51,8 +51,10 @@ export interface Cluster extends Server {
   etcd: EtcdCluster | undefined;
   /** Start (or restart, same name and data directory) a node; resolves once every running coordinator shows it active. */
   startNode(name: string): Promise<ClusterProcess>;
-  /** SIGTERM each coordinator in turn (one killed before is only started) and start it again on the same data directory and RPC port; resolves once every running node is back. */
+  /** SIGTERM each coordinator in turn and start it again on the same data directory and RPC port; resolves once every running node is back. */
   restartCoordinator(): Promise<void>;
+  /** Start a coordinator that was stopped or killed again, on its data directory and RPC port; resolves once every running node is back. */
+  startCoordinator(name: string): Promise<void>;
   /** Until `/.nodes` of every running coordinator shows each of `names` with `active` = `active`. */
   waitForNodes(names: string[], active?: boolean, timeoutMs?: number): Promise<Array<Record<string, unknown>>>;
   /** The cluster state as stored: `cluster-state.json` of the coordinator, or the etcd key. */
@@ -165,15 +167,16 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     },
     async restartCoordinator() {
       for (const name of coordinatorNames) {
-        const proc = coordinators.get(name)!;
-        // One killed before (kill -9) just starts again.
-        const wasRunning = alive(proc);
-        const code = await proc.stop();
-        if (wasRunning && code !== 0) throw new Error(`coordinator ${name} exited with ${code}`);
-        // The same RPC port: the nodes redial the address they were given.
-        await spawnCoordinator(name, ports.get(name)!.rpcPort);
-        await cluster.waitForNodes([...nodes].filter(([, p]) => alive(p)).map(([n]) => n));
+        const code = await coordinators.get(name)!.stop();
+        if (code !== 0) throw new Error(`coordinator ${name} exited with ${code}`);
+        await cluster.startCoordinator(name);
       }
+    },
+    async startCoordinator(name) {
+      if (alive(coordinators.get(name)!)) throw new Error(`${name} is running`);
+      // The same RPC port: the nodes redial the address they were given.
+      await spawnCoordinator(name, ports.get(name)!.rpcPort);
+      await cluster.waitForNodes([...nodes].filter(([, p]) => alive(p)).map(([n]) => n));
     },
     async waitForNodes(names, active = true, timeoutMs = START_TIMEOUT_MS) {
       const deadline = Date.now() + timeoutMs;

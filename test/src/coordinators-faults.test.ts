@@ -16,6 +16,11 @@
  *   from the new primary's history, or share a version with a write of the
  *   new term; the continued node is primary of none of the shards it lost,
  *   and every copy converges in sync.
+ * - kill -9 of the elected coordinator and of a node holding primaries at
+ *   once: the survivor, once elected, fails the node's shards over at once
+ *   (it saw the node's connection close while it followed), not after the
+ *   rejoin timeout a node that never joined it gets; nothing acknowledged
+ *   is lost.
  * - etcd's history of the state never shows one term held by two primaries.
  */
 import { xxh32 } from '@tessera/schema';
@@ -28,6 +33,8 @@ import { lostWrites, sharedVersions, startWriteLoad, type AckedWrite, type Write
 const SHARDS = 4;
 /** The longest a shard whose primary's node was killed may refuse writes. */
 const UNAVAILABLE_MAX_MS = 10_000;
+/** How long a coordinator that begins deciding waits for a node that never joined it (the replication option rejoinTimeoutMs's default). */
+const REJOIN_TIMEOUT_MS = 10_000;
 
 type CopyView = { index: string; shard: number; primary: boolean; seq: number; in_sync: boolean; documents?: number };
 
@@ -209,4 +216,47 @@ it('SIGSTOP of a node holding primaries past its lease, then SIGCONT: a replica 
     await watcher.cancel();
     client.close();
   }
+}, 120_000);
+
+it('kill -9 of the elected coordinator and of a node holding primaries at once: the survivor fails the node\'s shards over as soon as it is elected, nothing acknowledged is lost', async () => {
+  const index = '/both-killed/';
+  const { before, victim, affected } = await createIndex(index);
+  const [leader] = await cluster.leaders();
+  const survivor = [...cluster.coordinators.keys()].find((name) => name !== leader)!;
+  const survivorLogs = cluster.coordinators.get(survivor)!.logs;
+
+  const load = startWriteLoad(urlOfRunning, index, writersFor('b'));
+  await new Promise((r) => setTimeout(r, 2_000));
+  const killedAt = Date.now();
+  await Promise.all([cluster.nodes.get(victim)!.kill(), cluster.coordinators.get(leader!)!.kill()]);
+  const promotions = await until('the survivor promoted a replica for every shard the node led', async () => {
+    const lines = survivorLogs.filter((l) => l.msg === 'shard primary promoted' && l.lost === victim && (l.time as number) >= killedAt);
+    return affected.every((shard) => lines.some((l) => l.index === index && l.shard === shard)) ? lines : undefined;
+  }, 30_000);
+  const elected = survivorLogs.find((l) => l.msg === 'coordinator elected' && (l.time as number) >= killedAt)!;
+  await until('a write sent after the kill acknowledged on each of its shards', async () =>
+    (affected.every((shard) => load.acks.some((a) => a.sentAt >= killedAt && shardOf(a.id) === shard)) ? true : undefined), 20_000);
+  await new Promise((r) => setTimeout(r, 1_000));
+  await load.stop();
+
+  const electedMs = (elected.time as number) - killedAt;
+  for (const line of promotions.filter((l) => l.index === index)) {
+    const promotedMs = (line.time as number) - killedAt;
+    const { firstAfterMs } = unavailability(load.acks, line.shard as number, killedAt);
+    process.stdout.write(`kill -9 of ${leader} and ${victim}: ${survivor} elected ${electedMs} ms after, shard ${String(line.shard)} promoted ${promotedMs} ms after (first write sent after the kill acknowledged ${firstAfterMs} ms after it)\n`);
+    // Decided on what the survivor saw, not after a rejoin timeout counted from its election.
+    expect(promotedMs - electedMs).toBeLessThan(REJOIN_TIMEOUT_MS);
+  }
+  expect(survivorLogs.some((l) => l.msg === 'node seen lost before this coordinator began deciding; it is lost' && l.node === victim)).toBe(true);
+  const after = await stateOf(index);
+  for (const shard of affected) {
+    expect(after.allocation[shard - 1]![0]).not.toBe(victim);
+    expect(after.terms[shard - 1]).toBe(before.terms[shard - 1]! + 1);
+  }
+
+  // Both back: every copy in sync again, nothing acknowledged lost through either coordinator.
+  await cluster.startCoordinator(leader!);
+  await cluster.startNode(victim);
+  await converged(index);
+  await expectNothingLost(index, load.acks);
 }, 120_000);

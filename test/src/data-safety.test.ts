@@ -151,7 +151,7 @@ describe('a coordinator killed while a write that grows the schema is on its sha
       await inFlight;
       // Resumed, the node reads the write and applies it; its answer finds no coordinator.
       node.kill('SIGCONT');
-      await cluster.restartCoordinator();
+      await cluster.startCoordinator('coordinator');
       const stored = await until('the write applied by the node', async () => {
         const r = await call(cluster, 'GET', '/crash-grow/2');
         return r.status === 200 ? r.json : undefined;

@@ -149,10 +149,17 @@ export class Coordinator {
       await loadTemplates(registry, options.templates);
     }
     followMembership(options.nodes, registry, options.log, decides);
+    if (group !== undefined) {
+      // Every coordinator announces the nodes it sees lost: whichever is elected next knows them (coordinator-group.ts).
+      const announce = (): void => group.reportLostNodes(options.nodes.lostNodes());
+      options.nodes.on('nodeLost', announce);
+      options.nodes.on('nodeJoined', announce);
+    }
     group?.on('elected', () => {
-      // What a restarted coordinator does: the nodes here are recorded, the others get the rejoin timeout.
+      // What a restarted coordinator does: the nodes here are recorded, the others are lost — at once those it or another
+      // coordinator saw lost, the rest after the rejoin timeout.
       for (const name of options.nodes.activeNames()) recordJoin(registry, name, options.log);
-      replication.takeOver();
+      replication.takeOver(group.lostElsewhere());
       foldLeftGrowth().catch((err: unknown) => options.log.error({ err }, 'could not fold the schema growth a stopped coordinator left'));
       loadTemplates(registry, options.templates).catch((err: unknown) => options.log.error({ err }, 'could not store the configured templates'));
     });

@@ -94,9 +94,9 @@ export async function run({ seed, workDir, log }) {
         const longest = Math.max(...gaps);
         const kind = withCoordinator ? 'coordinator' : 'node';
         worst = { ...worst, [kind]: Math.max(worst[kind], longest) };
-        // When each of the node's shards got its new primary (pino's `time`), to read a long gap by.
-        const promoted = [...cluster.coordinators.values()].flatMap((c) => c.logs.filter((l) => l.msg === 'shard primary promoted' && l.lost === victim && l.time >= killedAt))
-          .map((l) => `#${l.shard} → ${l.promoted} at ${((l.time - killedAt) / 1000).toFixed(2)} s`);
+        // When each of the node's shards got its new primary (pino's `time`), and by which coordinator, to read a long gap by.
+        const promoted = [...cluster.coordinators].flatMap(([name, c]) => c.logs.filter((l) => l.msg === 'shard primary promoted' && l.lost === victim && l.time >= killedAt)
+          .map((l) => `#${l.shard} → ${l.promoted} at ${((l.time - killedAt) / 1000).toFixed(2)} s${leader === null ? '' : ` by ${name}`}`));
         log(`round ${round + 1}: ${load.acks.length} writes acknowledged, ${load.failures} not; shard(s) ${affected.join(', ')} took no write for at most `
           + `${gaps.map((g) => (g / 1000).toFixed(2)).join(', ')} s; promoted ${promoted.join(', ') || 'none logged'}`);
       } finally {

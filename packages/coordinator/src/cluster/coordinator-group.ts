@@ -15,6 +15,13 @@
  * without one, the coordinator steps down at once and says why
  * (`health()`, /readyz). Another coordinator can only be elected once the
  * lease is gone, so two never decide at the same time.
+ *
+ * Each record also lists the shard nodes its coordinator saw lost (their
+ * connection to it closed or timed out) and not back since: nodes join
+ * every coordinator, so when the elected one dies with a node, whichever
+ * coordinator is elected next — a follower that saw the loss, or the dead
+ * one restarted, which never saw that node — knows the node is gone from
+ * etcd at once instead of waiting a rejoin timeout for it.
  */
 import { EventEmitter } from 'node:events';
 import type { LeaseEvent, LeaseId, LeasedValue, StateStore } from '../state/store.js';
@@ -27,6 +34,8 @@ export interface CoordinatorRecord {
   /** Its RPC address for nodes (`ws://host:port`), once it listens. */
   rpc?: string;
   startedAt: string;
+  /** Shard nodes this coordinator saw lost and not back since: name → Date.now() of the loss. */
+  lostNodes?: Record<string, number>;
 }
 
 export interface CoordinatorGroupOptions {
@@ -63,6 +72,8 @@ export class CoordinatorGroup extends EventEmitter<CoordinatorGroupEvents> {
   private readonly timers: NodeJS.Timeout[] = [];
   private stopWatching: () => void = () => undefined;
   private renewing: Promise<void> | undefined;
+  /** The record's puts, one after another: the last one put is the latest record. */
+  private publishing: Promise<unknown> = Promise.resolve();
   private closed = false;
 
   private constructor(private readonly options: CoordinatorGroupOptions) {
@@ -111,9 +122,31 @@ export class CoordinatorGroup extends EventEmitter<CoordinatorGroupEvents> {
   }
 
   /** Announce where this coordinator listens. */
-  async advertise(addresses: { http?: string; rpc?: string }): Promise<void> {
+  advertise(addresses: { http?: string; rpc?: string }): Promise<void> {
     this.record = { ...this.record, ...addresses };
-    if (this.lease !== undefined) await this.options.store.putLeased(this.key(), this.record as unknown as LeasedValue, this.lease);
+    return this.publish();
+  }
+
+  /** Announce the shard nodes this coordinator sees lost now (name → Date.now() of the loss); a failed put is logged, and the next renewal's registration carries the list. */
+  reportLostNodes(lost: ReadonlyMap<string, number>): void {
+    const lostNodes = Object.fromEntries(lost);
+    this.record = { ...this.record, lostNodes };
+    this.publish().catch((err: unknown) =>
+      this.options.log.warn({ coordinator: this.options.name, err: err instanceof Error ? err.message : String(err) }, 'could not announce the nodes this coordinator saw lost'));
+  }
+
+  /**
+   * The shard nodes the other registered coordinators saw lost and not back
+   * since, each with the earliest such loss: what an elected coordinator
+   * takes as lost, with what it saw itself.
+   */
+  lostElsewhere(): Map<string, number> {
+    const lost = new Map<string, number>();
+    for (const member of this.members()) {
+      if (member.name === this.options.name) continue;
+      for (const [node, at] of Object.entries(member.lostNodes ?? {})) lost.set(node, Math.min(at, lost.get(node) ?? at));
+    }
+    return lost;
   }
 
   /** Step down and leave: the lease is revoked, so another coordinator is elected at once. */
@@ -123,6 +156,15 @@ export class CoordinatorGroup extends EventEmitter<CoordinatorGroupEvents> {
     this.stopWatching();
     this.demote('shutting down');
     if (this.lease !== undefined) await this.options.store.revokeLease(this.lease).catch(() => undefined);
+  }
+
+  /** Put the current record under the lease, after any put before it. */
+  private publish(): Promise<void> {
+    const put = this.publishing.catch(() => undefined).then(async () => {
+      if (this.lease !== undefined && !this.closed) await this.options.store.putLeased(this.key(), this.record as unknown as LeasedValue, this.lease);
+    });
+    this.publishing = put;
+    return put;
   }
 
   private key(): string {
@@ -209,5 +251,10 @@ function recordOf(value: LeasedValue | undefined): CoordinatorRecord | undefined
   const out: CoordinatorRecord = { name: record.name, startedAt: record.startedAt };
   if (typeof record.http === 'string') out.http = record.http;
   if (typeof record.rpc === 'string') out.rpc = record.rpc;
+  const lost = record.lostNodes;
+  if (lost !== null && typeof lost === 'object' && !Array.isArray(lost)) {
+    const lostNodes = Object.entries(lost as Record<string, LeasedValue>).filter((e): e is [string, number] => typeof e[1] === 'number');
+    if (lostNodes.length > 0) out.lostNodes = Object.fromEntries(lostNodes);
+  }
   return out;
 }

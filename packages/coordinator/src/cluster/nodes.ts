@@ -122,6 +122,22 @@ export class NodeDirectory extends EventEmitter<NodeDirectoryEvents> {
     return this.members.get(name)?.active === true;
   }
 
+  /** Date.now() when a node that joined since this coordinator started was lost; undefined while active, or if it never joined. */
+  lostSince(name: string): number | undefined {
+    const member = this.members.get(name);
+    return member === undefined || member.active || member.entry === undefined ? undefined : member.sinceMs;
+  }
+
+  /** Every node that joined since this coordinator started and is lost now, with `lostSince`. */
+  lostNodes(): Map<string, number> {
+    const lost = new Map<string, number>();
+    for (const name of this.names()) {
+      const since = this.lostSince(name);
+      if (since !== undefined) lost.set(name, since);
+    }
+    return lost;
+  }
+
   /** Every known name in a stable order (allocation is deterministic for the same membership). */
   names(): string[] {
     return [...this.members.keys()].sort();

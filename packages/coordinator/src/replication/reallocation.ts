@@ -13,7 +13,9 @@
  * - A restarted coordinator gives the nodes of its cluster state
  *   `rejoinTimeoutMs` to rejoin; one that does not is lost from then on
  *   (its primaries fail over, as after a live loss), and its delay counts
- *   from the loss recorded in the cluster state, if any.
+ *   from the loss recorded in the cluster state, if any. A coordinator
+ *   elected after another's loss does the same, except for the nodes it or
+ *   another coordinator saw lost: those are lost at once.
  *
  * The time of each loss is persisted (`NodeRecord.lostAt`), so the delay
  * survives a coordinator restart; so do the new allocation and the pending
@@ -91,11 +93,22 @@ export class Reallocator {
     if (options.decides()) this.takeOver();
   }
 
-  /** A coordinator starting to decide (restarted, or elected): the nodes of its cluster state get rejoinTimeoutMs to come back. */
-  takeOver(): void {
+  /**
+   * A coordinator starting to decide (restarted, or elected). A node of its
+   * cluster state that it saw lost (connected to it, then lost: nodes join
+   * every coordinator), or that another coordinator saw lost
+   * (`lostElsewhere`: name → Date.now() of the loss), is lost now, as if the
+   * loss happened while this one decided — not after a rejoin timeout
+   * counted from the election, which would add to the election's own wait.
+   * The others get rejoinTimeoutMs to come back.
+   */
+  takeOver(lostElsewhere: ReadonlyMap<string, number> = new Map()): void {
     const deadline = Date.now() + this.options.rejoinTimeoutMs;
     for (const name of this.host.knownNodes()) {
-      if (!this.nodes.isActive(name)) this.at(name, deadline, () => this.absent(name));
+      if (this.nodes.isActive(name)) continue;
+      const lostAt = this.nodes.lostSince(name) ?? lostElsewhere.get(name);
+      if (lostAt === undefined) this.at(name, deadline, () => this.absent(name));
+      else this.absent(name, lostAt);
     }
   }
 
@@ -131,19 +144,27 @@ export class Reallocator {
     });
   }
 
-  /** A node of the cluster state did not rejoin the restarted coordinator in time: lost from now on. */
-  private absent(name: string): void {
+  /**
+   * A node of the cluster state absent when this coordinator began deciding
+   * is lost from now on: one seen lost (by it or by another coordinator) at
+   * `seenLostAt` at once, any other once the rejoin timeout passed.
+   */
+  private absent(name: string, seenLostAt?: number): void {
     if (!this.options.decides() || this.nodes.isActive(name) || !this.holdsCopies(name)) return;
-    const now = Date.now();
     const recorded = this.host.lostSince(name);
-    this.options.log.warn({ node: name, rejoinTimeoutMs: this.options.rejoinTimeoutMs, lostAt: recorded === undefined ? undefined : new Date(recorded).toISOString() },
-      'node did not rejoin the restarted coordinator; it is lost');
+    const lostAt = recorded === undefined ? undefined : new Date(recorded).toISOString();
+    if (seenLostAt === undefined) {
+      this.options.log.warn({ node: name, rejoinTimeoutMs: this.options.rejoinTimeoutMs, lostAt }, 'node did not rejoin the restarted coordinator; it is lost');
+    } else {
+      this.options.log.warn({ node: name, lostForMs: Date.now() - seenLostAt, lostAt }, 'node seen lost before this coordinator began deciding; it is lost');
+    }
     this.replicator.nodeLost(name);
+    const since = recorded ?? seenLostAt ?? Date.now();
     if (recorded === undefined) {
-      this.host.recordNodeLoss(name, now).catch((err: unknown) =>
+      this.host.recordNodeLoss(name, since).catch((err: unknown) =>
         this.options.log.error({ node: name, err: describe(err) }, 'could not record the node loss in the cluster state'));
     }
-    this.at(name, (recorded ?? now) + this.options.nodeLeftDelayMs, () => this.reallocate(name));
+    this.at(name, since + this.options.nodeLeftDelayMs, () => this.reallocate(name));
   }
 
   /** Move every copy of the lost node that can move now (one pass at a time per node); what cannot waits. */

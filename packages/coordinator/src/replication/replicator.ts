@@ -81,6 +81,8 @@ export class Replicator implements RecoveryContext {
   readonly options: ReplicationOptions;
   private readonly groups = new Map<string, ShardGroup>();
   private readonly reallocator: Reallocator;
+  /** Nodes this coordinator counted lost while deciding, until they join again: a shard whose primary one of them holds fails over when an in-sync copy joins. */
+  private readonly countedLost = new Set<string>();
   private closed = false;
 
   constructor(private readonly host: ReplicationHost, private readonly nodes: NodeDirectory, options: Partial<ReplicationOptions> = {}) {
@@ -235,12 +237,14 @@ export class Replicator implements RecoveryContext {
 
   /**
    * This coordinator was elected to decide: what a restarted coordinator
-   * does — nodes of the cluster state that are not here get the rejoin
-   * timeout, then count as lost; copies out of sync recover.
+   * does — nodes of the cluster state that are not here count as lost, at
+   * once if this coordinator saw them lost or another one did (`lostElsewhere`:
+   * name → Date.now() of the loss), after the rejoin timeout otherwise
+   * (reallocation.ts); copies out of sync recover.
    */
-  takeOver(): void {
+  takeOver(lostElsewhere: ReadonlyMap<string, number> = new Map()): void {
     for (const group of this.groups.values()) group.resynced.clear();
-    this.reallocator.takeOver();
+    this.reallocator.takeOver(lostElsewhere);
     this.reconcileAll();
   }
 
@@ -253,6 +257,7 @@ export class Replicator implements RecoveryContext {
 
   /** A node was lost: shards whose primary it held fail over; its in-sync copies leave the in-sync set. */
   nodeLost(name: string): void {
+    this.countedLost.add(name);
     for (const meta of this.host.list()) {
       for (let shard = 1; shard <= meta.allocation.length; shard++) {
         const placement = placementOf(meta, shard);
@@ -260,14 +265,7 @@ export class Replicator implements RecoveryContext {
         const group = this.group(meta, shard);
         group.recoveries.get(name)?.cancel();
         if (placement.primary === name) {
-          // Synchronously: from now on a write waits, and an answer of the lost primary is not relayed.
-          const endSwitch = group.beginSwitch();
-          void this.failover(group, name).catch((err: unknown) =>
-            this.log.error({ index: meta.path, shard, node: name, err: describe(err) }, 'shard failover failed'))
-            .finally(() => {
-              endSwitch();
-              this.reconcile(group);
-            });
+          this.beginFailover(group, name);
         } else if (placement.inSync.includes(name)) {
           void this.leaveInSync(group, placement.term, [name], 'node lost').catch((err: unknown) =>
             this.log.error({ index: meta.path, shard, node: name, err: describe(err) }, 'could not take a lost copy out of the in-sync set'));
@@ -277,12 +275,41 @@ export class Replicator implements RecoveryContext {
     for (const group of this.groups.values()) group.wake();
   }
 
-  /** A node joined: its copies out of sync recover (after the registry handled the join: pending drops first). */
+  /**
+   * A node joined: its copies out of sync recover (after the registry
+   * handled the join: pending drops first). A shard whose primary is lost
+   * and had no in-sync copy here to promote then (a coordinator that took
+   * over before the replicas rejoined it) fails over now if this node holds
+   * one.
+   */
   nodeJoined(name: string): void {
+    this.countedLost.delete(name);
+    if (this.options.decides()) {
+      for (const meta of this.host.list()) {
+        for (let shard = 1; shard <= meta.allocation.length; shard++) {
+          const { primary, inSync } = placementOf(meta, shard);
+          if (primary === undefined || !this.countedLost.has(primary) || this.nodes.isActive(primary) || !inSync.includes(name)) continue;
+          const group = this.group(meta, shard);
+          if (!group.switching) this.beginFailover(group, primary);
+        }
+      }
+    }
     for (const group of this.groups.values()) group.wake();
     setImmediate(() => {
       void this.host.settled().then(() => this.reconcileAll());
     });
+  }
+
+  /** Fail the shard over from its lost primary, in the background. */
+  private beginFailover(group: ShardGroup, lost: string): void {
+    // Synchronously: from now on a write waits, and an answer of the lost primary is not relayed.
+    const endSwitch = group.beginSwitch();
+    void this.failover(group, lost).catch((err: unknown) =>
+      this.log.error({ index: group.index, shard: group.shard, node: lost, err: describe(err) }, 'shard failover failed'))
+      .finally(() => {
+        endSwitch();
+        this.reconcile(group);
+      });
   }
 
   /**
