@@ -119,6 +119,16 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       expect((await call(server, 'GET', `${index}1`)).json).toMatchObject({ age: 41, _version: 2 });
     });
 
+    it('a RESTORE patch item that adds a field grows the schema as a PATCH does', async () => {
+      const index = '/patched-restore/';
+      const lines = ['{"_id": "1", "name": "Ann"}', '{"_id": "1", "_op_type": "patch", "_patch": [{"op": "add", "path": "/hobby", "value": "chess"}]}'];
+      const r = await call(server, 'RESTORE', index, lines.join('\n'), { 'content-type': 'application/x-ndjson' });
+      expect(r.status).toBe(200);
+      expect(r.json.items[1]).toMatchObject({ _version: 2 });
+      expect(JSON.parse(await schemaText(index))).toMatchObject({ hobby: { _type: 'text' } });
+      expect((await call(server, 'COUNT', index, { _query: { hobby: 'chess' } })).json).toEqual({ total: 1 });
+    });
+
     it('a write that is accepted still grows the schema, and concurrent growth keeps every field', async () => {
       const index = '/grow/';
       expect((await call(server, 'PUT', `${index}1`, { a: 1 })).status).toBe(200);

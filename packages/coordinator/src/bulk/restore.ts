@@ -145,6 +145,15 @@ export class RestoreHandler {
         const p = group.pending[i] as Pending;
         counts.processed++;
         let reply = replies[i];
+        if (reply !== undefined && 'error' in reply && reply.error.code === 'script_schema_change') {
+          // A patch item that adds fields: folded into the schema and written again, as a single PATCH is.
+          try {
+            reply = await this.documents.send(p.target, commit, p.write);
+          } catch (err) {
+            items[p.position] = errorBody(toTesseraError(err));
+            continue;
+          }
+        }
         if (reply !== undefined && !('error' in reply) && p.content !== undefined) {
           // Each blob is one more write of the document (API.md §6), made once its body is stored.
           try {

@@ -151,7 +151,7 @@ export class DocumentHandlers {
     const call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'> = op === 'index'
       ? { op, body: write.body, expectedVersions: write.expected, content: { type, bytes } }
       : { op, upsert, expectedVersions: write.expected, content: { type, bytes } };
-    const reply = await this.send(write.target, ctx, call);
+    const reply = await this.send(write.target, ctx.options.commit, call);
     if (!ctx.options.echo) return { status: 204 };
     return { status: 200, value: echoed(ctx, reply, write.target.shard) };
   }
@@ -195,7 +195,7 @@ export class DocumentHandlers {
     const version = ctx.params.unsigned('version');
     // A DELETE runs only a script of its own (body `_script`, seeing `_old_doc`), never the index default.
     const script = ctx.req.body.length === 0 ? undefined : ctx.object('A DELETE body')._script;
-    await this.send(target, ctx, {
+    await this.send(target, ctx.options.commit, {
       op: 'delete',
       expectedVersions: version === undefined ? undefined : [version],
       script: script === undefined ? undefined : await this.scripts.forWrite(script, {}, ctx.method),
@@ -242,15 +242,15 @@ export class DocumentHandlers {
     callOf: (write: PreparedWrite) => Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<{ write: PreparedWrite; reply: WriteReply }> {
     const first = await this.prepareWrite(ctx, index, raw, idText);
     const grows = first.grows;
-    if (grows === undefined) return { write: first, reply: await this.send(first.target, ctx, callOf(first)) };
+    if (grows === undefined) return { write: first, reply: await this.send(first.target, ctx.options.commit, callOf(first)) };
     return this.growthTurns.run(index, async () => {
       // Prepared again only when the schema grew while this write waited (the same field: nothing left to grow; another type: 400).
       const write = this.registry.get(index)?.schema === grows.from ? first : await this.prepareWrite(ctx, index, raw, idText);
-      if (write.grows === undefined) return { write, reply: await this.send(write.target, ctx, callOf(write)) };
+      if (write.grows === undefined) return { write, reply: await this.send(write.target, ctx.options.commit, callOf(write)) };
       const reservation = await this.registry.reserveGrowth(write.target.meta, write.grows.to);
       let accepted = true;
       try {
-        return { write, reply: await this.send(write.target, ctx, callOf(write)) };
+        return { write, reply: await this.send(write.target, ctx.options.commit, callOf(write)) };
       } catch (err) {
         accepted = toTesseraError(err).status >= 500;
         throw err;
@@ -350,14 +350,15 @@ export class DocumentHandlers {
 
   /**
    * The write on the shard's primary, under its primary term; resolves once
-   * every in-sync replica has it too. A script that added fields the schema
-   * lacks is refused by the primary with its result: the fields are folded
-   * into the index schema (serialised, as for any document) and the write is
-   * made once more, read-modify-write, version check and script included.
+   * every in-sync replica has it too. A script or a patch that added fields
+   * the schema lacks is refused by the primary with its result: the fields
+   * are folded into the index schema (serialised, as for any document) and
+   * the write is made once more, read-modify-write, version check and script
+   * included. RESTORE makes its patch items so refused again through here.
    */
-  private async send(target: Target, ctx: RequestContext, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
+  async send(target: Target, commit: boolean, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
     try {
-      return await this.sendOnce(target, ctx, call);
+      return await this.sendOnce(target, commit, call);
     } catch (err) {
       const result = scriptResultOf(err);
       if (result === undefined) throw err;
@@ -365,16 +366,16 @@ export class DocumentHandlers {
       const current = this.registry.get(target.meta.path);
       if (current === undefined || current.uuid !== target.meta.uuid) throw err;
       try {
-        return await this.sendOnce(this.target(current, target.id), ctx, call);
+        return await this.sendOnce(this.target(current, target.id), commit, call);
       } catch (again) {
         throw scriptResultOf(again) === undefined ? again : apiErrors.scriptSchemaUnstable();
       }
     }
   }
 
-  private sendOnce(target: Target, ctx: RequestContext, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
+  private sendOnce(target: Target, commit: boolean, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
     const full: WriteCall = Object.assign({
-      index: target.meta.path, shard: target.shard, id: target.id, commit: ctx.options.commit, schema: target.meta.schema,
+      index: target.meta.path, shard: target.shard, id: target.id, commit, schema: target.meta.schema,
     }, call);
     if (full.script === undefined) delete full.script;
     return this.replicator.write(target.meta, target.shard, full);

@@ -26,6 +26,8 @@ export interface WriteContext {
   scripts?: ScriptRunner | undefined;
   /** The index schema the result is checked against (the write's own, else the shard's). */
   schema?: Schema | undefined;
+  /** The write carried the index schema (a coordinator's write): a patch's result is checked against it too. */
+  schemaFromWrite?: boolean;
 }
 
 const WRITE_OPS: ReadonlySet<string> = new Set(['index', 'update', 'patch', 'delete']);
@@ -100,7 +102,7 @@ export function decideWrite(req: WriteRequest, current: StoredDocument | undefin
   const mutation = req.content === undefined ? decideChange(req, current) : decideContentChange(req, req.content, current, stored);
   if (req.script !== undefined) return runScript(req.script, current, mutation, context);
   // A patch's fields reach the shard unseen by the coordinator's fold (its body is the operations).
-  if (req.op === 'patch' && mutation.kind === 'put') foldedResult(mutation.body, context, 'patch');
+  if (req.op === 'patch' && mutation.kind === 'put' && context.schemaFromWrite === true) foldedResult(mutation.body, context, 'patch');
   return mutation;
 }
 

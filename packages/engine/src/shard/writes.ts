@@ -80,7 +80,7 @@ export async function write(state: ShardState, req: WriteRequest): Promise<Write
   validateWriteRequest(req);
   if (state.closing) throw engineErrors.shardClosed();
   const stored = req.content !== undefined && req.content.bytes.length > 0 ? await appendContent(state, req.content, req.commit === true) : undefined;
-  return mutate(state, req.id, (current) => decideWrite(req, current, { scripts: state.scripts, schema: req.schema ?? state.schema }, stored),
+  return mutate(state, req.id, (current) => decideWrite(req, current, { scripts: state.scripts, schema: req.schema ?? state.schema, schemaFromWrite: req.schema !== undefined }, stored),
     { commit: req.commit, schema: req.schema, term: req.term, bulk: req.bulk });
 }
 
@@ -109,7 +109,7 @@ export async function writeMany(state: ShardState, reqs: readonly WriteRequest[]
   const later: number[] = [];
   // Documents an earlier write of this call goes to.
   const met = new Set<string>();
-  const decideContext = { scripts: state.scripts, schema: schema ?? state.schema };
+  const decideContext = { scripts: state.scripts, schema: schema ?? state.schema, schemaFromWrite: schema !== undefined };
   for (let i = 0; i < reqs.length; i++) {
     const req = reqs[i] as WriteRequest;
     let key: string;
