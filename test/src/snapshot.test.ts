@@ -13,6 +13,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'nod
 import { join } from 'node:path';
 import { accessOf } from '@tessera/coordinator';
 import { runCli } from './cli-process.js';
+import { startCluster } from './cluster-harness.js';
 import { call, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 
 const INDEX = '/snap/';
@@ -189,4 +190,44 @@ it('a snapshot taken under writes restores into an empty directory with every ac
   // The restored server takes writes.
   expect((await call(restored, 'PUT', `${INDEX}after`, { title: 'after the restore' })).status).toBe(200);
   expect((await call(restored, 'PUT', `${INDEX}u0`, { title: 'updated again' })).json._version).toBe((found.get('u0')?.version as number) + 1);
+}, 240_000);
+
+it('a cluster (a coordinator, two nodes, a replica per shard) snapshots through its coordinator and restores into an embedded server', async () => {
+  const cluster = await startCluster({ nodes: 2 });
+  let served: Server | undefined;
+  try {
+    expect((await call(cluster, 'PUT', '/cl/', { _settings: { number_of_shards: 3, number_of_replicas: 1 }, _schema: { n: { _type: 'integer' }, title: { _type: 'text' } } })).status)
+      .toBeLessThan(300);
+    const lines = Array.from({ length: 300 }, (_, i) => JSON.stringify({ _id: i + 1, n: i, title: `clustered ${i}` }));
+    expect((await call(cluster, 'RESTORE', '/cl/', lines.join('\n'), { 'content-type': 'application/x-ndjson' })).json.indexed).toBe(300);
+    for (let i = 1; i <= 10; i++) expect((await call(cluster, 'PUT', `/cl/${i}`, { n: -i, title: 'changed' })).json._version).toBe(2);
+    const blob = randomBytes(70_000);
+    expect((await call(cluster, 'PUT', '/cl/1000', blob, { 'content-type': 'image/png' })).status).toBe(200);
+    expect((await call(cluster, 'PUT', '/.templates/logs', { _patterns: ['/logs/*'], _settings: { number_of_shards: 2 } })).status).toBeLessThan(300);
+
+    const snapshotDir = join(dir, 'cluster-snap');
+    const taken = await runCli(['snapshot', '--out', snapshotDir, '--url', cluster.url]);
+    expect(taken.stderr).toMatch(/snapshot of 3 shards, 301 documents/);
+    expect(taken.code).toBe(0);
+    const target = join(dir, 'cluster-restored');
+    const restoring = await runCli(['snapshot', 'restore', snapshotDir, '--data', target]);
+    expect(restoring.code).toBe(0);
+    served = await startServer({ dataDir: target });
+
+    const index = await call(served, 'GET', '/cl/');
+    expect(index.json._settings).toMatchObject({ number_of_shards: 3, shards: [['node1'], ['node1'], ['node1']] });
+    expect(index.json._schema).toEqual((await call(cluster, 'GET', '/cl/')).json._schema);
+    expect((await call(served, 'SEARCH', '/cl/', { _query: '*', _limit: 0 })).json.total).toBe(301);
+    expect((await call(served, 'SEARCH', '/cl/', { _query: { title: 'changed' }, _limit: 20 })).json.total).toBe(10);
+    expect((await call(served, 'GET', '/cl/5')).json).toMatchObject({ _id: 5, _version: 2, n: -5, title: 'changed' });
+    expect((await call(served, 'GET', '/cl/250')).json).toMatchObject({ _id: 250, _version: 1, n: 249 });
+    expect((await call(served, 'GET', '/cl/1000', undefined, { accept: 'image/png' })).bytes.equals(blob)).toBe(true);
+    expect((await call(served, 'GET', '/.templates/logs')).json).toMatchObject({ _patterns: ['/logs/*'] });
+    // Numeric IDs go on from the largest restored one.
+    expect((await call(served, 'POST', '/cl/', { n: 1 })).json._id).toBe(1001);
+  } finally {
+    await served?.stop();
+    await cluster.stop();
+    removeDir(cluster.dataDir);
+  }
 }, 240_000);

@@ -32,7 +32,7 @@ import { once } from 'node:events';
 import { decodeMultiStream, encode } from '@msgpack/msgpack';
 import { request } from 'undici';
 import {
-  type ClusterState, type IndexMeta, SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, type SnapshotHeader, type SnapshotShard,
+  type ClusterState, type IndexMeta, SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MEDIA_TYPE, type SnapshotHeader, type SnapshotShard,
 } from '@tessera/coordinator';
 import { ShardNode } from '@tessera/node';
 import type { ReplicatedChange } from '@tessera/rpc';
@@ -89,7 +89,7 @@ export async function runSnapshot(options: SnapshotOptions): Promise<SnapshotSum
   await requireEmptyDirectory(options.out, 'the snapshot directory (--out)');
   let res: Awaited<ReturnType<typeof request>>;
   try {
-    res = await request(new URL('/.snapshots/', options.url), { method: 'POST', headers: { accept: 'application/x-msgpack', ...authHeaders(options.apiKey) } });
+    res = await request(new URL('/.snapshots/', options.url), { method: 'POST', headers: { accept: `${SNAPSHOT_MEDIA_TYPE}, application/json;q=0.5`, ...authHeaders(options.apiKey) } });
   } catch (err) {
     throw new Error(`cannot reach the server at ${options.url}: ${(err as Error).message} (is \`tessera serve\` running there?)`);
   }

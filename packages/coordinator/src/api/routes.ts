@@ -333,7 +333,7 @@ const ENDPOINTS: readonly ResourceDef<Endpoint, EndpointHandler>[] = [
         summary: 'Take a snapshot: every shard at one point in time, with the cluster state (docs/snapshots.md; `admin`)',
         description: 'What `tessera snapshot --out DIR` reads: a MessagePack sequence (a header with the cluster state and the shards, '
           + 'each shard\'s documents a page per frame, a frame closing each shard, then `{"end": true}`).',
-        responses: { 200: { description: 'The snapshot stream.', mediaType: 'application/x-msgpack' } },
+        responses: { 200: { description: 'The snapshot stream.', mediaType: 'application/vnd.tessera.snapshot' } },
         errors: [409, 410, 503],
       },
     }],

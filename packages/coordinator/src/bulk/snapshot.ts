@@ -36,6 +36,8 @@ import { prefetched } from './dump.js';
 export const SNAPSHOT_PAGE_DOCUMENTS = 1000;
 export const SNAPSHOT_FORMAT = 'tessera-snapshot';
 export const SNAPSHOT_FORMAT_VERSION = 1;
+/** The answer's type: a MessagePack sequence of this format's frames, not one MessagePack value. */
+export const SNAPSHOT_MEDIA_TYPE = 'application/vnd.tessera.snapshot';
 
 /** One shard of a snapshot, as the header lists it. */
 export interface SnapshotShard {
@@ -78,7 +80,7 @@ export class SnapshotHandler {
     }
     return {
       status: 200,
-      headers: { 'Content-Type': 'application/x-msgpack' },
+      headers: { 'Content-Type': SNAPSHOT_MEDIA_TYPE },
       stream: this.frames(header, views),
     };
   }
