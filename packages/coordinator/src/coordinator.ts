@@ -172,7 +172,7 @@ export class Coordinator {
         }),
         searches: new SearchHandlers(registry, replication),
         dumps: new DumpHandler(registry, router),
-        snapshots: new SnapshotHandler(registry),
+        snapshots: new SnapshotHandler(registry, () => store.refresh()),
         admin: new AdminHandlers(registry),
         keys: new KeyHandlers(registry, options.apiKey !== undefined),
       },

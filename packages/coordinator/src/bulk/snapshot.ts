@@ -8,9 +8,10 @@
  *    instant, holding every write acknowledged before the request came and
  *    no half of any write). Any failure releases the views opened and answers
  *    an error status before a byte is sent.
- * 2. The cluster state is read *after* the views are open: a schema only
- *    grows, and a write's fields are in it before the write reaches its
- *    shard, so the state read then describes every field the views hold.
+ * 2. The cluster state is read *after* the views are open (from the store
+ *    itself, not a watch that may lag): a schema only grows, and a write's
+ *    fields are in it before the write reaches its shard, so the state read
+ *    then describes every field the views hold.
  *    Indexes created after step 1 are not in the snapshot; one deleted or
  *    re-created meanwhile fails it (409 `snapshot_conflict`: try again).
  * 3. The answer is a MessagePack sequence: a header (format, the cluster
@@ -67,12 +68,23 @@ interface OpenView extends SnapshotShard {
 }
 
 export class SnapshotHandler {
-  constructor(private readonly registry: IndexRegistry) {}
+  constructor(
+    private readonly registry: IndexRegistry,
+    /**
+     * Bring the cluster state up to the store's (etcd's, on a coordinator
+     * that follows another: its watch may lag). Before the views, so every
+     * index acknowledged is in the snapshot; after them, so the schemas read
+     * cover every field the views hold.
+     */
+    private readonly refreshState: () => Promise<unknown>,
+  ) {}
 
   async take(): Promise<Reply> {
+    await this.refreshState();
     const views = await this.openViews(this.registry.list());
     let header: SnapshotHeader;
     try {
+      await this.refreshState();
       header = this.header(views);
     } catch (err) {
       await this.release(views);
