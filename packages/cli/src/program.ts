@@ -169,8 +169,12 @@ and do not stop the rest; the exit code is 1 when any line failed.`)
       }
     });
 
+  // `snapshot restore … -q`: the flags after `restore` are the subcommand's, not taken by `snapshot`'s own of the same name
+  // (commander reads a command's options before its subcommand only when every parent up to the program says so).
+  program.enablePositionalOptions();
   const snapshot = program
     .command('snapshot')
+    .enablePositionalOptions()
     .description('copy every index of a running server (embedded or cluster) into a directory: each shard at one point in time, '
       + 'with the cluster state and a SHA-256 of every file (docs/snapshots.md)')
     .option('-o, --out <dir>', 'directory to write (new or empty)')

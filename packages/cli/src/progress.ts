@@ -122,7 +122,10 @@ export class Progress {
       const elapsed = (Date.now() - this.startedAt) / 1000;
       if (fraction > 0.01) text += `, ETA ${Math.round(elapsed / fraction - elapsed)} s`;
     } else if (s.documentsTotal !== undefined && s.documentsTotal > 0) {
-      text += `, ${Math.floor((s.documents / s.documentsTotal) * 100)}% of ${s.documentsTotal} docs, ${mebibytes(s.bytesRead)} written`;
+      const fraction = s.documents / s.documentsTotal;
+      text += `, ${Math.floor(fraction * 100)}% of ${s.documentsTotal} docs`;
+      const elapsed = (Date.now() - this.startedAt) / 1000;
+      if (fraction > 0.01 && fraction < 1) text += `, ETA ${Math.round(elapsed / fraction - elapsed)} s`;
     } else {
       text += `, ${mebibytes(s.bytesRead)} read`;
     }
