@@ -9,7 +9,7 @@
  * the same; a damaged file or a non-empty target is refused.
  */
 import { randomBytes } from 'node:crypto';
-import { cpSync, mkdirSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { accessOf } from '@tessera/coordinator';
 import { runCli } from './cli-process.js';
@@ -121,6 +121,18 @@ it('a snapshot taken under writes restores into an empty directory with every ac
   expect(notEmpty.code).toBe(1);
   expect(notEmpty.stderr).toMatch(/data directory \(--data\) .*occupied is not empty/);
   expect(readdirSync(occupied)).toEqual(['keep.txt']);
+
+  // A snapshot without SHA256SUMS (its command failed or was cut: it is written last) is not restored.
+  const incomplete = join(dir, 'incomplete');
+  cpSync(snapshotDir, incomplete, { recursive: true });
+  rmSync(join(incomplete, 'SHA256SUMS'));
+  const unfinished = await runCli(['snapshot', 'restore', incomplete, '--data', refusedTarget]);
+  expect(unfinished.code).toBe(1);
+  expect(unfinished.stderr).toMatch(/is not a complete snapshot: SHA256SUMS cannot be read/);
+  // Nor is a snapshot written over another.
+  const over = await runCli(['snapshot', '--out', snapshotDir, '--url', source.url, '-q']);
+  expect(over.code).toBe(1);
+  expect(over.stderr).toMatch(/snapshot directory \(--out\) .* is not empty/);
 
   const target = join(dir, 'restored');
   const restoring = await runCli(['snapshot', 'restore', snapshotDir, '--data', target]);
