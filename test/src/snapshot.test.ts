@@ -13,7 +13,7 @@ import { cpSync, mkdirSync, readdirSync, readFileSync, rmSync, writeFileSync } f
 import { join } from 'node:path';
 import { accessOf } from '@tessera/coordinator';
 import { runCli } from './cli-process.js';
-import { startCluster } from './cluster-harness.js';
+import { startCluster, type ClusterOptions } from './cluster-harness.js';
 import { call, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 
 const INDEX = '/snap/';
@@ -204,8 +204,14 @@ it('a snapshot taken under writes restores into an empty directory with every ac
   expect((await call(restored, 'PUT', `${INDEX}u0`, { title: 'updated again' })).json._version).toBe((found.get('u0')?.version as number) + 1);
 }, 240_000);
 
-it('a cluster (a coordinator, two nodes, a replica per shard) snapshots through its coordinator and restores into an embedded server', async () => {
-  const cluster = await startCluster({ nodes: 2 });
+const CLUSTERS: Array<{ title: string; options: ClusterOptions; via: string }> = [
+  { title: 'a coordinator and two nodes', options: { nodes: 2 }, via: 'coordinator' },
+  // Through the coordinator that is not elected: its cluster state comes from etcd's watch, refreshed for the snapshot.
+  { title: 'two coordinators on etcd and two nodes, through the one not elected', options: { nodes: 2, coordinators: 2, etcd: true }, via: 'follower' },
+];
+
+it.each(CLUSTERS)('a cluster ($title, a replica per shard) snapshots and restores into an embedded server', async ({ options, via }) => {
+  const cluster = await startCluster(options);
   let served: Server | undefined;
   try {
     expect((await call(cluster, 'PUT', '/cl/', { _settings: { number_of_shards: 3, number_of_replicas: 1 }, _schema: { n: { _type: 'integer' }, title: { _type: 'text' } } })).status)
@@ -217,11 +223,17 @@ it('a cluster (a coordinator, two nodes, a replica per shard) snapshots through 
     expect((await call(cluster, 'PUT', '/cl/1000', blob, { 'content-type': 'image/png' })).status).toBe(200);
     expect((await call(cluster, 'PUT', '/.templates/logs', { _patterns: ['/logs/*'], _settings: { number_of_shards: 2 } })).status).toBeLessThan(300);
 
-    const snapshotDir = join(dir, 'cluster-snap');
-    const taken = await runCli(['snapshot', '--out', snapshotDir, '--url', cluster.url]);
+    const snapshotDir = join(dir, `cluster-snap-${via}`);
+    let url = cluster.url;
+    if (via === 'follower') {
+      const [leader] = await cluster.leaders();
+      const follower = [...cluster.coordinators.keys()].find((name) => name !== leader) as string;
+      url = cluster.urlOf(follower);
+    }
+    const taken = await runCli(['snapshot', '--out', snapshotDir, '--url', url]);
     expect(taken.stderr).toMatch(/snapshot of 3 shards, 301 documents/);
     expect(taken.code).toBe(0);
-    const target = join(dir, 'cluster-restored');
+    const target = join(dir, `cluster-restored-${via}`);
     const restoring = await runCli(['snapshot', 'restore', snapshotDir, '--data', target]);
     expect(restoring.code).toBe(0);
     served = await startServer({ dataDir: target });
