@@ -245,7 +245,7 @@ describe('a server with a master key', () => {
     expectUnauthorized(await call(server, 'GET', '/logs/a/1'), 'GET');
   }, 30_000);
 
-  it('import and dump send --api-key (or TESSERA_API_KEY); without it they fail saying so', async () => {
+  it('import, dump and snapshot send --api-key (or TESSERA_API_KEY); without it they fail saying so', async () => {
     const dir = tempDataDir('tessera-keys-io-');
     try {
       const file = join(dir, 'docs.ndjson');
@@ -269,11 +269,21 @@ describe('a server with a master key', () => {
       expect(readFileSync(out, 'utf8').trim().split('\n')).toHaveLength(3);
       const flagged = await runCli(['dump', '-i', '/imported/', '-u', server.url, '--api-key', MASTER]);
       expect(flagged.stdout.trim().split('\n')).toHaveLength(3);
-      for (const run of [refused, imported, scoped, noKey, dumped]) expect(run.stderr + run.stdout).not.toContain(MASTER);
+      // A snapshot is every index: the admin action; a key scoped to write refused, the master key taken.
+      const snapshotOut = join(dir, 'snap');
+      const unkeyed = await runCli(['snapshot', '--out', snapshotOut, '-u', server.url, '-q'], { env: { TESSERA_API_KEY: '' } });
+      expect(unkeyed.code).toBe(1);
+      expect(unkeyed.stderr).toMatch(/snapshot was refused: Unauthorized.*--api-key or TESSERA_API_KEY/);
+      const scopedSnapshot = await runCli(['snapshot', '--out', snapshotOut, '-u', server.url, '-q'], { env: { TESSERA_API_KEY: writer } });
+      expect(scopedSnapshot.code).toBe(1);
+      expect(scopedSnapshot.stderr).toMatch(/snapshot was refused: Forbidden/);
+      const snapshot = await runCli(['snapshot', '--out', snapshotOut, '-u', server.url, '-q', '--api-key', MASTER]);
+      expect([snapshot.code, snapshot.stderr]).toEqual([0, expect.stringMatching(/snapshot of \d+ shards/)]);
+      for (const run of [refused, imported, scoped, noKey, dumped, unkeyed, scopedSnapshot, snapshot]) expect(run.stderr + run.stdout).not.toContain(MASTER);
     } finally {
       removeDir(dir);
     }
-  }, 60_000);
+  }, 120_000);
 
   it('no Authorization header, however malformed, gets a 5xx (raw sockets)', async () => {
     const exchange = async (headerLines: Buffer[]) => {

@@ -21,7 +21,7 @@ const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'ut
 const SAMPLE_PATHS: Record<string, string> = {
   root: '/', index: '/oa/', document: '/oa/1', templates: '/.templates/', template: '/.templates/oa', aliases: '/.aliases/',
   alias: '/.aliases/oa-alias/', keys: '/.keys/', key: '/.keys/oa', metrics: '/:metrics', healthz: '/healthz', readyz: '/readyz',
-  openapi: '/.openapi',
+  openapi: '/.openapi', snapshots: '/.snapshots/',
 };
 
 describe('docs/openapi.json', () => {

@@ -205,7 +205,7 @@ describe.each(SERVER_KINDS)('templates and aliases (%s)', (kind) => {
     // An alias may not name an alias.
     expect((await call(server, 'PUT', '/.aliases/nested', { _indexes: ['/both/'] })).json.code).toBe('invalid_alias');
 
-    for (const path of ['/.dashboard/', '/.openapi/', '/.nodes/']) {
+    for (const path of ['/.dashboard/', '/.openapi/', '/.nodes/', '/.snapshots/a/']) {
       const r = await call(server, 'PUT', path);
       expect([path, r.status, r.json.code]).toEqual([path, 400, 'reserved_index_name']);
     }

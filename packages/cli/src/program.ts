@@ -1,7 +1,9 @@
 /**
  * The `tessera` command line as a commander program: `serve` runs the
  * embedded server; `coordinator` and `node` run the two halves of a cluster;
- * `import` and `dump` move documents in and out of a running server. Built by
+ * `import` and `dump` move documents in and out of a running server;
+ * `snapshot` copies a running server and `snapshot restore` lays the copy out
+ * as a data directory. Built by
  * a function so tests can parse real command lines (docker-compose.yml's)
  * without starting anything.
  *
@@ -16,6 +18,7 @@ import {
 } from './config.js';
 import { runCoordinator } from './coordinator.js';
 import { runDump } from './dump.js';
+import { runRestore, runSnapshot } from './snapshot.js';
 import { anonymousExposure } from './exposure.js';
 import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
 import { API_KEY_ENV } from './client-auth.js';
@@ -23,7 +26,7 @@ import { collectWhenIdle, IDLE_COLLECTOR_DEFAULTS } from './idle-gc.js';
 import { CLOSE_AFTER_DRAIN_MS_MAX, exitAfterLog, exitOnCrash, stopOnSignals } from './lifecycle.js';
 import { createLogger, LoggerError, type ProcessLogger } from './logging.js';
 import { runNode } from './node.js';
-import { serve } from './serve.js';
+import { DEFAULT_NODE_NAME, serve } from './serve.js';
 import { TESSERA_VERSION } from './version.js';
 
 /** A failure that ends the command with this exit code; main prints the message. */
@@ -161,6 +164,50 @@ and do not stop the rest; the exit code is 1 when any line failed.`)
     .action(async (flags: { index: string; url?: string; output: string; apiKey?: string }) => {
       try {
         await runDump({ index: flags.index, url: flags.url ?? (env[URL_ENV] || DEFAULT_URL), output: flags.output, apiKey: flags.apiKey ?? env[API_KEY_ENV] });
+      } catch (err) {
+        throw new CliExit((err as Error).message, 1);
+      }
+    });
+
+  // `snapshot restore … -q`: the flags after `restore` are the subcommand's, not taken by `snapshot`'s own of the same name
+  // (commander reads a command's options before its subcommand only when every parent up to the program says so).
+  program.enablePositionalOptions();
+  const snapshot = program
+    .command('snapshot')
+    .enablePositionalOptions()
+    .description('copy every index of a running server (embedded or cluster) into a directory: each shard at one point in time, '
+      + 'with the cluster state and a SHA-256 of every file (docs/snapshots.md)')
+    .option('-o, --out <dir>', 'directory to write (new or empty)')
+    .option('-u, --url <url>', `server URL (env ${URL_ENV}, default ${DEFAULT_URL})`)
+    .option('--progress-interval <seconds>', 'seconds between progress lines when standard error is not a terminal', integer(1, 86_400), 5)
+    .option('-q, --quiet', 'no progress bar or progress lines')
+    .option('--api-key <key>', `${API_KEY_HELP}; the key needs the admin action`)
+    .action(async (flags: { out?: string; url?: string; progressInterval: number; quiet?: boolean; apiKey?: string }) => {
+      if (flags.out === undefined) throw new CliExit('give the directory to write with --out DIR (or run `tessera snapshot restore DIR --data DIR`)', 2);
+      try {
+        await runSnapshot({
+          out: flags.out, url: flags.url ?? (env[URL_ENV] || DEFAULT_URL), apiKey: flags.apiKey ?? env[API_KEY_ENV],
+          progress: flags.quiet !== true, progressIntervalMs: flags.progressInterval * 1000,
+        });
+      } catch (err) {
+        throw new CliExit((err as Error).message, 1);
+      }
+    });
+  snapshot
+    .command('restore')
+    .description('check every checksum of a snapshot, then lay it out as a new data directory that `tessera serve --data DIR` serves')
+    .argument('<snapshot>', 'the directory `tessera snapshot --out` wrote')
+    .requiredOption('-d, --data <dir>', 'data directory to create (new or empty)')
+    .option('--name <name>', `the node name \`tessera serve\` will run with (default ${DEFAULT_NODE_NAME})`, (text: string) => {
+      const checked = parseText(SETTINGS.find((s) => s.key === 'name') as Setting, text);
+      if (!checked.ok) throw new InvalidArgumentError(checked.expected);
+      return checked.value as string;
+    }, DEFAULT_NODE_NAME)
+    .option('--progress-interval <seconds>', 'seconds between progress lines when standard error is not a terminal', integer(1, 86_400), 5)
+    .option('-q, --quiet', 'no progress bar or progress lines')
+    .action(async (from: string, flags: { data: string; name: string; progressInterval: number; quiet?: boolean }) => {
+      try {
+        await runRestore({ from, data: flags.data, nodeName: flags.name, progress: flags.quiet !== true, progressIntervalMs: flags.progressInterval * 1000 });
       } catch (err) {
         throw new CliExit((err as Error).message, 1);
       }

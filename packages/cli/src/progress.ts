@@ -15,6 +15,8 @@ export interface ProgressState {
   /** Input bytes read so far, and the input's size when known (a regular file). */
   bytesRead: number;
   bytesTotal: number | undefined;
+  /** Documents the work will hold, when known instead of an input size (a snapshot): the bar and ETA follow them. */
+  documentsTotal?: number | undefined;
 }
 
 export interface ProgressOptions {
@@ -41,7 +43,7 @@ export class Progress {
   start(): void {
     if (!this.options.enabled) return;
     if (this.stream.isTTY === true) {
-      const sized = this.state().bytesTotal !== undefined;
+      const sized = this.total() !== undefined;
       this.bars = new cliProgress.MultiBar({
         stream: this.stream,
         format: sized
@@ -51,7 +53,7 @@ export class Progress {
         etaBuffer: 50,
         fps: 5,
       }, cliProgress.Presets.shades_classic);
-      this.bar = this.bars.create(this.state().bytesTotal ?? 0, 0, this.payload());
+      this.bar = this.bars.create(this.total() ?? 0, 0, this.payload());
       this.timer = setInterval(() => this.draw(), 200);
     } else {
       this.timer = setInterval(() => this.stream.write(`${this.line()}\n`), this.options.intervalMs);
@@ -82,8 +84,18 @@ export class Progress {
   }
 
   private draw(): void {
+    this.bar?.update(this.done(this.state()), this.payload());
+  }
+
+  /** What the bar counts to: the input's bytes, else the documents expected, else unknown. */
+  private total(): number | undefined {
     const s = this.state();
-    this.bar?.update(s.bytesTotal === undefined ? 0 : this.bytesDone(s), this.payload());
+    return s.bytesTotal ?? s.documentsTotal;
+  }
+
+  private done(s: ProgressState): number {
+    if (s.bytesTotal !== undefined) return this.bytesDone(s);
+    return s.documentsTotal === undefined ? 0 : s.documents;
   }
 
   /**
@@ -109,6 +121,11 @@ export class Progress {
       text += `, ${Math.floor(fraction * 100)}% of ${mebibytes(s.bytesTotal)} done`;
       const elapsed = (Date.now() - this.startedAt) / 1000;
       if (fraction > 0.01) text += `, ETA ${Math.round(elapsed / fraction - elapsed)} s`;
+    } else if (s.documentsTotal !== undefined && s.documentsTotal > 0) {
+      const fraction = s.documents / s.documentsTotal;
+      text += `, ${Math.floor(fraction * 100)}% of ${s.documentsTotal} docs`;
+      const elapsed = (Date.now() - this.startedAt) / 1000;
+      if (fraction > 0.01 && fraction < 1) text += `, ETA ${Math.round(elapsed / fraction - elapsed)} s`;
     } else {
       text += `, ${mebibytes(s.bytesRead)} read`;
     }

@@ -28,6 +28,7 @@ import { render, renderError, type Reply } from './response/respond.js';
 import { applySelector } from './response/selector.js';
 import { ShardRouter } from './routing.js';
 import { DumpHandler } from './bulk/dump.js';
+import { SnapshotHandler } from './bulk/snapshot.js';
 import { RestoreHandler } from './bulk/restore.js';
 import { SearchHandlers } from './search/handlers.js';
 import { LocalStateStore } from './state/local-store.js';
@@ -184,6 +185,7 @@ export class Coordinator {
         }),
         searches: new SearchHandlers(registry, replication),
         dumps: new DumpHandler(registry, router),
+        snapshots: new SnapshotHandler(registry, () => store.refresh()),
         admin: new AdminHandlers(registry),
         keys: new KeyHandlers(registry, options.apiKey !== undefined),
       },

@@ -28,7 +28,7 @@ export const apiErrors = {
   schemaImmutable: (field: string, option: string) =>
     e('schema_immutable', 400, `It is not allowed to change '${option}' of field '${field}'`),
   reservedIndexName: (index: string) =>
-    e('reserved_index_name', 400, `Index name '${index}' is reserved: /.templates/, /.aliases/, /.keys/, /.dashboard/, /.openapi and /.nodes are API paths`),
+    e('reserved_index_name', 400, `Index name '${index}' is reserved: /.templates/, /.aliases/, /.keys/, /.dashboard/, /.openapi, /.nodes and /.snapshots/ are API paths`),
   badTemplate: (name: string, why: string) => e('invalid_template', 400, `Invalid template '${name}': ${why}`),
   templateNotFound: (name: string) => e('template_not_found', 404, `Template not found: ${name}`),
   badAlias: (name: string, why: string) => e('invalid_alias', 400, `Invalid alias '${name}': ${why}`),
@@ -64,6 +64,8 @@ export const apiErrors = {
     e('script_schema_unstable', 400, 'The script added fields unknown to the index schema again after the schema learnt them; give them types in _schema'),
   notAcceptable: (accept: string) => e('not_acceptable', 406, `No stored content of the document matches '${accept}'`),
   notImplemented: (method: string) => e('not_implemented', 501, `Method ${method} is not implemented`),
+  snapshotConflict: (index: string) =>
+    e('snapshot_conflict', 409, `Index ${index} was deleted or re-created while the snapshot was being taken: take it again`),
   noShardNode: (index: string, shard: number) =>
     e('no_shard_node', 503, `No node holds shard ${shard} of ${index}`),
   leaderUnavailable: (reason: string) =>

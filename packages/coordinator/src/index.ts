@@ -24,3 +24,4 @@ export type { IndexAlias } from './admin/aliases.js';
 export { parseCorsOrigins, CORS_MAX_AGE_S, type CorsOrigins } from './request/cors.js';
 export { openApiDocument } from './api/openapi.js';
 export { routeSummary } from './api/routes.js';
+export { SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MEDIA_TYPE, type SnapshotHeader, type SnapshotShard } from './bulk/snapshot.js';

@@ -1,6 +1,6 @@
 /** @tessera/engine — one shard: document store with versions, and the search index over it. */
 export { SCAN_DOCUMENTS_MAX, Shard, SHARD_DEFAULTS, STORE_WRITE_BUFFER_BYTES_MAX, STORE_WRITE_BUFFER_BYTES_MIN } from './shard.js';
-export type { MutateOptions, ShardOptions, ShardReplicationState, ShardSearchRequest, ShardSearchResult } from './shard.js';
+export type { MutateOptions, ShardOptions, ShardReplicationState, ShardSearchRequest, ShardSearchResult, ShardSnapshot } from './shard.js';
 // The logger a shard copy writes to: a pino Logger satisfies it; the engine depends on no logging library.
 export { type EngineLogger, SILENT_LOGGER } from './logger.js';
 export { type FlushFailure, SHARD_INDEX_DEFAULTS, type ShardIndexMetrics } from './indexing/index.js';

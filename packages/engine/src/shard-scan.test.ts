@@ -74,3 +74,28 @@ it('refuses a bad cursor and a closed shard', async () => {
   await shard.close();
   await expect(shard.scan(undefined, 10)).rejects.toMatchObject({ code: 'shard_closed', status: 503 });
 });
+
+it('a snapshot pages the documents of one instant: later writes, overwrites and deletes are not in it', async () => {
+  await Promise.all(Array.from({ length: 30 }, (_, i) => shard.write({ op: 'index', id: i, body: { n: i } })));
+  const view = await shard.snapshot();
+  try {
+    expect({ seq: view.seq, documents: view.documents }).toEqual({ seq: 30, documents: 30 });
+    await shard.write({ op: 'index', id: 100, body: { n: 100 } });
+    await shard.write({ op: 'index', id: 5, body: { n: -5 } });
+    await shard.write({ op: 'delete', id: 6 });
+    const seen: Array<{ id: DocumentId; version: number; n: unknown }> = [];
+    let after: DocumentId | undefined;
+    for (;;) {
+      const page = await view.scan(after, 7);
+      for (const doc of page.documents) seen.push({ id: doc.id, version: doc.version, n: (doc.body as { n: unknown }).n });
+      if (page.done) break;
+      after = page.documents[page.documents.length - 1]?.id;
+    }
+    expect(seen).toEqual(Array.from({ length: 30 }, (_, i) => ({ id: i, version: 1, n: i })));
+    // The copy itself has moved on.
+    expect(shard.stats()).toMatchObject({ seq: 33, documents: 30 });
+    expect((await shard.get(5))?.version).toBe(2);
+  } finally {
+    await view.close();
+  }
+});

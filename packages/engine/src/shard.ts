@@ -47,7 +47,7 @@ import { BARRIER } from './shard/change.js';
 import { resolveOptions, type ShardOptions } from './shard/options.js';
 import { loadCounters, openIndex } from './shard/recovery.js';
 import { applyReplicated, follow, replicationState, type ShardReplicationState } from './shard/replication.js';
-import { documents, readOplog, scan } from './shard/scan.js';
+import { documents, readOplog, scan, ShardSnapshot } from './shard/scan.js';
 import { searchShard, type ShardSearchRequest, type ShardSearchResult } from './shard/search.js';
 import { noop, ShardState } from './shard/state.js';
 import { STORE_BLOCK_CACHE_BYTES, StoreMemoryBudget } from './store/store-memory.js';
@@ -57,6 +57,7 @@ export {
   SCAN_DOCUMENTS_MAX, SCAN_PAGE_BYTES_MAX, SHARD_DEFAULTS, type ShardOptions, STORE_WRITE_BUFFER_BYTES_MAX, STORE_WRITE_BUFFER_BYTES_MIN,
 } from './shard/options.js';
 export type { ShardReplicationState } from './shard/replication.js';
+export type { ShardSnapshot } from './shard/scan.js';
 export type { ShardSearchRequest, ShardSearchResult } from './shard/search.js';
 export type { BulkWriteOptions, MutateOptions } from './shard/writes.js';
 
@@ -229,6 +230,11 @@ export class Shard {
   /** One page of live documents in ID order after `after`, for DUMP (shard/scan.ts). */
   scan(after: DocumentId | undefined, limit: number): Promise<{ documents: StoredDocument[]; done: boolean }> {
     return scan(this.state, after, limit);
+  }
+
+  /** A point-in-time view of the copy's documents, paged like `scan` (shard/scan.ts); close it when done. */
+  snapshot(): Promise<ShardSnapshot> {
+    return ShardSnapshot.take(this.state);
   }
 
   /** Document counters as of the last acknowledged write (kept in memory, persisted with every batch). */

@@ -5,6 +5,9 @@ export const nodeErrors = {
   badCall: (method: string, why: string) => new TesseraError('rpc_bad_params', 500, `Bad parameters for '${method}': ${why}`),
   shardNotHosted: (index: string, shard: number) =>
     new TesseraError('shard_not_hosted', 503, `Shard ${shard} of ${index} is not open on this node`),
+  /** snapshot-views.ts: the view was released, expired after SNAPSHOT_VIEW_IDLE_MS unread, or its copy closed. */
+  snapshotExpired: (index: string, shard: number, id: string) =>
+    new TesseraError('snapshot_expired', 410, `The point-in-time view ${id} of shard ${shard} of ${index} is gone (released, unread for too long, or the copy closed): start the snapshot again`),
   closing: () => new TesseraError('node_closing', 503, 'Shard node is shutting down'),
   /** primary-lease.ts: the coordinator has been silent for longer than the lease; retry once it is back. */
   primaryLeaseExpired: (index: string, shard: number, silentMs: number, leaseMs: number) =>

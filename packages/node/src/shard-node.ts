@@ -17,6 +17,7 @@ import { DirectorySizes } from './directory-bytes.js';
 import { nodeErrors } from './errors.js';
 import { contentWithBlobs, changes, follow, positionOf, replicate } from './replication/calls.js';
 import { shardDirectory } from './shard-paths.js';
+import { SnapshotViews } from './snapshot-views.js';
 
 export interface ShardNodeOptions {
   name: string;
@@ -49,6 +50,8 @@ export class ShardNode {
   private readonly drops = new Map<string, Promise<void>>();
   private closing = false;
   private readonly sizes = new DirectorySizes();
+  /** Point-in-time views open for snapshots (`shard.snapshot`). */
+  private readonly views = new SnapshotViews();
   /** The process's one script runner, started by `warm` or with the first shard copy. */
   private scripts: Promise<ScriptRunner | undefined> | undefined;
 
@@ -156,8 +159,12 @@ export class ShardNode {
       if (!Number.isInteger(call.limit) || call.limit < 1 || call.limit > SCAN_DOCUMENTS_MAX) {
         throw nodeErrors.badCall(method, `limit must be an integer from 1 to ${SCAN_DOCUMENTS_MAX}`);
       }
-      const shard = await this.open(ref(method, call));
-      const page = await shard.scan(call.after === undefined || call.after === null ? undefined : docId(method, call.after), call.limit);
+      const where = ref(method, call);
+      const shard = await this.open(where);
+      const after = call.after === undefined || call.after === null ? undefined : docId(method, call.after);
+      if (call.snapshot !== undefined && typeof call.snapshot !== 'string') throw nodeErrors.badCall(method, 'snapshot must be a string');
+      const source = call.snapshot === undefined ? shard : this.views.get(where, shardKey(where), call.snapshot);
+      const page = await source.scan(after, call.limit);
       const reply: ScanReply = {
         documents: await Promise.all(page.documents.map(async (d) => {
           if (call.origins !== true) {
@@ -165,7 +172,7 @@ export class ShardNode {
             if (call.content === true && d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
             return document;
           }
-          // A full copy for a replica: the blobs go with their documents.
+          // A full copy for a replica or a snapshot: the blobs go with their documents.
           const document: ScanReply['documents'][number] = { id: d.id, version: d.version, body: d.body, originTerm: d.term ?? 1, originSeq: d.originSeq ?? d.seq };
           if (d.indexed !== undefined) document.indexed = d.indexed;
           if (d.content !== undefined) document.content = await contentWithBlobs(shard, d.content);
@@ -174,6 +181,16 @@ export class ShardNode {
         done: page.done,
       };
       return reply;
+    },
+    'shard.snapshot': async (p) => {
+      const where = ref('shard.snapshot', p);
+      return this.views.open(await this.open(where), shardKey(where));
+    },
+    'shard.release': async (p) => {
+      ref('shard.release', p);
+      if (typeof p.snapshot !== 'string') throw nodeErrors.badCall('shard.release', 'snapshot must be a string');
+      await this.views.release(p.snapshot);
+      return null;
     },
     'shard.open': (p) => this.shardStats('shard.open', p),
     'shard.stats': (p) => this.shardStats('shard.stats', p),
@@ -250,6 +267,7 @@ export class ShardNode {
     this.shards.delete(key);
     this.opened.delete(key);
     const dropping = opening.then(async (shard) => {
+      await this.views.releaseAll(key);
       this.sizes.forget(shard.path);
       await shard.destroy();
       this.log.info({ index: where.index, shard: where.shard }, 'shard copy dropped');
@@ -306,6 +324,7 @@ export class ShardNode {
     const all = [...this.shards.values()];
     this.shards.clear();
     this.opened.clear();
+    await this.views.releaseAll();
     await Promise.all(all.map(async (opening) => (await opening.catch(() => undefined))?.close()));
     await (await this.scripts)?.close();
   }

@@ -186,6 +186,20 @@ export interface ScanCall extends ShardRef {
   origins?: boolean;
   /** Also give each document's content with the blobs (DUMP). */
   content?: boolean;
+  /** Read every page from this point-in-time view (`shard.snapshot`) instead of the copy as it is now. */
+  snapshot?: string;
+}
+
+/**
+ * A point-in-time view of a shard copy, opened by `shard.snapshot` and paged
+ * with `shard.scan` (`snapshot`): its ID, the seq of the last write it holds
+ * and its live documents. `shard.release` closes it; a view left unread
+ * closes itself after a while.
+ */
+export interface SnapshotReply {
+  snapshot: string;
+  seq: number;
+  documents: number;
 }
 
 export interface ScanReply {
@@ -216,6 +230,8 @@ export interface ShardCalls {
   'shard.follow': [FollowCall, ReplicationPositionReply];
   'shard.search': [SearchCall, SearchReply];
   'shard.scan': [ScanCall, ScanReply];
+  'shard.snapshot': [ShardRef, SnapshotReply];
+  'shard.release': [ShardRef & { snapshot: string }, null];
   'doc.content': [ContentReadCall, Uint8Array];
   'doc.info': [ShardRef & { id: DocumentId; schema?: Record<string, unknown> }, DocumentInfoReply | null];
   'node.info': [Record<string, never>, NodeInfoReply];

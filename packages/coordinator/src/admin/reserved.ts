@@ -3,7 +3,7 @@
  * nor live below them (`PUT /.nodes/a/` → 400; `/.keys/` is answered by the
  * API keys' handlers, auth/key-handlers.ts, before any index path is read).
  */
-const RESERVED_ROOTS = new Set(['.templates', '.aliases', '.keys', '.dashboard', '.openapi', '.nodes']);
+const RESERVED_ROOTS = new Set(['.templates', '.aliases', '.keys', '.dashboard', '.openapi', '.nodes', '.snapshots']);
 
 /** Is the canonical index path (`/a/b/`) one of the API's root names, or below one? */
 export function isReservedIndex(path: string): boolean {

@@ -11,6 +11,7 @@ import type { AdminHandlers } from '../admin/handlers.js';
 import type { KeyHandlers } from '../auth/key-handlers.js';
 import type { DumpHandler } from '../bulk/dump.js';
 import type { RestoreHandler } from '../bulk/restore.js';
+import type { SnapshotHandler } from '../bulk/snapshot.js';
 import { extensionType, isContentBody } from '../documents/content.js';
 import type { DocumentHandlers } from '../documents/handlers.js';
 import { apiErrors } from '../errors.js';
@@ -26,6 +27,7 @@ export interface ApiServices {
   restores: RestoreHandler;
   searches: SearchHandlers;
   dumps: DumpHandler;
+  snapshots: SnapshotHandler;
   admin: AdminHandlers;
   keys: KeyHandlers;
   /** `GET /` (API.md §12.1), drilled by a selector (`/.nodes`). */
@@ -39,7 +41,7 @@ export interface ApiServices {
 /** Resources of the path grammar and the administration collections: handlers get a parsed request. */
 export type Resource = 'root' | 'index' | 'document' | 'templates' | 'template' | 'aliases' | 'alias' | 'keys' | 'key';
 /** Endpoints outside the grammar: answered from the raw request, without query parsing (a probe's `?x` never fails it). */
-export type Endpoint = 'metrics' | 'healthz' | 'readyz' | 'openapi';
+export type Endpoint = 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'snapshots';
 
 /** Query parameters of API.md §2.1 and §9.1, described once in components/parameters. */
 export type QueryParam = 'commit' | 'volatile' | 'echo' | 'comments' | 'human' | 'pretty' | 'version' | 'upsert' | 'selector'
@@ -321,6 +323,20 @@ const ENDPOINTS: readonly ResourceDef<Endpoint, EndpointHandler>[] = [
       { summary: 'This OpenAPI 3.1 document (API.md §16.4)', description: 'JSON, or YAML with `Accept: application/yaml`.',
         responses: { 200: { description: 'The document.', schema: 'Any' } } },
     ),
+  },
+  {
+    kind: 'snapshots', path: '/.snapshots/', alsoAt: ['/.snapshots'], what: 'the snapshot endpoint', options: false,
+    routes: [{
+      method: 'POST',
+      handle: async (s, req) => render(req, await s.snapshots.take(), undefined),
+      doc: {
+        summary: 'Take a snapshot: every shard at one point in time, with the cluster state (docs/snapshots.md; `admin`)',
+        description: 'What `tessera snapshot --out DIR` reads: a MessagePack sequence (a header with the cluster state and the shards, '
+          + 'each shard\'s documents a page per frame, a frame closing each shard, then `{"end": true}`).',
+        responses: { 200: { description: 'The snapshot stream.', mediaType: 'application/vnd.tessera.snapshot' } },
+        errors: [409, 410, 503],
+      },
+    }],
   },
 ];
 

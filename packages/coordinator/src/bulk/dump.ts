@@ -212,7 +212,7 @@ async function* encode(pages: AsyncIterable<ScannedDocument[]>, format: DumpForm
 }
 
 /** The pages with the next one requested while the current one is consumed. */
-async function* prefetched<T>(source: AsyncGenerator<T>): AsyncGenerator<T> {
+export async function* prefetched<T>(source: AsyncGenerator<T>): AsyncGenerator<T> {
   let next = source.next();
   // Handled now: a page that fails while the previous one is being written must not be an unhandled rejection.
   next.catch(() => undefined);
