@@ -2,9 +2,11 @@
  * The web dashboard (API.md §16.4, docs/dashboard.md) end to end: a real
  * server, documents written through the API, the page loaded in headless
  * Chromium (test/src/browser.ts). Screenshots of a failing case are kept
- * (the failure message says where). With TESSERA_DASHBOARD_SCREENSHOT=FILE
- * the search view is also saved there (docs/dashboard.png is made so).
+ * (the failure message says where). With TESSERA_DASHBOARD_SCREENSHOTS=DIR
+ * the search and metrics views are also saved there, as
+ * dashboard-search.png and dashboard-metrics.png (docs/ has them so).
  */
+import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { launchChromium, withScreenshotOnFailure } from './browser.js';
 import { call, removeDir, startServer, tempDataDir, type Server } from './harness.js';
@@ -19,6 +21,12 @@ const BROWSER_ACCEPT = 'text/html,application/xhtml+xml,application/xml;q=0.9,*/
 const SHOWN_MS = 15_000;
 
 let browser: Browser;
+
+/** The top of the page, saved for the docs when TESSERA_DASHBOARD_SCREENSHOTS names a directory. */
+async function keepForDocs(page: Page, name: string): Promise<void> {
+  const dir = process.env.TESSERA_DASHBOARD_SCREENSHOTS;
+  if (dir !== undefined) await page.screenshot({ path: join(dir, name), clip: { x: 0, y: 0, width: 1280, height: 560 } });
+}
 
 beforeAll(async () => {
   browser = await launchChromium();
@@ -112,7 +120,7 @@ describe('dashboard without an API key', () => {
       expect(marks.map((m) => m.toLowerCase())).toContain('running');
       const scifi = page.locator('[data-testid=facets] li', { hasText: 'scifi' });
       expect(await scifi.locator('.count').textContent()).toBe('2');
-      if (process.env.TESSERA_DASHBOARD_SCREENSHOT !== undefined) await page.screenshot({ path: process.env.TESSERA_DASHBOARD_SCREENSHOT });
+      await keepForDocs(page, 'dashboard-search.png');
       // Narrowing by the facet: every match, then only the adventure book.
       await page.getByLabel('Query').fill('');
       await page.getByRole('button', { name: 'Search' }).click();
@@ -136,6 +144,7 @@ describe('dashboard without an API key', () => {
         await page.waitForTimeout(200);
       }
       expect(await page.locator('[data-testid=chart] canvas').count()).toBe(4);
+      await keepForDocs(page, 'dashboard-metrics.png');
       expect(errors).toEqual([]);
     });
     await page.context().close();
