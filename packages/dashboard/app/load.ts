@@ -3,23 +3,26 @@ import { useEffect, useState } from 'preact/hooks';
 export interface Loaded<T> {
   data: T | undefined;
   error: Error | undefined;
+  /** A load is under way (the previous answer is kept meanwhile, so a view does not flash). */
+  loading: boolean;
   reload(): void;
 }
 
 /** The result of `load()`, run again when `deps` change or on reload(); a stale answer never replaces a newer one. */
 export function useLoad<T>(load: () => Promise<T>, deps: readonly unknown[]): Loaded<T> {
-  const [state, setState] = useState<{ data?: T; error?: Error }>({});
+  const [state, setState] = useState<{ data?: T; error?: Error; loading: boolean }>({ loading: true });
   const [round, setRound] = useState(0);
   useEffect(() => {
     let current = true;
+    setState((previous) => ({ ...previous, loading: true }));
     load().then(
-      (data) => current && setState({ data }),
-      (error: unknown) => current && setState({ error: error instanceof Error ? error : new Error(String(error)) }),
+      (data) => current && setState({ data, loading: false }),
+      (error: unknown) => current && setState({ error: error instanceof Error ? error : new Error(String(error)), loading: false }),
     );
     return () => { current = false; };
     // eslint-disable-next-line react-hooks/exhaustive-deps
   }, [...deps, round]);
-  return { data: state.data, error: state.error, reload: () => setRound((r) => r + 1) };
+  return { data: state.data, error: state.error, loading: state.loading, reload: () => setRound((r) => r + 1) };
 }
 
 /** Where the page is: `#/view?key=value…` (views link to each other by hash, so Back works). */

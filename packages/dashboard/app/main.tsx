@@ -33,7 +33,7 @@ function App() {
   const server = useLoad(() => call<ServerInfo>('GET', '/'), [keyRound]);
   const refused = server.error instanceof ApiError && server.error.status === 401;
   if (needsKey || refused) {
-    return <KeyPrompt error={storedKey() === undefined ? undefined : 'That key was refused.'}
+    return <KeyPrompt error={storedKey() === undefined || server.loading ? undefined : 'That key was refused.'}
       onKey={(key) => { storeKey(key); setNeedsKey(false); setKeyRound((r) => r + 1); }} />;
   }
   return (

@@ -1,3 +1,4 @@
+import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
 import { call, indexUrl } from '../api';
 import { hrefOf, useLoad } from '../load';
@@ -44,8 +45,8 @@ export function IndexesView() {
           <thead><tr><th>Index</th><th class="number">Documents</th><th class="number">Shards</th><th /></tr></thead>
           <tbody>
             {indexes.data.map((row) => (
-              <>
-                <tr key={row.path} data-index={row.path}>
+              <Fragment key={row.path}>
+                <tr data-index={row.path}>
                   <td><code>{row.path}</code></td>
                   <td class="number" data-testid="count">{row.documents}</td>
                   <td class="number">{row.shards}</td>
@@ -56,8 +57,8 @@ export function IndexesView() {
                     </button>
                   </td>
                 </tr>
-                {open === row.path && <tr key={`${row.path}:schema`}><td colSpan={4}><Schema index={row.path} /></td></tr>}
-              </>
+                {open === row.path && <tr><td colSpan={4}><Schema index={row.path} /></td></tr>}
+              </Fragment>
             ))}
           </tbody>
         </table>
