@@ -16,8 +16,8 @@ interface IndexRow {
   documents: number;
 }
 
-/** The indexes: those whose shard copies the nodes hold (`/.nodes`), each counted (COUNT). */
-async function loadIndexes(): Promise<IndexRow[]> {
+/** The indexes whose shard copies the nodes hold (`/.nodes`), each with the numbers of its shards. */
+export async function indexShards(): Promise<Map<string, Set<number>>> {
   const nodes = await call<NodeEntry[]>('GET', '/.nodes');
   const shards = new Map<string, Set<number>>();
   for (const node of nodes) {
@@ -27,6 +27,12 @@ async function loadIndexes(): Promise<IndexRow[]> {
       shards.set(copy.index, set);
     }
   }
+  return shards;
+}
+
+/** The indexes, each counted (COUNT). */
+async function loadIndexes(): Promise<IndexRow[]> {
+  const shards = await indexShards();
   const paths = [...shards.keys()].sort();
   const counts = await Promise.all(paths.map((path) => call<{ total: number }>('COUNT', indexUrl(path))));
   return paths.map((path, i) => ({ path, shards: (shards.get(path) as Set<number>).size, documents: (counts[i] as { total: number }).total }));

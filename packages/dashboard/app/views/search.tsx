@@ -2,6 +2,7 @@ import { useEffect, useState } from 'preact/hooks';
 import { call, indexUrl } from '../api';
 import { hrefOf, useLoad } from '../load';
 import { Failure, Panel } from './common';
+import { indexShards } from './indexes';
 
 interface Field {
   path: string;
@@ -58,6 +59,8 @@ export function SearchView({ params }: { params: URLSearchParams }) {
   useEffect(() => setTyped(query), [query]);
   const description = useLoad(() => (index === '' ? Promise.resolve(undefined)
     : call<{ _schema?: Record<string, unknown> }>('GET', indexUrl(index))), [index]);
+  // The known indexes, offered as the index box's choices.
+  const known = useLoad(async () => [...(await indexShards()).keys()].sort(), []);
   const fields = fieldsOf(description.data?._schema ?? {});
   const facetFields = fields.filter((f) => FACET_TYPES.has(f.type));
   const facet = params.get('facet') ?? facetFields.find((f) => !TEXT_TYPES.has(f.type))?.path ?? facetFields[0]?.path ?? '';
@@ -79,8 +82,9 @@ export function SearchView({ params }: { params: URLSearchParams }) {
   return (
     <Panel title="Search" testId="search">
       <form class="search-form" onSubmit={(event) => { event.preventDefault(); go({ q: typed }); }}>
-        <input name="index" aria-label="Index" value={index} placeholder="/index/"
+        <input name="index" aria-label="Index" value={index} placeholder="/index/" list="known-indexes"
           onChange={(event) => { location.hash = hrefOf('search', { index: (event.target as HTMLInputElement).value }); }} />
+        <datalist id="known-indexes">{known.data?.map((path) => <option key={path} value={path} />)}</datalist>
         <input name="q" aria-label="Query" value={typed} placeholder="Query string: words, field:value, AND, OR…"
           onInput={(event) => setTyped((event.target as HTMLInputElement).value)} />
         <button type="submit">Search</button>
