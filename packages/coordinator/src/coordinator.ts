@@ -236,7 +236,7 @@ export class Coordinator {
     );
   };
 
-  /** `GET /` whose Accept ranks HTML above JSON, on a server with a dashboard (any other client gets the JSON of API.md §12.1). */
+  /** `GET /` whose Accept ranks HTML above the API's types, on a server with a dashboard (any other client gets the JSON of API.md §12.1). */
   private isBrowserAtRoot(req: HttpRequest): boolean {
     return req.path === '/' && req.method === 'GET' && this.services.dashboard !== undefined && prefersHtml(req.headers.accept);
   }

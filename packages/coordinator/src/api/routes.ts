@@ -165,7 +165,7 @@ const RESOURCES: readonly ResourceDef<Resource, Handler>[] = [
     routes: [
       { method: 'GET', handle: (s, ctx) => s.root(ctx).then((value) => ({ status: 200, value })),
         doc: { summary: 'Server and cluster information (API.md §12.1)',
-          description: 'A selector drills it: `GET /.state`, `GET /.nodes`. A browser (an `Accept` that ranks `text/html` above JSON) '
+          description: 'A selector drills it: `GET /.state`, `GET /.nodes`. A browser (an `Accept` that ranks `text/html` above JSON, YAML and MessagePack) '
             + 'gets the dashboard page instead, as `GET /.dashboard/` answers it.',
           query: ['selector', 'pretty'], responses: { 200: { description: 'The server.', schema: 'ServerInfo' } } } },
       { method: 'HEAD', handle: () => ({ status: 200 }), doc: { summary: 'The server answers', responses: { 200: OK_EMPTY } } },

@@ -56,6 +56,9 @@ describe('prefersHtml', () => {
     ['application/json', false],
     ['text/html, application/json', false], // a tie: the API's answer
     ['application/json;q=0.5, text/html', true],
+    ['text/html, application/yaml', false], // a YAML client that also takes HTML
+    ['application/x-msgpack', false],
+    ['text/html;q=0', false],
   ])('%s → %s', (accept, expected) => {
     expect(prefersHtml(accept)).toBe(expected);
   });

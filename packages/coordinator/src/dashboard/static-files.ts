@@ -10,7 +10,7 @@
  */
 import { createHash } from 'node:crypto';
 import { gzipSync } from 'node:zlib';
-import { negotiateEncoding, parseAccept, qualityFor, type HttpRequest, type HttpResponse } from '@tessera/http';
+import { negotiateEncoding, ranksAboveSerializers, type HttpRequest, type HttpResponse } from '@tessera/http';
 import mime from 'mime-types';
 
 interface ServedFile {
@@ -85,9 +85,7 @@ function matchesEtag(ifNoneMatch: string | undefined, etag: string): boolean {
   return ifNoneMatch.split(',').some((tag) => tag.trim().replace(/^W\//, '') === etag);
 }
 
-/** Whether `Accept` ranks HTML above JSON: a browser opening a page (`text/html,…,*\/*;q=0.8`), not an API client (`*\/*`, none). */
+/** Whether `Accept` ranks HTML above every answer of the API (JSON, YAML, MessagePack): a browser opening a page, not an API client. */
 export function prefersHtml(accept: string | undefined): boolean {
-  if (accept === undefined) return false;
-  const ranges = parseAccept(accept);
-  return qualityFor(ranges, 'text/html') > qualityFor(ranges, 'application/json');
+  return ranksAboveSerializers(accept, 'text/html');
 }
