@@ -24,6 +24,7 @@ COPY packages/rpc/package.json packages/rpc/
 COPY packages/scripting/package.json packages/scripting/
 COPY packages/engine/package.json packages/engine/
 COPY packages/node/package.json packages/node/
+COPY packages/dashboard/package.json packages/dashboard/
 COPY packages/coordinator/package.json packages/coordinator/
 COPY packages/cli/package.json packages/cli/
 # The client is a workspace too (npm install wants its manifest); the image does not build or need it.
@@ -40,9 +41,12 @@ RUN npm install --no-audit --no-fund --ignore-scripts
 COPY packages ./packages
 # packages/cli references every other package (tsconfig.json "references"):
 # this builds them all, without the tests (the root tsconfig also builds test/).
-RUN npx tsc -b packages/cli \
+# The dashboard's browser bundle (esbuild, a development dependency) is built
+# here too: the image serves packages/dashboard/dist/public as it is.
+RUN npx tsc -b packages/cli packages/dashboard/app \
+ && node packages/dashboard/build.mjs \
  && npm prune --omit=dev --no-audit --no-fund --ignore-scripts \
- && rm -rf packages/*/src packages/*/tsconfig.json packages/*/dist/.tsbuildinfo \
+ && rm -rf packages/*/src packages/*/tsconfig.json packages/*/dist/.tsbuildinfo packages/dashboard/app packages/dashboard/build.mjs packages/dashboard/dist/*.tsbuildinfo \
  && find packages/*/dist \( -name '*.test.*' -o -name '*.bench.*' -o -name '*.d.ts' -o -name '*.d.ts.map' \) -delete
 
 # --- runtime: what runs, owned by root, run by `node` ---

@@ -21,8 +21,10 @@ const { version } = JSON.parse(readFileSync(join(REPO_ROOT, 'package.json'), 'ut
 const SAMPLE_PATHS: Record<string, string> = {
   root: '/', index: '/oa/', document: '/oa/1', templates: '/.templates/', template: '/.templates/oa', aliases: '/.aliases/',
   alias: '/.aliases/oa-alias/', keys: '/.keys/', key: '/.keys/oa', metrics: '/:metrics', healthz: '/healthz', readyz: '/readyz',
-  openapi: '/.openapi', snapshots: '/.snapshots/',
+  openapi: '/.openapi', snapshots: '/.snapshots/', dashboard: '/.dashboard/', dashboard_file: '/.dashboard/app.js',
 };
+/** The dashboard serves reads only; any other method there names an index of a reserved name (API.md §16), refused by the grammar. */
+const READ_ONLY_KINDS = new Set(['dashboard', 'dashboard_file']);
 
 describe('docs/openapi.json', () => {
   it('is the document the route table generates (regenerate with scripts/openapi.mjs --write)', () => {
@@ -86,6 +88,10 @@ describe('a server: /.openapi and the route table', () => {
         if (methods.includes(method)) {
           expect({ kind, method, status: r.status === 405 ? 405 : 'served' }).toEqual({ kind, method, status: 'served' });
           if (method === 'OPTIONS') expect({ kind, allow: r.headers.allow }).toEqual({ kind, allow });
+        } else if (READ_ONLY_KINDS.has(kind)) {
+          // Answered by the grammar as for an index (or document) of that name (400 reserved_index_name, 404, 405…), never by the dashboard.
+          expect({ kind, method, dashboard: String(r.headers['content-type']).startsWith('text/html') || r.headers.allow === allow })
+            .toEqual({ kind, method, dashboard: false });
         } else if ((method === 'OPEN' || method === 'CLOSE') && r.status === 501) {
           // API.md §3.1: not implemented rather than not allowed.
         } else {

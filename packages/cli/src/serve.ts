@@ -8,6 +8,7 @@ import type { SecureContextOptions } from 'node:tls';
 import {
   Coordinator, isContentBody, NodeDirectory, parseCorsOrigins, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
 } from '@tessera/coordinator';
+import { dashboardFiles } from '@tessera/dashboard';
 import { createHttpServer, type HttpServer } from '@tessera/http';
 import { CONTENT_DEFAULTS, SHARD_DEFAULTS, SHARD_INDEX_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
 import { ShardNode } from '@tessera/node';
@@ -149,10 +150,12 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
 }
 
 /** The coordinator over the cluster state in `dataDir` and the nodes of `nodes`. */
-export function createCoordinator(options: HttpApiOptions, name: string, nodes: NodeDirectory, log: Logger,
+export async function createCoordinator(options: HttpApiOptions, name: string, nodes: NodeDirectory, log: Logger,
   shared?: { store: StateStore<ClusterState>; group: CoordinatorGroup; forwardCa?: Buffer | undefined }): Promise<Coordinator> {
   const cors = parseCorsOrigins(options.corsOrigin);
+  const dashboard = await loadDashboard(log);
   return Coordinator.create({
+    ...(dashboard === undefined ? {} : { dashboard }),
     ...(shared === undefined ? {} : { state: shared.store, group: shared.group }),
     ...(shared?.forwardCa === undefined ? {} : { forwardCa: shared.forwardCa }),
     ...(cors === undefined ? {} : { cors }),
@@ -180,6 +183,16 @@ export function createCoordinator(options: HttpApiOptions, name: string, nodes: 
     restoreBatchItems: 1000,
     restoreItemBytesMax: options.bodyBytesMax,
   });
+}
+
+/** The dashboard's files (API.md §16.4), read once; a server whose dashboard was not built serves the API without it. */
+async function loadDashboard(log: Logger): Promise<Map<string, Buffer> | undefined> {
+  try {
+    return await dashboardFiles();
+  } catch (err) {
+    log.warn({ err }, 'no dashboard: /.dashboard/ answers 404');
+    return undefined;
+  }
 }
 
 /**

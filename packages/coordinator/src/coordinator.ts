@@ -44,8 +44,9 @@ import type { StateStore } from './state/store.js';
 import { isKeysPath } from './auth/actions.js';
 import { Authorizer } from './auth/authorizer.js';
 import { KeyHandlers } from './auth/key-handlers.js';
-import { ALL_METHODS, endpointRoute, ENDPOINT_PATHS, methodNotAllowed, refuseDottedId, resourceRoute, WRITE_METHODS, type ApiServices, type Endpoint, type Resource } from './api/routes.js';
+import { ALL_METHODS, DASHBOARD_PREFIX, endpointOf, endpointRoute, methodNotAllowed, refuseDottedId, resourceRoute, WRITE_METHODS, type ApiServices, type Endpoint, type Resource } from './api/routes.js';
 import { openApiDocument } from './api/openapi.js';
+import { prefersHtml, StaticFiles } from './dashboard/static-files.js';
 
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
 const FORWARD_TIMEOUT_MS = 300_000;
@@ -79,6 +80,12 @@ export interface CoordinatorOptions {
   apiKey?: string;
   /** `--cors-origin` (request/cors.ts): browsers on these origins may call the API; absent: no CORS headers at all. */
   cors?: CorsOrigins;
+  /**
+   * The web dashboard's files (API.md §16.4), name → bytes, `index.html` its
+   * page; served as given at `/.dashboard/` (and `/` to browsers). Absent:
+   * no dashboard (404).
+   */
+  dashboard?: ReadonlyMap<string, Buffer>;
   /** Certificates (PEM) the elected coordinator's HTTPS certificate is verified against when requests are forwarded to it. */
   forwardCa?: Buffer;
 }
@@ -104,7 +111,7 @@ export class Coordinator {
     private readonly readiness: Readiness,
     private readonly options: CoordinatorOptions,
     private readonly registry: IndexRegistry,
-    handlers: Omit<ApiServices, 'root' | 'metricsText' | 'readiness' | 'openapi'>,
+    handlers: Omit<ApiServices, 'root' | 'metricsText' | 'readiness' | 'openapi' | 'dashboard'>,
     private readonly cluster: ClusterInfo,
     private readonly forwarder: Forwarder | undefined,
     private readonly authorizer: Authorizer | undefined,
@@ -118,6 +125,7 @@ export class Coordinator {
       readiness: () => this.readiness.check(),
       // Built on the first request for it: the table does not change while the server runs.
       openapi: () => (openapi ??= openApiDocument(options.identity.version)),
+      dashboard: options.dashboard === undefined ? undefined : new StaticFiles(options.dashboard, 'index.html'),
     };
   }
 
@@ -213,10 +221,12 @@ export class Coordinator {
     const requestId = given !== undefined && REQUEST_ID.test(given) ? given : nextRequestId();
     // Before anything else (an API key included): a browser's preflight carries no credentials.
     if (this.cors !== undefined && CorsPolicy.isPreflight(req)) return this.corsPreflight(req, this.cors, requestId);
+    // A browser opening the root gets the dashboard's page (API.md §16.4), exactly as at /.dashboard/, which needs no key.
+    const path = this.isBrowserAtRoot(req) ? DASHBOARD_PREFIX : req.path;
     // Before anything else, on the coordinator the client reached (a forwarded request keeps its Authorization header).
-    const refused = this.authorizer?.check(req);
+    const refused = this.authorizer?.check(req, path);
     if (refused !== undefined) return this.fail(req, refused, requestId, undefined, undefined);
-    const endpoint = ENDPOINT_PATHS.get(req.path);
+    const endpoint = endpointOf(req.method, path);
     if (endpoint !== undefined) {
       return this.endpoint(req, endpoint).then(
         (response) => this.finish(req, response, requestId, undefined),
@@ -240,6 +250,11 @@ export class Coordinator {
       (err: unknown) => this.fail(req, err, requestId, seen.pretty, seen.operation),
     );
   };
+
+  /** `GET /` whose Accept ranks HTML above the API's types, on a server with a dashboard (any other client gets the JSON of API.md §12.1). */
+  private isBrowserAtRoot(req: HttpRequest): boolean {
+    return req.path === '/' && req.method === 'GET' && this.services.dashboard !== undefined && prefersHtml(req.headers.accept);
+  }
 
   /** Dispatch a request here; `seen` learns its operation and `?pretty` as soon as they are known (for an error too). */
   private route(req: HttpRequest, seen: Routed): Reply | Promise<Reply> {
@@ -335,7 +350,13 @@ export class Coordinator {
   private async endpoint(req: HttpRequest, endpoint: Endpoint): Promise<HttpResponse> {
     const route = endpointRoute(endpoint, req.method);
     if (route === undefined) throw methodNotAllowed(endpoint, req.method);
-    return route.handle(this.services, req);
+    const response = await route.handle(this.services, req);
+    // The root answers HTML or JSON by Accept: a cache must key it by Accept.
+    if (endpoint === 'dashboard' && req.path === '/') {
+      const headers = response.headers ?? (response.headers = {});
+      headers.Vary = headers.Vary === undefined ? 'Accept' : `Accept, ${headers.Vary}`;
+    }
+    return response;
   }
 
   /** Metrics and the log line of a request; `operation` counts only for a known method (client input must not grow label sets). */

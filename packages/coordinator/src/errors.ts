@@ -51,6 +51,9 @@ export const apiErrors = {
   internalIndex: (index: string) => e('internal_index', 403, `Index '${index}' is internal and cannot be written`),
   documentNotFound: () => e('document_not_found', 404, 'Document not found'),
   indexNotFound: (index: string) => e('index_not_found', 404, `Index not found: ${index}`),
+  dashboardFileNotFound: (name: string) => e('dashboard_file_not_found', 404, `The dashboard has no file '${name}'`),
+  dashboardNotBuilt: () => e('dashboard_file_not_found', 404,
+    'This server has no dashboard: its files were not built (`npm run build` bundles packages/dashboard)'),
   selectorNotFound: (selector: string) => e('selector_not_found', 404, `Selector not found: ${selector}`),
   /** `allow`: the methods valid for the resource, sent as the `Allow` header (RFC 9110 §15.5.6, API.md §4.2). */
   methodNotAllowed: (method: string, what: string, allow: string) =>

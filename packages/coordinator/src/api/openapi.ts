@@ -23,6 +23,9 @@ const OPENAPI_METHODS = new Set(['GET', 'HEAD', 'PUT', 'POST', 'DELETE', 'OPTION
 /** Serializers of request and response values (API.md §2.2, §2.3). */
 const VALUE_TYPES = ['application/json', 'application/yaml', 'application/msgpack'];
 
+/** Endpoints that need no API key (auth/actions.ts): the health checks and the dashboard's files. */
+const OPEN_ENDPOINTS: ReadonlySet<string> = new Set(['healthz', 'readyz', 'dashboard', 'dashboard_file']);
+
 /** Errors any operation may answer besides those its route names. */
 const COMMON_ERRORS = [400, 401, 403, 405, 406, 500, 502, 503, 504];
 
@@ -75,6 +78,7 @@ const PATH_PARAMETERS: Readonly<Record<string, Json>> = {
     description: 'Document ID; percent-encode `/ . : ,` in it. A known file extension after the first `.` selects stored content (`Lenna.png`); '
       + 'on reads another `.suffix` is a selector (`doc.name`), on writes it is refused (400).',
   },
+  file: { name: 'file', in: 'path', required: true, description: 'A file of the dashboard, as its page names it.', schema: { type: 'string' } },
   name: { name: 'name', in: 'path', required: true, description: 'The name of the template or key.', schema: { type: 'string' } },
   alias: {
     name: 'alias', in: 'path', required: true, schema: { type: 'string' },
@@ -376,7 +380,7 @@ export function openApiDocument(version: string): Json {
       paths[view.path] = { get: { operationId: `${def.kind}.get${view.path.replace(/\W/g, '_')}`, summary: view.summary, responses: { 200: response(view.response) } } };
     }
   }
-  for (const def of ENDPOINT_DEFS) addResource(paths, def, labelled(def), def.kind === 'healthz' || def.kind === 'readyz');
+  for (const def of ENDPOINT_DEFS) addResource(paths, def, labelled(def), OPEN_ENDPOINTS.has(def.kind));
   return {
     openapi: '3.1.0',
     info: {

@@ -18,6 +18,7 @@ import { apiErrors } from '../errors.js';
 import type { IndexHandlers } from '../indexes/handlers.js';
 import type { RequestContext } from '../request/context.js';
 import { render, type Reply } from '../response/respond.js';
+import type { StaticFiles } from '../dashboard/static-files.js';
 import type { SearchHandlers } from '../search/handlers.js';
 
 /** What the handlers of the table reach: the coordinator's handlers and its few answers of its own. */
@@ -36,12 +37,14 @@ export interface ApiServices {
   readiness(): Promise<{ ready: boolean; reason?: string }>;
   /** The OpenAPI document (api/openapi.ts), built once. */
   openapi(): unknown;
+  /** The web dashboard's files (API.md §16.4), when the server was given them. */
+  dashboard: StaticFiles | undefined;
 }
 
 /** Resources of the path grammar and the administration collections: handlers get a parsed request. */
 export type Resource = 'root' | 'index' | 'document' | 'templates' | 'template' | 'aliases' | 'alias' | 'keys' | 'key';
 /** Endpoints outside the grammar: answered from the raw request, without query parsing (a probe's `?x` never fails it). */
-export type Endpoint = 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'snapshots';
+export type Endpoint = 'metrics' | 'healthz' | 'readyz' | 'openapi' | 'snapshots' | 'dashboard' | 'dashboard_file';
 
 /** Query parameters of API.md §2.1 and §9.1, described once in components/parameters. */
 export type QueryParam = 'commit' | 'volatile' | 'echo' | 'comments' | 'human' | 'pretty' | 'version' | 'upsert' | 'selector'
@@ -163,7 +166,9 @@ const RESOURCES: readonly ResourceDef<Resource, Handler>[] = [
     kind: 'root', path: '/', what: 'the root', options: true,
     routes: [
       { method: 'GET', handle: (s, ctx) => s.root(ctx).then((value) => ({ status: 200, value })),
-        doc: { summary: 'Server and cluster information (API.md §12.1)', description: 'A selector drills it: `GET /.state`, `GET /.nodes`.',
+        doc: { summary: 'Server and cluster information (API.md §12.1)',
+          description: 'A selector drills it: `GET /.state`, `GET /.nodes`. A browser (an `Accept` that ranks `text/html` above JSON, YAML and MessagePack) '
+            + 'gets the dashboard page instead, as `GET /.dashboard/` answers it.',
           query: ['selector', 'pretty'], responses: { 200: { description: 'The server.', schema: 'ServerInfo' } } } },
       { method: 'HEAD', handle: () => ({ status: 200 }), doc: { summary: 'The server answers', responses: { 200: OK_EMPTY } } },
     ],
@@ -340,6 +345,54 @@ const ENDPOINTS: readonly ResourceDef<Endpoint, EndpointHandler>[] = [
   },
 ];
 
+/** Where the dashboard's files are (API.md §16.4): `/.dashboard/` is its page, `/.dashboard/<file>` the rest. */
+export const DASHBOARD_PREFIX = '/.dashboard/';
+
+/** The page and files of the dashboard: no API key needed (auth/actions.ts), as they hold no data; the page's own calls carry the key. */
+const DASHBOARD_ENDPOINTS: readonly ResourceDef<Endpoint, EndpointHandler>[] = [
+  {
+    kind: 'dashboard', path: DASHBOARD_PREFIX, alsoAt: ['/.dashboard'], what: 'the dashboard', options: false,
+    routes: getAndHead(
+      (s, req) => Promise.resolve(s.dashboard?.page(req) ?? throwing(apiErrors.dashboardNotBuilt())),
+      { summary: 'The web dashboard (API.md §16.4; no API key needed)',
+        description: 'An HTML page: indexes, search, documents, nodes and metrics of this server. It asks for the API key itself '
+          + 'when the server has one, and sends it on its calls. `GET /` from a browser answers the same page. '
+          + 'Revalidated on each load (`ETag`, `Cache-Control: no-cache`).',
+        responses: { 200: { description: 'The page.', mediaType: 'text/html' }, 304: { description: 'Unchanged since the `If-None-Match` ETag.' } }, errors: [404] },
+    ),
+  },
+  {
+    kind: 'dashboard_file', path: `${DASHBOARD_PREFIX}{file}`, what: 'a dashboard file', options: false,
+    routes: getAndHead(
+      (s, req) => {
+        const name = req.path.slice(DASHBOARD_PREFIX.length);
+        return Promise.resolve(s.dashboard === undefined ? throwing(apiErrors.dashboardNotBuilt())
+          : s.dashboard.file(req, name) ?? throwing(apiErrors.dashboardFileNotFound(name)));
+      },
+      { summary: 'A script, style sheet or image of the dashboard (no API key needed)',
+        description: 'Named by its content: cached for a year (`Cache-Control: immutable`).',
+        responses: { 200: { description: 'The file, in its own type.', mediaType: 'application/octet-stream' }, 304: { description: 'Unchanged since the `If-None-Match` ETag.' } },
+        errors: [404] },
+    ),
+  },
+];
+
+function throwing(err: Error): never {
+  throw err;
+}
+
+/**
+ * The endpoint a request names: an exact path of the table, else a
+ * dashboard file (`/.dashboard/<file>`); undefined for the path grammar.
+ * The dashboard serves reads only: any other method there is an attempt at
+ * an index of a reserved name, refused by the grammar as such (API.md §16: 400).
+ */
+export function endpointOf(method: string, path: string): Endpoint | undefined {
+  const endpoint = ENDPOINT_PATHS.get(path) ?? (path.startsWith(DASHBOARD_PREFIX) ? 'dashboard_file' : undefined);
+  if ((endpoint === 'dashboard' || endpoint === 'dashboard_file') && method !== 'GET' && method !== 'HEAD') return undefined;
+  return endpoint;
+}
+
 /** The order methods are listed in an `Allow` header (API.md §3.1). */
 const METHOD_ORDER = ['GET', 'HEAD', 'PUT', 'POST', 'UPDATE', 'UPSERT', 'PATCH', 'DELETE', 'INFO', 'SEARCH', 'COUNT', 'COMMIT', 'DUMP', 'RESTORE', 'OPTIONS'];
 
@@ -363,7 +416,7 @@ function withOptions(def: ResourceDef<Resource, Handler>): ResourceDef<Resource,
 /** The grammar resources and the administration collections, OPTIONS included. */
 export const RESOURCE_DEFS: readonly ResourceDef<Resource, Handler>[] = RESOURCES.map(withOptions);
 /** The endpoints outside the path grammar. */
-export const ENDPOINT_DEFS = ENDPOINTS;
+export const ENDPOINT_DEFS: readonly ResourceDef<Endpoint, EndpointHandler>[] = [...ENDPOINTS, ...DASHBOARD_ENDPOINTS];
 
 interface Table<K extends string, H> {
   routes: ReadonlyMap<K, ReadonlyMap<string, Route<H>>>;
@@ -411,9 +464,10 @@ export function allowOf(kind: Resource | Endpoint): string {
 /** Every method the API serves on some resource: what a CORS preflight allows. */
 export const ALL_METHODS = allowHeader(RESOURCE_DEFS.flatMap((def) => def.routes.map((r) => r.method)));
 
-/** The endpoints by the raw paths they answer (checked before the path grammar). */
-export const ENDPOINT_PATHS: ReadonlyMap<string, Endpoint> = new Map(
-  ENDPOINT_DEFS.flatMap((def) => [def.path, ...(def.alsoAt ?? [])].map((path) => [path, def.kind] as const)));
+/** The endpoints by the raw paths they answer (checked before the path grammar); a dashboard file has its prefix (endpointOf). */
+const ENDPOINT_PATHS: ReadonlyMap<string, Endpoint> = new Map(
+  ENDPOINT_DEFS.filter((def) => def.kind !== 'dashboard_file')
+    .flatMap((def) => [def.path, ...(def.alsoAt ?? [])].map((path) => [path, def.kind] as const)));
 
 /** Every resource and endpoint of the table: its kind, path template, methods and `Allow` (the routing tests walk it). */
 export function routeSummary(): { kind: Resource | Endpoint; path: string; methods: string[]; allow: string }[] {

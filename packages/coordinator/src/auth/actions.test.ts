@@ -18,6 +18,14 @@ describe('accessOf: the one endpoint → action table', () => {
     for (const path of ['/healthz', '/readyz']) for (const method of ['GET', 'HEAD']) expect(accessOf(method, path)).toEqual({ kind: 'open' });
     for (const path of ['/.keys', '/.keys/', '/.keys/k']) expect(accessOf('GET', path)).toEqual({ kind: 'master' });
   });
+
+  it('the dashboard\'s page and files are open to GET and HEAD only; the root stays a read', () => {
+    for (const path of ['/.dashboard', '/.dashboard/', '/.dashboard/app-X.js']) {
+      for (const method of ['GET', 'HEAD']) expect(accessOf(method, path)).toEqual({ kind: 'open' });
+      for (const method of ['PUT', 'DELETE', 'POST']) expect(accessOf(method, path)).toEqual({ kind: 'action', action: 'admin', indexes: [] });
+    }
+    expect(accessOf('GET', '/')).toEqual({ kind: 'action', action: 'read', indexes: [] });
+  });
 });
 
 describe('scoped keys', () => {

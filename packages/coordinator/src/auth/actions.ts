@@ -32,6 +32,14 @@ const HEALTH_PATHS = new Set(['/healthz', '/readyz']);
 const METRICS_PATHS = new Set(['/:metrics', '/metrics']);
 /** The API's description (API.md §16.4): an admin read, as the cluster's own endpoints are. */
 const OPENAPI_PATH = '/.openapi';
+/**
+ * The dashboard's page and files (API.md §16.4): static, holding no data,
+ * so GET and HEAD need no key; the page asks for one and sends it on its
+ * own calls (as Kibana and Meilisearch serve their consoles).
+ */
+function isDashboardPath(rawPath: string): boolean {
+  return rawPath === '/.dashboard' || rawPath.startsWith('/.dashboard/');
+}
 
 /** Document methods by action (API.md §5, §6): the rest are unknown here, hence admin. */
 const DOCUMENT_ACTIONS: ReadonlyMap<string, Action> = new Map([
@@ -59,7 +67,7 @@ export function isKeysPath(rawPath: string): boolean {
 
 /** What the request `method rawPath` (effective method, path without its query) needs. */
 export function accessOf(method: string, rawPath: string): Access {
-  if (HEALTH_PATHS.has(rawPath)) return method === 'GET' || method === 'HEAD' ? OPEN : CLUSTER_ADMIN;
+  if (HEALTH_PATHS.has(rawPath) || isDashboardPath(rawPath)) return method === 'GET' || method === 'HEAD' ? OPEN : CLUSTER_ADMIN;
   if (METRICS_PATHS.has(rawPath) || rawPath === OPENAPI_PATH) return CLUSTER_ADMIN;
   if (isKeysPath(rawPath)) return MASTER;
   // Templates, aliases, /.nodes and every other API root name (admin/reserved.ts).
@@ -84,6 +92,7 @@ const REFERENCE_ENDPOINTS: ReadonlyArray<[string, string]> = [
   ['`/healthz`, `/readyz`', '/healthz'],
   ['`/:metrics`, `/metrics`', '/:metrics'],
   ['`/.openapi` (the OpenAPI document)', '/.openapi'],
+  ['`/.dashboard/…` (the dashboard\'s page and files; `/` for a browser)', '/.dashboard/'],
   ['`/.templates/…`, `/.aliases/…`', '/.templates/'],
   ['`/.nodes` and the other API names', '/.nodes'],
   ['`/.keys/…`', '/.keys/'],

@@ -46,9 +46,13 @@ export class Authorizer {
     this.masterDigest = digestOf(masterKey);
   }
 
-  /** Undefined when the request may go on, else the error to answer it with. */
-  check(req: HttpRequest): TesseraError | undefined {
-    const access = accessOf(req.method, req.path);
+  /**
+   * Undefined when the request may go on, else the error to answer it with.
+   * `path`: what the request is served as (a browser's `GET /` is the
+   * dashboard's page), its own path by default.
+   */
+  check(req: HttpRequest, path = req.path): TesseraError | undefined {
+    const access = accessOf(req.method, path);
     if (access.kind === 'open') return undefined;
     const header = req.headers.authorization;
     if (header === undefined) return this.refuse('missing', apiErrors.unauthorized('this server needs an API key: send Authorization: Bearer <key>'));

@@ -8,7 +8,7 @@
  * Without Accept, or when `*\/*` comes first, that preference decides alone.
  */
 import { isToken, parseHeaderList, qualityOf } from './header-list.js';
-import { isSerializerType, mediaTypeOf } from './media-type.js';
+import { isSerializerType, mediaTypeOf, SERIALIZER_MEDIA_TYPES } from './media-type.js';
 import { INDENT_MAX, serializerFor } from './serializers.js';
 import type { MediaRange, Serializer } from './types.js';
 
@@ -90,6 +90,19 @@ function negotiate(accept: string | undefined, requestContentType: string | unde
 
 /** No Accept and no request body type: the server's first preference. */
 const DEFAULT_CHOICE: Readonly<SerializerChoice> = Object.freeze(negotiate(undefined, undefined) as SerializerChoice);
+
+/**
+ * Whether `accept` ranks `mediaType` strictly above every type a serializer
+ * answers (JSON, YAML, MessagePack): a browser opening a page
+ * (`text/html,…,*\/*;q=0.8`) ranks `text/html` so; an API client (none,
+ * `*\/*`, a serializer type, or a tie) does not.
+ */
+export function ranksAboveSerializers(accept: string | undefined, mediaType: string): boolean {
+  if (accept === undefined) return false;
+  const ranges = parseAccept(accept);
+  const q = qualityFor(ranges, mediaType);
+  return q > 0 && Object.values(SERIALIZER_MEDIA_TYPES).every((types) => types.every((type) => qualityFor(ranges, type) < q));
+}
 
 /** The q the most specific range matching `mediaType` gives it (exact, then `type/*`, then `*\/*`); 0 when none matches. */
 export function qualityFor(ranges: readonly MediaRange[], mediaType: string): number {

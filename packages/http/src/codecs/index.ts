@@ -9,6 +9,6 @@ export { bodyFormatOf, isSerializerType, mediaTypeOf, type BodyFormat } from './
 export { decodeBody } from './decode.js';
 export { DEFAULT_VERBATIM_KEYS, expandDottedFields, type ExpandOptions } from './expand.js';
 export { INDENT_MAX, jsonSerializer, msgpackSerializer, serializerFor, yamlSerializer } from './serializers.js';
-export { matchingRange, negotiateSerializer, parseAccept, qualityFor, type SerializerChoice } from './accept.js';
+export { matchingRange, negotiateSerializer, parseAccept, qualityFor, ranksAboveSerializers, type SerializerChoice } from './accept.js';
 export { encodeContent, negotiateEncoding } from './encoding.js';
 export { decodeSequence, msgpackValueLength, sequenceFormatOf, type SequenceFormat, type SequenceItem } from './sequence.js';
