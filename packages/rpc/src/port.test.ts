@@ -35,6 +35,20 @@ describe('message port', () => {
     await client.close();
   });
 
+  it('sends the calls of one turn together; one that cannot be cloned fails alone, with 500 rpc_unencodable', async () => {
+    const client = connect(async (method, params) => params);
+    const [good, bad, reply] = await Promise.allSettled([
+      client.call('echo', { n: 1 }), client.call('echo', { f: () => 1 }), client.call('echo', { n: 3 }),
+    ]);
+    expect(good).toEqual({ status: 'fulfilled', value: { n: 1 } });
+    expect(bad).toMatchObject({ status: 'rejected', reason: { code: 'rpc_unencodable', status: 500 } });
+    expect(reply).toEqual({ status: 'fulfilled', value: { n: 3 } });
+    const server = connect(async () => ({ f: () => 1 }));
+    await expect(server.call('x', {})).rejects.toMatchObject({ code: 'rpc_unencodable', status: 500 });
+    await client.close();
+    await server.close();
+  });
+
   it('fails the calls waiting, and every later one, with 503 once the serving side is gone', async () => {
     const client = connect(() => new Promise(() => undefined));
     const waiting = client.call('slow', {});
