@@ -31,8 +31,8 @@ import { dirname, join, resolve } from 'node:path';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
@@ -77,7 +77,6 @@ const CPU_SETS = flags.cpus.split(',').filter((c) => {
 });
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
-const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /** The server running now (one at a time), and its data directory. */
 let server;
@@ -125,73 +124,22 @@ async function stopServer() {
   if (code !== 0) throw new Error(`the server exited with ${code} on SIGTERM`);
 }
 
-/** The autocannon run in progress, stopped by Ctrl-C. */
-let current;
-
-function run(options) {
-  return new Promise((res, rej) => {
-    current = autocannon({ connections: CONNECTIONS, ...options }, (err, result) => {
-      current = undefined;
-      if (err) rej(err);
-      else res(result);
-    });
-  });
-}
-
-async function createIndex(url, path) {
-  const res = await fetch(`${url}${path}`, {
-    method: 'PUT', headers: JSON_HEADERS, body: JSON.stringify({ _settings: { number_of_shards: SHARDS, number_of_replicas: 0 } }),
-  });
-  if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
-}
-
-function doc(i) {
-  return JSON.stringify({ title: `document ${i}`, colour: i % 4 === 0 ? 'red' : 'blue', n: i });
-}
-
-/** PUTs of distinct IDs: `duration` seconds, or exactly `amount` requests. */
-function puts(url, index, prefix, limits) {
-  let next = 0;
-  return run({
-    url, ...limits,
-    requests: [{ method: 'PUT', headers: JSON_HEADERS, setupRequest: (req) => {
-      const i = next++;
-      return { ...req, path: `${index}${prefix}${i}`, body: doc(i) };
-    } }],
-  });
-}
-
-function figures(result) {
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, failed: result.non2xx + result.errors + result.timeouts };
-}
-
 async function measure(workers, cpus) {
   const url = await startServer(workers, cpus);
   try {
-    await createIndex(url, '/bench-write/');
-    await createIndex(url, '/bench-search/');
-    const preload = await puts(url, '/bench-search/', 's', { amount: PRELOAD });
+    await createIndex(url, '/bench-write/', SHARDS, 0);
+    await createIndex(url, '/bench-search/', SHARDS, 0);
+    const preload = await putLoad(CONNECTIONS, url, '/bench-search/', 's', { amount: PRELOAD });
     if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);
     await (await fetch(`${url}/bench-search/?commit`, { method: 'COMMIT' })).arrayBuffer();
     const { total } = await (await fetch(`${url}/bench-search/`, { method: 'COUNT' })).json();
     if (total !== PRELOAD) throw new Error(`preloaded ${PRELOAD} documents, COUNT says ${total}`);
-    const write = figures(await puts(url, '/bench-write/', 'w', { duration: DURATION }));
-    const search = figures(await run({
-      // autocannon sends only standard methods: SEARCH goes as the API's method override.
-      url: `${url}/bench-search/`, duration: DURATION, method: 'POST', headers: { ...JSON_HEADERS, 'x-http-method-override': 'SEARCH' },
-      body: JSON.stringify({ _query: { colour: 'red' }, _limit: 10 }),
-    }));
+    const write = loadFigures(await putLoad(CONNECTIONS, url, '/bench-write/', 'w', { duration: DURATION }));
+    const search = loadFigures(await searchLoad(CONNECTIONS, [`${url}/bench-search/`], DURATION));
     return { workers, cpus, write, search };
   } finally {
     await stopServer();
   }
-}
-
-/** A Markdown table of string cells, columns padded. */
-function markdownTable(head, body) {
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
 }
 
 function cpusLabel(cpus) {
@@ -216,20 +164,13 @@ function table(rows) {
   return markdownTable(head, body);
 }
 
-let interrupted = false;
-process.on('SIGINT', () => {
-  if (interrupted) return;
-  interrupted = true;
-  current?.stop();
-  process.stderr.write('\ninterrupted: stopping the server\n');
-  void stopServer().finally(() => process.exit(130));
-});
+const interrupted = stopOnInterrupt(stopServer);
 
 try {
   const rows = [];
   for (const cpus of CPU_SETS) {
     for (const workers of MODES) {
-      if (interrupted) break;
+      if (interrupted()) break;
       process.stderr.write(`== --shard-workers ${workers}, ${cpusLabel(cpus)}: ${DURATION} s of PUT, ${DURATION} s of SEARCH, ${CONNECTIONS} connections\n`);
       rows.push(await measure(workers, cpus));
     }
