@@ -135,7 +135,7 @@ it('limits that contradict each other are refused, naming both and where they ca
 it('shardWorkers: a count or auto, from a flag, a variable or the file; auto is one per core up to the shards, none below 3 cores', () => {
   const resolve = (env: Record<string, string>, values: Record<string, unknown> = {}) =>
     resolveConfig({ flags: {}, env, file: { path: '/etc/tessera.yaml', values } }).config.shardWorkers;
-  expect(resolve({})).toBe('auto');
+  expect(resolve({})).toBe(0);
   expect(resolve({ TESSERA_SHARD_WORKERS: '4' })).toBe(4);
   expect(resolve({ TESSERA_SHARD_WORKERS: 'auto' }, { shardWorkers: 2 })).toBe('auto');
   expect(resolve({}, { shardWorkers: 0 })).toBe(0);

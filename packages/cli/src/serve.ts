@@ -107,7 +107,8 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   tlsCert: '',
   tlsKey: '',
   corsOrigin: '',
-  shardWorkers: 'auto',
+  // 0 until a machine with many cores shows the workers' gain (docs/operations.md, "Shard workers"): on 2 cores they cost throughput.
+  shardWorkers: 0,
   logPretty: false,
 };
 
