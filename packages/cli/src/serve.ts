@@ -152,7 +152,7 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
   const nodeDir = join(dataDir, 'nodes', options.nodeName);
   const nodeLock = await lockDataDirectory(nodeDir);
   const workers = shardWorkersOf(options.shardWorkers, options.numberOfShards);
-  const node = workers === 0 ? inProcessNode(options, nodeDir, log) : workerNode(options, nodeDir, workers, log);
+  const node = workers === 0 ? inProcessNode(options, nodeDir, log) : await workerNode(options, nodeDir, workers, log);
   log.info({ shardWorkers: workers }, workers === 0 ? 'shard copies served on the main thread' : 'shard copies served by worker threads');
   const nodes = new NodeDirectory();
   nodes.add({
@@ -197,9 +197,11 @@ function inProcessNode(options: ServeOptions, nodeDir: string, log: Logger): Emb
  * budgets (so the process holds what the settings say, whatever the number
  * of workers). A worker that fails is an uncaught error of the process:
  * logged fatal, exit 1 (lifecycle.ts), and the next start reopens every
- * copy from disk — no server half served.
+ * copy from disk — no server half served. Resolves once every worker has
+ * loaded and answered, so the server listens only when its copies can be
+ * reached (a worker that cannot load fails the start).
  */
-function workerNode(options: ServeOptions, nodeDir: string, workers: number, log: Logger): EmbeddedNode {
+async function workerNode(options: ServeOptions, nodeDir: string, workers: number, log: Logger): Promise<EmbeddedNode> {
   const host: ShardHostOptions = {
     ...pickShardHost(options),
     documentCacheBytesMax: Math.floor(options.documentCacheBytesMax / workers),
@@ -216,6 +218,12 @@ function workerNode(options: ServeOptions, nodeDir: string, workers: number, log
       throw err;
     }),
   });
+  try {
+    await pool.call('node.info', {});
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
   return { client: pool, close: () => pool.close() };
 }
 
