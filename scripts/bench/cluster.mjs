@@ -39,7 +39,7 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import autocannon from 'autocannon';
+import { createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
@@ -82,7 +82,6 @@ const SETUPS = flags.coordinators !== undefined
     (s === 'embedded' ? s : { nodes: positive('setups', s), coordinators: 1, etcd: flags.etcd }));
 const START_TIMEOUT_MS = 30_000;
 const STOP_TIMEOUT_MS = 15_000;
-const JSON_HEADERS = { 'content-type': 'application/json' };
 
 /** Every child still running, so that any exit path stops them. */
 const children = new Set();
@@ -117,7 +116,7 @@ function cpuByRole() {
 /** Runs `load` and adds what each role spent per request to its figures: CPU µs per request. */
 async function withCpu(load) {
   const before = cpuByRole();
-  const result = figures(await load());
+  const result = loadFigures(await load());
   const after = cpuByRole();
   result.cpuUsPerRequest = {};
   for (const role of Object.keys(after)) {
@@ -212,48 +211,6 @@ async function startSetup(setup) {
   return { urls, replicas: Math.min(1, setup.nodes - 1) };
 }
 
-async function createIndex(url, path, replicas) {
-  const res = await fetch(`${url}${path}`, {
-    method: 'PUT', headers: JSON_HEADERS,
-    body: JSON.stringify({ _settings: { number_of_shards: 3, number_of_replicas: replicas } }),
-  });
-  if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
-}
-
-function doc(i) {
-  return JSON.stringify({ title: `document ${i}`, colour: i % 4 === 0 ? 'red' : 'blue', n: i });
-}
-
-/** The autocannon run in progress, stopped by Ctrl-C. */
-let current;
-
-function run(options) {
-  return new Promise((res, rej) => {
-    current = autocannon({ connections: CONNECTIONS, ...options }, (err, result) => {
-      current = undefined;
-      if (err) rej(err);
-      else res(result);
-    });
-  });
-}
-
-/** PUTs of distinct IDs: `duration` seconds, or exactly `amount` requests; `url` may be a list (connection i → url[i mod n]). */
-function puts(url, index, prefix, limits) {
-  let next = 0;
-  return run({
-    url, ...limits,
-    requests: [{ method: 'PUT', headers: JSON_HEADERS, setupRequest: (req) => {
-      const i = next++;
-      return { ...req, path: `${index}${prefix}${i}`, body: doc(i) };
-    } }],
-  });
-}
-
-function figures(result) {
-  const failed = result.non2xx + result.errors + result.timeouts;
-  return { rps: result.requests.average, p50: result.latency.p50, p99: result.latency.p99, requests: result.requests.total, failed };
-}
-
 function label(setup, replicas) {
   if (setup === 'embedded') return 'embedded (serve)';
   const nodes = `${setup.nodes} node${setup.nodes === 1 ? '' : 's'}`;
@@ -268,10 +225,10 @@ function describe(setup) {
 async function measure(setup) {
   const { urls, replicas } = await startSetup(setup);
   const [url] = urls;
-  await createIndex(url, '/bench-write/', replicas);
-  await createIndex(url, '/bench-search/', replicas);
+  await createIndex(url, '/bench-write/', 3, replicas);
+  await createIndex(url, '/bench-search/', 3, replicas);
   // Through one coordinator: autocannon's `amount` is not split right over several URLs.
-  const preload = await puts(url, '/bench-search/', 's', { amount: PRELOAD });
+  const preload = await putLoad(CONNECTIONS, url, '/bench-search/', 's', { amount: PRELOAD });
   if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);
   const commit = await fetch(`${url}/bench-search/?commit`, { method: 'COMMIT' });
   await commit.arrayBuffer();
@@ -280,21 +237,10 @@ async function measure(setup) {
     if (count.total !== PRELOAD) throw new Error(`preloaded ${PRELOAD} documents, COUNT at ${each} says ${count.total}`);
   }
   // Every coordinator takes a share of the connections: connection i goes to urls[i mod n].
-  const write = await withCpu(() => puts(urls, '/bench-write/', 'w', { duration: DURATION }));
-  const search = await withCpu(() => run({
-    // autocannon sends only standard methods: SEARCH goes as the API's method override.
-    url: urls.map((u) => `${u}/bench-search/`), duration: DURATION, method: 'POST', headers: { ...JSON_HEADERS, 'x-http-method-override': 'SEARCH' },
-    body: JSON.stringify({ _query: { colour: 'red' }, _limit: 10 }),
-  }));
+  const write = await withCpu(() => putLoad(CONNECTIONS, urls, '/bench-write/', 'w', { duration: DURATION }));
+  const search = await withCpu(() => searchLoad(CONNECTIONS, urls.map((u) => `${u}/bench-search/`), DURATION));
   await stopAll();
   return { setup: label(setup, replicas), write, search };
-}
-
-/** A Markdown table of string cells, columns padded. */
-function markdownTable(head, body) {
-  const widths = head.map((h, i) => Math.max(h.length, ...body.map((row) => row[i].length)));
-  const line = (cells) => `| ${cells.map((c, i) => c.padEnd(widths[i])).join(' | ')} |`;
-  return [line(head), `|${widths.map((w) => '-'.repeat(w + 2)).join('|')}|`, ...body.map(line)].join('\n');
 }
 
 function table(rows) {
@@ -324,20 +270,12 @@ function cpuTable(rows) {
   return markdownTable(head, body);
 }
 
-let interrupted = false;
-process.on('SIGINT', () => {
-  if (interrupted) return;
-  interrupted = true;
-  current?.stop();
-  process.stderr.write('\ninterrupted: stopping every process\n');
-  void stopAll().finally(() => process.exit(130));
-});
-process.on('SIGTERM', () => void stopAll().finally(() => process.exit(143)));
+const interrupted = stopOnInterrupt(stopAll);
 
 try {
   const rows = [];
   for (const setup of SETUPS) {
-    if (interrupted) break;
+    if (interrupted()) break;
     process.stderr.write(`== ${describe(setup)}: ${DURATION} s of PUT, ${DURATION} s of SEARCH, ${CONNECTIONS} connections\n`);
     rows.push(await measure(setup));
   }

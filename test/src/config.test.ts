@@ -1,7 +1,7 @@
 /** `tessera serve` configuration: config file (JSON5, YAML), TESSERA_* variables, flags, their precedence and validation. */
 import { existsSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { configReference, SETTINGS } from '@tessera/cli';
+import { configReference, resolveConfig, SETTINGS, shardWorkersOf } from '@tessera/cli';
 import { runCli } from './cli-process.js';
 import { call, REPO_ROOT, removeDir, startServer, tempDataDir } from './harness.js';
 
@@ -130,6 +130,21 @@ it('limits that contradict each other are refused, naming both and where they ca
   const r = await runCli(['serve', '--config', file, '--url-bytes-max', '2048', '--print-config']);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('urlBytesMax (2048, from flag) must not exceed headerBytesMax (1024, from file)');
+});
+
+it('shardWorkers: a count or auto, from a flag, a variable or the file; auto is one per core up to the shards, none below 3 cores', () => {
+  const resolve = (env: Record<string, string>, values: Record<string, unknown> = {}) =>
+    resolveConfig({ flags: {}, env, file: { path: '/etc/tessera.yaml', values } }).config.shardWorkers;
+  expect(resolve({})).toBe(0);
+  expect(resolve({ TESSERA_SHARD_WORKERS: '4' })).toBe(4);
+  expect(resolve({ TESSERA_SHARD_WORKERS: 'auto' }, { shardWorkers: 2 })).toBe('auto');
+  expect(resolve({}, { shardWorkers: 0 })).toBe(0);
+  expect(() => resolve({ TESSERA_SHARD_WORKERS: 'many' })).toThrow('TESSERA_SHARD_WORKERS=many: expected an integer from 0 to 256 or auto');
+  expect(() => resolve({}, { shardWorkers: 'all' })).toThrow(`'shardWorkers': expected an integer from 0 to 256 or auto`);
+  expect(shardWorkersOf(3, 5, 2)).toBe(3);
+  expect(shardWorkersOf('auto', 5, 2)).toBe(0);
+  expect(shardWorkersOf('auto', 5, 16)).toBe(5);
+  expect(shardWorkersOf('auto', 32, 16)).toBe(16);
 });
 
 it('docs/operations.md lists every setting, as generated from the schema', () => {

@@ -23,7 +23,7 @@ import { PRIMARY_LEASE_MS_MAX } from '@tessera/node';
 import { parseCorsOrigins, parseTemplate } from '@tessera/coordinator';
 import { COORDINATOR_DEFAULTS, type CoordinatorProcessOptions } from './coordinator.js';
 import { NODE_DEFAULTS, type NodeProcessOptions } from './node.js';
-import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, type ApiSettings, type ServeOptions } from './serve.js';
+import { DEFAULT_NODE_NAME, SERVE_DEFAULTS, SHARD_WORKERS_AUTO_CORES_MIN, type ApiSettings, type ServeOptions } from './serve.js';
 import { TLS_PAIR_PROBLEM } from './tls-files.js';
 
 export const LOG_LEVELS = ['fatal', 'error', 'warn', 'info', 'debug', 'trace'] as const;
@@ -62,6 +62,8 @@ export interface ServeConfig extends ShardHostConfig, ApiSettings {
   apiKey: string;
   /** Serve without a key on an address other than loopback (exposure.ts). */
   allowAnonymous: boolean;
+  /** Worker threads serving the shard copies; `auto`: serve.ts shardWorkersOf. */
+  shardWorkers: number | 'auto';
   /** Index templates by name (API.md §16.1): config file only, no flag or variable (FILE_ONLY_KEYS). */
   templates?: Record<string, unknown>;
 }
@@ -105,7 +107,8 @@ export interface CommandConfigs {
 export type ConfigKey = keyof ServeConfig | keyof CoordinatorConfig | keyof NodeConfig;
 
 type Kind =
-  | { type: 'integer'; min: number; max: number }
+  /** `word`: that word is a value too (`auto`). */
+  | { type: 'integer'; min: number; max: number; word?: string }
   | { type: 'string' }
   /** A node name: it names a directory and the holder of shard copies, so a short, plain token (NODE_NAME). */
   | { type: 'name' }
@@ -144,6 +147,9 @@ function setting(key: ConfigKey, kind: Kind, defaultValue: number | string | boo
   if (extra.defaults !== undefined) s.defaults = extra.defaults;
   return s;
 }
+
+/** Most `--shard-workers`: far more threads than any machine has cores only adds memory. */
+const SHARD_WORKERS_MAX = 256;
 
 /** Commands serving the HTTP API; commands hosting shard copies; all of them. */
 const HTTP: readonly CommandName[] = ['serve', 'coordinator'];
@@ -199,6 +205,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('scriptInstructionsMax', integer(1000, 2 ** 40), SCRIPT_DEFAULTS.instructionsMax, 'Lua instructions one script run may execute (400 beyond)', SHARDS),
   setting('scriptMemoryBytesMax', integer(1 << 20, 2 ** 31), SCRIPT_DEFAULTS.memoryBytesMax, 'memory one script run may allocate, bytes (400 beyond)', SHARDS),
   setting('scriptTimeoutMs', integer(1, 2 ** 31), SCRIPT_DEFAULTS.timeMsMax, 'time one script run may take, ms (400 beyond): the backstop for work inside Lua library calls', SHARDS),
+  setting('shardWorkers', { type: 'integer', min: 0, max: SHARD_WORKERS_MAX, word: 'auto' }, SERVE_DEFAULTS.shardWorkers, `worker threads serving the embedded node's shard copies, each copy always by the same one, while the coordinator (HTTP, routing, merging) keeps the main thread (docs/operations.md, "Shard workers"); 0: all on the main thread (cached GETs answered without a thread hop; the default until measured on a machine with many cores); auto: one per core up to the default number of shards, 0 on a machine of fewer than ${SHARD_WORKERS_AUTO_CORES_MIN} cores`, ['serve']),
   setting('shutdownGraceMs', integer(0, 2 ** 31), SERVE_DEFAULTS.shutdownGraceMs, 'time in-flight requests (on a node: calls) get on SIGTERM, ms', ALL),
   setting('slowRequestMs', integer(0, 2 ** 31), SERVE_DEFAULTS.slowRequestMs, 'requests slower than this are logged at warn, ms', HTTP),
   setting('nodeLeftDelayMs', integer(0, 2 ** 31 - 1), SERVE_DEFAULTS.nodeLeftDelayMs, 'a node lost this long has its shard copies re-allocated to other active nodes, ms (Elasticsearch\'s `node_left.delayed_timeout`); 0: at once', HTTP),
@@ -367,6 +374,8 @@ export function serveOptionsOf(config: ServeConfig): ServeOptions {
     ...SERVE_DEFAULTS,
     ...httpOptionsOf(config),
     nodeName: config.name,
+    shardWorkers: config.shardWorkers,
+    logPretty: config.logPretty,
     documentCacheBytesMax: config.documentCacheBytesMax,
     storeWriteBufferBytes: config.storeWriteBufferBytes,
     storeMemoryBytesMax: config.storeMemoryBytesMax,
@@ -459,6 +468,7 @@ export function parseText(s: Setting, text: string): Checked {
   let ok: boolean;
   switch (kind.type) {
     case 'integer': {
+      if (kind.word !== undefined && text === kind.word) return { ok: true, value: text };
       const n = Number(text);
       ok = /^\d+$/.test(text) && n >= kind.min && n <= kind.max;
       return ok ? { ok: true, value: n } : { ok: false, expected: expectation(kind) };
@@ -497,7 +507,7 @@ export function splitList(text: string): string[] {
 
 function expectation(kind: Kind): string {
   switch (kind.type) {
-    case 'integer': return `expected an integer from ${kind.min} to ${kind.max}`;
+    case 'integer': return `expected an integer from ${kind.min} to ${kind.max}${kind.word === undefined ? '' : ` or ${kind.word}`}`;
     case 'enum': return `expected one of ${kind.values.join(', ')}`;
     case 'string': return 'expected a non-empty string';
     case 'path': return 'expected a non-empty path';
@@ -565,7 +575,7 @@ function checkFileValue(s: Setting, value: unknown, filePath: string): Checked {
   let ok: boolean;
   switch (kind.type) {
     case 'integer':
-      ok = typeof value === 'number' && Number.isInteger(value) && value >= kind.min && value <= kind.max;
+      ok = (typeof value === 'number' && Number.isInteger(value) && value >= kind.min && value <= kind.max) || (kind.word !== undefined && value === kind.word);
       break;
     case 'enum':
       ok = typeof value === 'string' && kind.values.includes(value);
@@ -635,7 +645,7 @@ function editDistance(a: string, b: string): number {
 export function configReference(): string {
   const rows = SETTINGS.map((s) => {
     const flag = `${s.short === undefined ? '' : `\`-${s.short}\`, `}\`--${s.flag}\``;
-    const values = s.kind.type === 'integer' ? `integer ${s.kind.min}–${s.kind.max}`
+    const values = s.kind.type === 'integer' ? `integer ${s.kind.min}–${s.kind.max}${s.kind.word === undefined ? '' : `, ${s.kind.word}`}`
       : s.kind.type === 'enum' ? s.kind.values.join(', ')
         : s.kind.type === 'url' ? s.kind.protocols.map((p) => `${p}//…`).join(' ')
           : s.kind.type === 'path' && s.kind.file === true ? 'file' : s.kind.type;

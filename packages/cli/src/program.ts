@@ -62,7 +62,7 @@ function integer(min: number, max: number) {
 
 /** A command's flag for a setting: validated by the same rule as its variable and config key. */
 function settingOption(s: Setting, command: CommandName): Option {
-  const placeholder = s.kind.type === 'integer' ? '<n>' : s.kind.type === 'path' ? (s.kind.file === true ? '<file>' : '<dir>') : s.kind.type === 'url' ? '<url>' : `<${s.flag.split('-').pop() as string}>`;
+  const placeholder = s.kind.type === 'integer' ? (s.kind.word === undefined ? '<n>' : `<n|${s.kind.word}>`) : s.kind.type === 'path' ? (s.kind.file === true ? '<file>' : '<dir>') : s.kind.type === 'url' ? '<url>' : `<${s.flag.split('-').pop() as string}>`;
   const fallback = defaultOf(s, command);
   if (s.kind.type === 'boolean') {
     return new Option(`--${s.flag}`, `${s.description} (config ${s.key}, env ${s.env}=true)`);

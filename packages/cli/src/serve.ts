@@ -1,8 +1,12 @@
 /**
  * `tessera serve`: the embedded server — a coordinator and one shard node in
- * one process, joined by the in-process transport. What `npm start` runs.
+ * one process, joined by the in-process transport, or with `--shard-workers
+ * N` the node's copies served by N worker threads (@tessera/node
+ * worker-pool.ts) while the coordinator keeps the main thread. What `npm
+ * start` runs.
  */
 import { mkdir } from 'node:fs/promises';
+import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
 import {
@@ -11,13 +15,14 @@ import {
 import { dashboardFiles } from '@tessera/dashboard';
 import { createHttpServer, type HttpServer } from '@tessera/http';
 import { CONTENT_DEFAULTS, SHARD_DEFAULTS, SHARD_INDEX_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
-import { ShardNode } from '@tessera/node';
+import { ShardNode, ShardWorkerPool } from '@tessera/node';
 import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
-import { InProcessClient } from '@tessera/rpc';
+import { InProcessClient, type NodeCalls, type RpcClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
 import { loadServerTls, reloadTlsOnHangup, type TlsListener } from './tls-files.js';
 import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
+import type { ShardWorkerData } from './shard-worker.js';
 import { logLinesDropped } from './logging.js';
 import { TESSERA_VERSION } from './version.js';
 
@@ -64,6 +69,10 @@ export interface ServeOptions extends ShardHostOptions, ApiSettings {
   templates?: Record<string, unknown>;
   /** The master API key (API.md §16.3); absent: no request needs a key. */
   apiKey?: string;
+  /** Worker threads serving the shard copies: 0 keeps the node on the main thread; `auto`: shardWorkersOf. */
+  shardWorkers: number | 'auto';
+  /** The workers log as the main thread does: pretty lines or JSON. */
+  logPretty: boolean;
 }
 
 export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
@@ -99,7 +108,28 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   tlsCert: '',
   tlsKey: '',
   corsOrigin: '',
+  // 0 until a machine with many cores shows the workers' gain (docs/operations.md, "Shard workers"): on 2 cores they cost throughput.
+  shardWorkers: 0,
+  logPretty: false,
 };
+
+/**
+ * Below this many cores `auto` keeps the node on the main thread: with two,
+ * the workers and the coordinator compete for the same cores, and the
+ * thread hop (a structured clone each way, no synchronous cached GET) costs
+ * more than it gives (docs/operations.md, "Shard workers", measured).
+ */
+export const SHARD_WORKERS_AUTO_CORES_MIN = 3;
+
+/**
+ * The worker threads `shardWorkers` asks for: a number as is; `auto` one per
+ * core up to the default number of shards of an index (a worker serves whole
+ * shard copies), none on a machine of fewer than SHARD_WORKERS_AUTO_CORES_MIN cores.
+ */
+export function shardWorkersOf(setting: number | 'auto', numberOfShards: number, cores = availableParallelism()): number {
+  if (setting !== 'auto') return setting;
+  return cores < SHARD_WORKERS_AUTO_CORES_MIN ? 0 : Math.min(cores, numberOfShards);
+}
 
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
@@ -122,12 +152,13 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
   const dataLock = await lockDataDirectory(dataDir);
   const nodeDir = join(dataDir, 'nodes', options.nodeName);
   const nodeLock = await lockDataDirectory(nodeDir);
-  const node = new ShardNode(shardNodeOptions(options, options.nodeName, nodeDir, log));
-  node.warm();
+  const workers = shardWorkersOf(options.shardWorkers, options.numberOfShards);
+  const node = workers === 0 ? inProcessNode(options, nodeDir, log) : await workerNode(options, nodeDir, workers, log);
+  log.info({ shardWorkers: workers }, workers === 0 ? 'shard copies served on the main thread' : 'shard copies served by worker threads');
   const nodes = new NodeDirectory();
   nodes.add({
     name: options.nodeName,
-    client: new InProcessClient(node.handle, {}, node.handleNow),
+    client: node.client,
     host: options.host,
     httpPort: options.port,
     role: 'coordinator+shard',
@@ -147,6 +178,68 @@ export async function serve(options: ServeOptions, log: Logger): Promise<Running
       await dataLock.release();
     },
   };
+}
+
+/** The embedded node and its client; `close` flushes and closes its copies. */
+interface EmbeddedNode {
+  client: RpcClient<NodeCalls>;
+  close(): Promise<void>;
+}
+
+/** The node on the main thread: cached GETs answered synchronously (`callNow`). */
+function inProcessNode(options: ServeOptions, nodeDir: string, log: Logger): EmbeddedNode {
+  const node = new ShardNode(shardNodeOptions(options, options.nodeName, nodeDir, log));
+  node.warm();
+  return { client: new InProcessClient(node.handle, {}, node.handleNow), close: () => node.close() };
+}
+
+/**
+ * The node over `workers` threads, each with an even share of its memory
+ * budgets (so the process holds what the settings say, whatever the number
+ * of workers). A worker that fails is an uncaught error of the process:
+ * logged fatal, exit 1 (lifecycle.ts), and the next start reopens every
+ * copy from disk — no server half served. Resolves once every worker has
+ * loaded and answered, so the server listens only when its copies can be
+ * reached (a worker that cannot load fails the start).
+ */
+async function workerNode(options: ServeOptions, nodeDir: string, workers: number, log: Logger): Promise<EmbeddedNode> {
+  const host: ShardHostOptions = {
+    ...pickShardHost(options),
+    documentCacheBytesMax: Math.floor(options.documentCacheBytesMax / workers),
+    storeMemoryBytesMax: Math.floor(options.storeMemoryBytesMax / workers),
+  };
+  const pool = new ShardWorkerPool({
+    workers,
+    entry: new URL('./shard-worker.js', import.meta.url),
+    name: options.nodeName,
+    workerData: (worker): ShardWorkerData => ({
+      worker, name: options.nodeName, nodeDir, host, logLevel: log.level, logPretty: options.logPretty,
+    }),
+    onFailure: (err) => queueMicrotask(() => {
+      throw err;
+    }),
+  });
+  try {
+    await pool.call('node.info', {});
+  } catch (err) {
+    await pool.close();
+    throw err;
+  }
+  return { client: pool, close: () => pool.close() };
+}
+
+/** The ShardHostOptions of `options`, alone: what crosses to a worker must be plain data. */
+function pickShardHost(options: ShardHostOptions): ShardHostOptions {
+  const host: ShardHostOptions = {
+    documentCacheBytesMax: options.documentCacheBytesMax,
+    storeWriteBufferBytes: options.storeWriteBufferBytes,
+    storeMemoryBytesMax: options.storeMemoryBytesMax,
+    contentVolumeBytesMax: options.contentVolumeBytesMax,
+    writeBufferBytesMax: options.writeBufferBytesMax,
+    writeBufferOpsMax: options.writeBufferOpsMax,
+  };
+  if (options.scripts !== undefined) host.scripts = options.scripts;
+  return host;
 }
 
 /** The coordinator over the cluster state in `dataDir` and the nodes of `nodes`. */

@@ -11,3 +11,4 @@ export { connectPeer, HANDSHAKE_TIMEOUT_MS_DEFAULT, type ConnectPeerOptions } fr
 export { RPC_PEER_DEFAULTS, type RpcLogger, type RpcPeerOptions } from './ws/options.js';
 export { BACKOFF_DEFAULTS, type BackoffOptions } from './ws/backoff.js';
 export { RPC_PROTOCOL_VERSION, type PeerHello, type PeerIdentity } from './ws/messages.js';
+export { PortClient, servePort, type PortEnd, type ServePortOptions } from './port.js';

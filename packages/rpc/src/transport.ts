@@ -1,7 +1,7 @@
 /**
  * The contract between the coordinator and shard nodes: a client that calls a
  * named method with msgpack-able params and gets a result or a TesseraError
- * (code and status intact). Every transport (in-process, WebSocket) offers the
+ * (code and status intact). Every transport (in-process, message port, WebSocket) offers the
  * same `RpcClient` and passes the same conformance suite.
  */
 import type { NodeCalls } from './protocol.js';
