@@ -79,6 +79,26 @@ it('a declared body over the limit is refused before it is sent', async () => {
   expect(r.text).not.toMatch(/100 Continue/);
 });
 
+it('a YAML body over yamlBodyBytesMax (2 MiB) is a 413 before it is sent; a YAML document under it is stored', async () => {
+  // yaml builds a syntax tree of ~300 bytes per token before the value exists: the cap comes before any byte is read.
+  const yamlMax = 2 * 1024 * 1024;
+  const over = await raw([`PUT /hostile/yaml-big HTTP/1.1\r\nHost: x\r\nContent-Type: application/yaml\r\nContent-Length: ${yamlMax + 1}\r\nExpect: 100-continue\r\n\r\n`]);
+  expect(over.text).toMatch(/^HTTP\/1\.1 413 /);
+  expect(over.text).toContain('"code":"http_body_too_large"');
+  expect(over.text).not.toMatch(/100 Continue/);
+  // Under the cap: two strings near the document limit (1 MiB each; long words, within documentWordsMax) and 5,000 list items.
+  const text = `${'abcdefghij'.repeat(90)} `.repeat(1000);
+  const yaml = `title: "${text}"\nbody: "${text}"\nsizes:\n${Array.from({ length: 5000 }, (_, i) => `  - ${i}`).join('\n')}\n`;
+  expect(yaml.length).toBeGreaterThan(1.7 * 1024 * 1024);
+  expect(yaml.length).toBeLessThan(yamlMax);
+  const put = await call(server, 'PUT', '/hostile/yaml-ok', yaml, { 'content-type': 'application/yaml' });
+  expect([put.status, put.json?.code]).toEqual([200, undefined]);
+  const stored = await call(server, 'GET', '/hostile/yaml-ok');
+  expect(stored.json.title).toBe(text);
+  expect(stored.json.sizes).toHaveLength(5000);
+  expect((await call(server, 'GET', '/hostile/yaml-big')).status).toBe(404);
+}, 30_000);
+
 it('garbage gets a 4xx or a closed connection and the server keeps serving', async () => {
   for (const junk of ['\x00\x01\x02\r\n\r\n', 'GET\r\n\r\n', 'HELLO WORLD\r\n\r\n', 'GET / HTTP/9.9\r\nHost: x\r\n\r\n', '\r\n\r\n\r\n']) {
     const r = await raw([junk], { waitMs: 2000 });

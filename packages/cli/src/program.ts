@@ -10,6 +10,7 @@
  * Exit codes: 0 done; 1 failed (some documents not imported, server error);
  * 2 usage or configuration error (nothing was done).
  */
+import { setFlagsFromString } from 'node:v8';
 import { Command, InvalidArgumentError, Option, type OutputConfiguration } from 'commander';
 import type { Logger } from 'pino';
 import {
@@ -23,6 +24,7 @@ import { anonymousExposure } from './exposure.js';
 import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
 import { API_KEY_ENV } from './client-auth.js';
 import { collectWhenIdle, IDLE_COLLECTOR_DEFAULTS } from './idle-gc.js';
+import { SERVER_RUNTIME_V8_FLAGS } from './node-flags.js';
 import { CLOSE_AFTER_DRAIN_MS_MAX, exitAfterLog, exitOnCrash, stopOnSignals } from './lifecycle.js';
 import { createLogger, LoggerError, type ProcessLogger } from './logging.js';
 import { runNode } from './node.js';
@@ -256,6 +258,8 @@ async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandN
   // The effective configuration, once, with where each value came from.
   log.info({ command, config: redactSecrets(config), sources, configFile: resolved.file }, 'starting');
   let running: { close(): Promise<void> };
+  // Before the heap fills: V8 reads them at each full collection (node-flags.ts).
+  for (const flag of SERVER_RUNTIME_V8_FLAGS) setFlagsFromString(flag);
   try {
     running = await start(command, resolved, log);
   } catch (err) {

@@ -10,10 +10,10 @@ import { availableParallelism } from 'node:os';
 import { join, resolve } from 'node:path';
 import type { SecureContextOptions } from 'node:tls';
 import {
-  Coordinator, isContentBody, NodeDirectory, parseCorsOrigins, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
+  Coordinator, NodeDirectory, parseCorsOrigins, REPLICATION_DEFAULTS, type ClusterState, type CoordinatorGroup, type StateStore,
 } from '@tessera/coordinator';
 import { dashboardFiles } from '@tessera/dashboard';
-import { createHttpServer, type HttpServer } from '@tessera/http';
+import { bodyFormatOf, createHttpServer, mediaTypeOf, type HttpServer, type RequestHead } from '@tessera/http';
 import { CONTENT_DEFAULTS, SHARD_DEFAULTS, SHARD_INDEX_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
 import { ShardNode, ShardWorkerPool } from '@tessera/node';
 import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
@@ -32,6 +32,8 @@ export interface ApiSettings {
   restoreBodyBytesMax: number;
   /** Largest stored-content body, bytes. */
   contentBodyBytesMax: number;
+  /** Largest YAML body, bytes (at most bodyBytesMax). */
+  yamlBodyBytesMax: number;
   headerBytesMax: number;
   urlBytesMax: number;
   idleTimeoutMs: number;
@@ -85,6 +87,11 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   bodyBytesMax: 64 * 1024 * 1024,
   restoreBodyBytesMax: 4 * 1024 * 1024 * 1024,
   contentBodyBytesMax: 100 * 1024 * 1024,
+  // yaml builds a syntax tree of ~300 bytes per token before a value exists, and each heavy body's tree outlived
+  // young-generation collections: 4.9 MB YAML bodies held old space at 100-120 MB in issue 18's fuzz run, where
+  // the same bodies in JSON or MessagePack cost milliseconds. YAML is written by hand (SnakeYAML's default cap:
+  // 3 MB); 2 MiB holds the longest document string (stringBytesMax, 1 MiB) quoted and escaped.
+  yamlBodyBytesMax: 2 * 1024 * 1024,
   headerBytesMax: 16 * 1024,
   urlBytesMax: 8 * 1024,
   idleTimeoutMs: 60_000,
@@ -133,7 +140,7 @@ export function shardWorkersOf(setting: number | 'auto', numberOfShards: number,
 
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
-  | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
+  | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'yamlBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
   | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs' | 'templates' | 'apiKey'
   | 'tlsCert' | 'tlsKey' | 'corsOrigin'>;
 
@@ -289,6 +296,20 @@ async function loadDashboard(log: Logger): Promise<Map<string, Buffer> | undefin
 }
 
 /**
+ * The body limit of one request, checked against Content-Length before any
+ * body byte is read (a chunked body as counted): RESTORE streams its own,
+ * stored content (any body that is not a document codec) has its own, and a
+ * YAML body the smaller of its own and bodyBytesMax.
+ */
+function requestBodyBytesMax(head: RequestHead, options: HttpApiOptions): number {
+  if (head.method === 'RESTORE') return options.restoreBodyBytesMax;
+  const format = bodyFormatOf(mediaTypeOf(head.headers['content-type']));
+  if (format === 'opaque') return options.contentBodyBytesMax;
+  if (format === 'yaml') return Math.min(options.yamlBodyBytesMax, options.bodyBytesMax);
+  return options.bodyBytesMax;
+}
+
+/**
  * Serve the coordinator's HTTP API (HTTPS with `tls`, from loadServerTls);
  * logs `listening` (with `fields`) once it does, and tells the coordinator
  * its address for `/.nodes`.
@@ -298,9 +319,7 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
   const http: HttpServer = createHttpServer({
     // RESTORE bodies are streamed item by item with their own, larger limit (API.md §13).
     streamBody: (head) => head.method === 'RESTORE',
-    // Stored content (any body that is not a document codec) has its own limit, checked against Content-Length before reading.
-    bodyBytesMax: (head) => (head.method === 'RESTORE' ? options.restoreBodyBytesMax
-      : isContentBody(head.headers['content-type']) ? options.contentBodyBytesMax : options.bodyBytesMax),
+    bodyBytesMax: (head) => requestBodyBytesMax(head, options),
     headerBytesMax: options.headerBytesMax,
     urlBytesMax: options.urlBytesMax,
     idleTimeoutMs: options.idleTimeoutMs,
