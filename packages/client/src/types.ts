@@ -270,11 +270,13 @@ export interface CreatedApiKey extends ApiKey {
   _key: string;
 }
 
+/** A shard copy of `GET /.nodes`: `seq` and `documents` as its node last reported them. */
 export interface ShardCopy {
   index: string;
   shard: number;
   primary: boolean;
   seq?: number;
+  documents?: number;
   in_sync?: boolean;
 }
 

@@ -7,6 +7,7 @@ import 'uplot/dist/uPlot.min.css';
 import './style.css';
 import { render } from 'preact';
 import { useEffect, useState } from 'preact/hooks';
+import type { ServerInfo } from '@tessera/client';
 import { ApiError, call, onUnauthorized, storedKey, storeKey } from './api';
 import { hrefOf, useHashPlace, useLoad } from './load';
 import { Failure } from './views/common';
@@ -15,13 +16,6 @@ import { IndexesView } from './views/indexes';
 import { MetricsView } from './views/metrics';
 import { NodesView } from './views/nodes';
 import { SearchView } from './views/search';
-
-interface ServerInfo {
-  name: string;
-  cluster_name: string;
-  server: string;
-  state: string;
-}
 
 const VIEWS: readonly [string, string][] = [['indexes', 'Indexes'], ['search', 'Search'], ['nodes', 'Nodes'], ['metrics', 'Metrics']];
 

@@ -1,14 +1,9 @@
 import { Fragment } from 'preact';
 import { useState } from 'preact/hooks';
+import type { NodeInfo } from '@tessera/client';
 import { call, indexUrl } from '../api';
 import { hrefOf, useLoad } from '../load';
 import { Failure, Json, Panel } from './common';
-
-interface NodeEntry {
-  name: string;
-  active: boolean;
-  shards?: { index: string; shard: number; primary: boolean }[];
-}
 
 interface IndexRow {
   path: string;
@@ -18,7 +13,7 @@ interface IndexRow {
 
 /** The indexes whose shard copies the nodes hold (`/.nodes`), each with the numbers of its shards. */
 export async function indexShards(): Promise<Map<string, Set<number>>> {
-  const nodes = await call<NodeEntry[]>('GET', '/.nodes');
+  const nodes = await call<NodeInfo[]>('GET', '/.nodes');
   const shards = new Map<string, Set<number>>();
   for (const node of nodes) {
     for (const copy of node.shards ?? []) {

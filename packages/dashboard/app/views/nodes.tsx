@@ -1,30 +1,12 @@
+import type { NodeInfo } from '@tessera/client';
 import { call } from '../api';
 import { useLoad } from '../load';
 import { Failure, Panel } from './common';
 
-interface ShardCopy {
-  index: string;
-  shard: number;
-  primary: boolean;
-  seq?: number;
-  in_sync?: boolean;
-  documents?: number;
-}
-
-interface NodeEntry {
-  name: string;
-  active: boolean;
-  leader?: boolean;
-  local?: boolean;
-  host?: string;
-  http_port?: number;
-  role?: string;
-  shards?: ShardCopy[];
-}
 
 /** The nodes of the cluster and the shard copies each holds (`GET /.nodes`, API.md §12.2). */
 export function NodesView() {
-  const nodes = useLoad(() => call<NodeEntry[]>('GET', '/.nodes'), []);
+  const nodes = useLoad(() => call<NodeInfo[]>('GET', '/.nodes'), []);
   return (
     <Panel title="Nodes" testId="nodes">
       <Failure error={nodes.error} />
