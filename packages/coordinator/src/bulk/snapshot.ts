@@ -10,8 +10,9 @@
  *    an error status before a byte is sent.
  * 2. The cluster state is read *after* the views are open (from the store
  *    itself, not a watch that may lag): a schema only grows, and a write's
- *    fields are in it before the write reaches its shard, so the state read
- *    then describes every field the views hold.
+ *    fields are in it, or reserved in `growthReserved` (which the state keeps
+ *    and a restored server folds at its start), before the write reaches its
+ *    shard, so the state read then describes every field the views hold.
  *    Indexes created after step 1 are not in the snapshot; one deleted or
  *    re-created meanwhile fails it (409 `snapshot_conflict`: try again).
  * 3. The answer is a MessagePack sequence: a header (format, the cluster
