@@ -2,8 +2,9 @@
  * Several coordinators sharing one cluster state through a real etcd
  * (issue 21; docs/cluster.md "Several coordinators"): two `tessera
  * coordinator --etcd` processes and three `tessera node` processes joining
- * both, on loopback. One coordinator is elected; the other serves reads and
- * forwards writes. kill -9 of the elected one under writes through both:
+ * both, on loopback. One coordinator is elected; the other serves reads,
+ * runs document writes up to their routed call (which the elected one runs
+ * through the primary and relays) and forwards the rest. kill -9 of the elected one under writes through both:
  * the survivor is elected within the lease + 2 s, every acknowledged write
  * is readable afterwards with its version or a later one, and etcd's history
  * of the state never shows one primary term held by two nodes.
@@ -62,6 +63,44 @@ it('takes a write through either coordinator and reads it through both', async (
   expect(schemas[1]).toEqual(schemas[0]);
   const found = await call({ url: coordinators.get(follower)!.url }, 'SEARCH', '/shared/', { _query: { title: 'follower' } });
   expect(found.json).toMatchObject({ total: 1 });
+});
+
+/** A coordinator's `tessera_operations_seconds_count` for `operation` (0 before its first). */
+async function operationCount(url: string, operation: string): Promise<number> {
+  const text = String((await call({ url }, 'GET', '/:metrics')).text);
+  const line = text.split('\n').find((l) => l.startsWith(`tessera_operations_seconds_count{operation="${operation}"}`));
+  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+}
+
+it('runs document writes through the follower itself, the elected coordinator only relaying them; what changes the cluster state goes to the elected one', async () => {
+  const [leader] = await leaders();
+  const follower = leader === 'c1' ? 'c2' : 'c1';
+  const { url } = coordinators.get(follower)!;
+  // A new index and new fields: decided by the elected coordinator (the request is forwarded whole).
+  const created = await call({ url }, 'PUT', '/direct/seed', { title: 'seed', n: 0, tags: ['a'] });
+  expect(created.status).toBe(200);
+  const before = { local: await operationCount(url, 'document.put'), forwarded: await operationCount(url, 'forwarded') };
+  for (let i = 1; i <= 20; i++) {
+    const put = await call({ url }, 'PUT', `/direct/d${i}`, { title: `document ${i}`, n: i, tags: ['b'] });
+    expect(put.status).toBe(200);
+    expect(put.json).toMatchObject({ _id: `d${i}`, _version: 1, n: i });
+  }
+  expect((await call({ url }, 'UPDATE', '/direct/d1', { n: 100 })).json).toMatchObject({ _version: 2, n: 100 });
+  expect((await call({ url }, 'PATCH', '/direct/d2', [{ op: 'replace', path: '/n', value: 200 }])).json).toMatchObject({ _version: 2, n: 200 });
+  expect((await call({ url }, 'PUT', '/direct/d3?version=7', { n: 3 })).status).toBe(409);
+  expect((await call({ url }, 'DELETE', '/direct/d4')).status).toBe(204);
+  const after = { local: await operationCount(url, 'document.put'), forwarded: await operationCount(url, 'forwarded') };
+  expect(after.local - before.local).toBe(21); // 20 PUTs and the 409, answered here
+  expect(after.forwarded).toBe(before.forwarded);
+  // A field the schema lacks: forwarded, and then known to both.
+  expect((await call({ url }, 'PUT', '/direct/new', { colour: 'red' })).status).toBe(200);
+  expect(await operationCount(url, 'forwarded')).toBe(before.forwarded + 1);
+  for (const { url: any } of coordinators.values()) {
+    expect((await call({ url: any }, 'GET', '/direct/d1')).json).toMatchObject({ n: 100, _version: 2 });
+    expect((await call({ url: any }, 'GET', '/direct/d4')).status).toBe(404);
+    expect((await call({ url: any }, 'COUNT', '/direct/', { _query: { colour: 'red' } })).json).toMatchObject({ total: 1 });
+    expect((await call({ url: any }, 'COUNT', '/direct/', { _query: { tags: 'b' } })).json).toMatchObject({ total: 19 });
+  }
 });
 
 it('shows through the other coordinator at once what the elected one acknowledged: a new index, its documents, a new field, an alias', async () => {

@@ -67,7 +67,7 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
   // Before the cluster state is read or written.
   const dataLock = await lockDataDirectory(dataDir);
   const nodes = new NodeDirectory();
-  const shared = options.etcd.length === 0 ? undefined : { ...await joinEtcd(options, log), forwardCa };
+  const shared = options.etcd.length === 0 ? undefined : { ...await joinEtcd(options, log), forwardCa, clusterSecret: options.clusterSecret };
   let coordinator: Awaited<ReturnType<typeof createCoordinator>>;
   try {
     coordinator = await createCoordinator({ ...options, dataDir }, options.name, nodes, log, shared);
@@ -81,7 +81,9 @@ export async function runCoordinator(options: CoordinatorProcessOptions, log: Lo
     port: options.rpcPort,
     identity: { name: options.name, role: 'coordinator' },
     logger: rpcLog,
-    onPeer: (peer, hello) => admitPeer(peer, hello, { directory: nodes, coordinatorName: options.name, log }),
+    onPeer: (peer, hello) => admitPeer(peer, hello, {
+      directory: nodes, coordinatorName: options.name, log, ...(shared === undefined ? {} : { coordinatorCalls: coordinator.leaderCalls }),
+    }),
     ...(tls === undefined ? {} : { tls }),
     ...(options.clusterSecret === '' ? {} : { clusterSecret: options.clusterSecret }),
   });

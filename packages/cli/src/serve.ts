@@ -251,13 +251,14 @@ function pickShardHost(options: ShardHostOptions): ShardHostOptions {
 
 /** The coordinator over the cluster state in `dataDir` and the nodes of `nodes`. */
 export async function createCoordinator(options: HttpApiOptions, name: string, nodes: NodeDirectory, log: Logger,
-  shared?: { store: StateStore<ClusterState>; group: CoordinatorGroup; forwardCa?: Buffer | undefined }): Promise<Coordinator> {
+  shared?: { store: StateStore<ClusterState>; group: CoordinatorGroup; forwardCa?: Buffer | undefined; clusterSecret?: string }): Promise<Coordinator> {
   const cors = parseCorsOrigins(options.corsOrigin);
   const dashboard = await loadDashboard(log);
   return Coordinator.create({
     ...(dashboard === undefined ? {} : { dashboard }),
     ...(shared === undefined ? {} : { state: shared.store, group: shared.group }),
     ...(shared?.forwardCa === undefined ? {} : { forwardCa: shared.forwardCa }),
+    ...(shared?.clusterSecret === undefined ? {} : { clusterSecret: shared.clusterSecret }),
     ...(cors === undefined ? {} : { cors }),
     identity: {
       name,

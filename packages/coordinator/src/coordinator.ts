@@ -40,6 +40,8 @@ import { resolveAliases, type IndexUse } from './admin/aliases.js';
 import { parseTemplate } from './admin/templates.js';
 import type { CoordinatorGroup } from './cluster/coordinator-group.js';
 import { Forwarder, servedLocally } from './cluster/forward.js';
+import { LEADER_LINK_DEFAULTS, LeaderLink, leaderCallHandler } from './cluster/leader-link.js';
+import type { RpcHandler } from '@tessera/rpc';
 import type { StateStore } from './state/store.js';
 import { isKeysPath } from './auth/actions.js';
 import { Authorizer } from './auth/authorizer.js';
@@ -86,8 +88,10 @@ export interface CoordinatorOptions {
    * no dashboard (404).
    */
   dashboard?: ReadonlyMap<string, Buffer>;
-  /** Certificates (PEM) the elected coordinator's HTTPS certificate is verified against when requests are forwarded to it. */
+  /** Certificates (PEM) the elected coordinator's HTTPS and WSS certificates are verified against when requests are forwarded or writes relayed to it. */
   forwardCa?: Buffer;
+  /** The cluster secret (`--cluster-secret`) this coordinator presents to the elected one's RPC port (cluster/leader-link.ts); '' or absent: none. */
+  clusterSecret?: string;
 }
 
 /** What the response of a routed request needs to know of it: its operation (metrics, logs) and `?pretty`. */
@@ -115,6 +119,9 @@ export class Coordinator {
     private readonly cluster: ClusterInfo,
     private readonly forwarder: Forwarder | undefined,
     private readonly authorizer: Authorizer | undefined,
+    private readonly leaderLink: LeaderLink | undefined,
+    /** Serves `leader.write` of the other coordinators (cluster/leader-link.ts): their peers on this one's RPC port get it. */
+    readonly leaderCalls: RpcHandler,
   ) {
     this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, ALL_METHODS);
     let openapi: unknown;
@@ -139,9 +146,15 @@ export class Coordinator {
     const decides = (): boolean => group === undefined || group.isLeader;
     const metrics = new Metrics();
     const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client));
+    registry.decideOnlyWhen(decides);
+    const leaderLink = group === undefined ? undefined : new LeaderLink(group, {
+      ...LEADER_LINK_DEFAULTS, name: group.name, clusterSecret: options.clusterSecret ?? '', ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }),
+    });
     // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
-    const replication = new Replicator(registry, options.nodes,
-      { log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }) });
+    const replication = new Replicator(registry, options.nodes, {
+      log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }),
+      ...(leaderLink === undefined ? {} : { leaderWrite: (meta, call) => leaderLink.write(meta, call) }),
+    });
     registry.onIndexDropped((uuid) => replication.forgetIndex(uuid));
     metrics.attachReplication(() => replication.lag());
     const readiness = new Readiness(options.nodes, {
@@ -202,6 +215,8 @@ export class Coordinator {
         : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS, ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }) }),
       options.apiKey === undefined ? undefined
         : new Authorizer(options.apiKey, () => registry.snapshot().keys, (reason) => metrics.countAuthFailure(reason)),
+      leaderLink,
+      leaderCallHandler({ decides, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call) }),
     );
   }
 
@@ -234,22 +249,31 @@ export class Coordinator {
       );
     }
     const group = this.options.group;
-    if (group !== undefined && !group.isLeader && !servedLocally(req.method)) return this.forwardToLeader(req, group, requestId);
+    const following = group !== undefined && !group.isLeader;
+    // A streamed body (RESTORE) cannot be sent on once read: such a request goes to the elected coordinator before it is.
+    if (following && !servedLocally(req.method) && req.bodyStream !== undefined) return this.forwardToLeader(req, group, requestId);
     const seen: Routed = {};
     let reply: Reply | Promise<Reply>;
     try {
-      reply = group !== undefined && !group.isLeader ? this.servedFollowing(req, seen) : this.route(req, seen);
+      reply = following ? this.servedFollowing(req, seen) : this.route(req, seen);
     } catch (err) {
-      return this.fail(req, err, requestId, seen.pretty, seen.operation);
+      return this.failedHere(req, err, requestId, seen);
     }
     if (typeof (reply as Partial<Promise<Reply>>).then !== 'function') {
       return this.rendered(req, reply as Reply, requestId, seen.pretty, seen.operation);
     }
     return (reply as Promise<Reply>).then(
       (settled) => this.rendered(req, settled, requestId, seen.pretty, seen.operation),
-      (err: unknown) => this.fail(req, err, requestId, seen.pretty, seen.operation),
+      (err: unknown) => this.failedHere(req, err, requestId, seen),
     );
   };
+
+  /** A failure of a request run here; one only the elected coordinator can run (`leader_required`: nothing was done) goes there. */
+  private failedHere(req: HttpRequest, err: unknown, requestId: string, seen: Routed): HttpResponse | Promise<HttpResponse> {
+    const group = this.options.group;
+    if (group !== undefined && toTesseraError(err).code === 'leader_required') return this.forwardToLeader(req, group, requestId);
+    return this.fail(req, err, requestId, seen.pretty, seen.operation);
+  }
 
   /** `GET /` whose Accept ranks HTML above the API's types, on a server with a dashboard (any other client gets the JSON of API.md §12.1). */
   private isBrowserAtRoot(req: HttpRequest): boolean {
@@ -316,6 +340,7 @@ export class Coordinator {
 
   /** Let go of the connections to the elected coordinator (shutdown). */
   async close(): Promise<void> {
+    await this.leaderLink?.close();
     await this.forwarder?.close();
   }
 
@@ -404,7 +429,13 @@ export class Coordinator {
     const ctx = new RequestContext(req, path, this.options.decodeLimits);
     seen.pretty = ctx.options.pretty;
     if (resource === 'document' && WRITE_METHODS.has(method)) refuseDottedId(ctx);
-    if (route !== undefined) return route.handle(this.services, ctx);
+    if (route !== undefined) {
+      // Of the requests that change something, a coordinator that is not elected runs only document writes (cluster/leader-link.ts).
+      if (route.anyCoordinator !== true && !servedLocally(method) && this.options.group?.isLeader === false) {
+        throw apiErrors.leaderRequired(`${route.operation} runs on the elected coordinator`);
+      }
+      return route.handle(this.services, ctx);
+    }
     if (method === 'OPEN' || method === 'CLOSE') throw apiErrors.notImplemented(method);
     throw methodNotAllowed(resource, method);
   }

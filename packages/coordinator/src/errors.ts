@@ -73,6 +73,9 @@ export const apiErrors = {
     e('no_shard_node', 503, `No node holds shard ${shard} of ${index}`),
   leaderUnavailable: (reason: string) =>
     e('leader_unavailable', 503, `No elected coordinator can take this request now (one is elected within the coordinators' lease): ${reason}`),
+  leaderRequired: (reason: string) =>
+    e('leader_required', 503, `Only the elected coordinator can run this request (it is forwarded there): ${reason}`),
+  badLeaderCall: (why: string) => new TesseraError('rpc_bad_params', 500, `Bad coordinator call: ${why}`),
   noActiveNodes: () =>
     e('no_active_nodes', 503, 'No shard node is active to place a new index on: start one with `tessera node --join ws://<coordinator>:<rpc port>`'),
   nodeUnavailable: (index: string, shard: number, node: string) =>

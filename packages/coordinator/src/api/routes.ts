@@ -90,6 +90,12 @@ export interface Route<H> {
   operation: string;
   handle: H;
   doc: OperationDoc;
+  /**
+   * A write a coordinator that is not elected runs itself (a document's):
+   * the elected one only runs its routed call (cluster/leader-link.ts).
+   * Other writes are forwarded to the elected coordinator.
+   */
+  anyCoordinator?: true;
 }
 
 export type Handler = (services: ApiServices, ctx: RequestContext) => Reply | Promise<Reply>;
@@ -186,7 +192,7 @@ const RESOURCES: readonly ResourceDef<Resource, Handler>[] = [
       { method: 'PUT', handle: (s, ctx) => s.indexes.put(ctx),
         doc: { summary: 'Create an index or merge its schema (API.md §7.1)', query: WRITE, body: { schema: 'IndexDefinition', required: false },
           responses: { 200: { description: 'The index as GET shows it.', schema: 'IndexDescription' }, 204: NO_ECHO }, errors: [409, 412, 415] } },
-      { method: 'POST', handle: (s, ctx) => s.documents.index(ctx, true),
+      { method: 'POST', anyCoordinator: true, handle: (s, ctx) => s.documents.index(ctx, true),
         doc: { summary: 'Index a document under a new ID (API.md §5.1)', query: WRITE, body: { schema: 'DocumentBody', required: true },
           responses: {
             200: { description: 'The document as stored, with its generated `_id`.', schema: 'Document', headers: ['Location'] },
@@ -232,23 +238,23 @@ const RESOURCES: readonly ResourceDef<Resource, Handler>[] = [
           query: READ, responses: { 200: { description: 'The document as stored, or stored content.', schema: 'Document' } }, errors: [404] } },
       { method: 'HEAD', handle: (s, ctx) => s.documents.get(ctx),
         doc: { summary: 'Whether the document exists', responses: { 200: OK_EMPTY }, errors: [404] } },
-      { method: 'PUT', handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'index') : s.documents.index(ctx, false)),
+      { method: 'PUT', anyCoordinator: true, handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'index') : s.documents.index(ctx, false)),
         doc: { summary: 'Index (replace) a document, or store content as the whole document (API.md §5.1, §6)', query: WRITE,
           body: { schema: 'DocumentBody', required: true, also: 'content' },
           responses: { 200: { description: 'The document as stored.', schema: 'Document' }, 204: NO_ECHO }, errors: [409, 412, 413] } },
-      { method: 'UPDATE', handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update')),
+      { method: 'UPDATE', anyCoordinator: true, handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update')),
         doc: { summary: 'Merge into a document, or store/unlink content (API.md §5.3, §6)', query: [...WRITE, 'upsert'],
           body: { schema: 'DocumentBody', required: true, also: 'content' },
           responses: { 200: { description: 'The merged document.', schema: 'Document' }, 204: NO_ECHO }, errors: [404, 409, 412, 413] } },
-      { method: 'UPSERT', handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update')),
+      { method: 'UPSERT', anyCoordinator: true, handle: (s, ctx) => (isContentBody(ctx.req.headers['content-type']) ? s.documents.storeContent(ctx, 'update') : s.documents.update(ctx, 'update')),
         doc: { summary: 'UPDATE that creates a missing document (API.md §5.3)', query: WRITE,
           body: { schema: 'DocumentBody', required: true, also: 'content' },
           responses: { 200: { description: 'The merged document.', schema: 'Document' }, 204: NO_ECHO }, errors: [409, 412, 413] } },
-      { method: 'PATCH', handle: (s, ctx) => s.documents.update(ctx, 'patch'),
+      { method: 'PATCH', anyCoordinator: true, handle: (s, ctx) => s.documents.update(ctx, 'patch'),
         doc: { summary: 'Apply a JSON Patch (RFC 6902, with incr/decr) (API.md §5.4)', query: [...WRITE, 'upsert'],
           body: { schema: 'JsonPatch', required: true },
           responses: { 200: { description: 'The patched document.', schema: 'Document' }, 204: NO_ECHO }, errors: [404, 409, 415] } },
-      { method: 'DELETE', handle: (s, ctx) => s.documents.delete(ctx),
+      { method: 'DELETE', anyCoordinator: true, handle: (s, ctx) => s.documents.delete(ctx),
         doc: { summary: 'Delete a document (API.md §5.5)', query: ['commit', 'version'], responses: { 204: DELETED }, errors: [404, 409] } },
       { method: 'INFO', handle: (s, ctx) => s.documents.info(ctx),
         doc: { summary: 'Terms, values and stored entries of a document (API.md §5.8)', query: ['pretty', 'human'],

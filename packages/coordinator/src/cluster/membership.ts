@@ -5,7 +5,8 @@
  * peer that cannot be admitted is told why with a `node.refused` call, then
  * closed; the node logs the reason and tries again later.
  */
-import type { NodeCalls, PeerHello, RpcPeer } from '@tessera/rpc';
+import type { NodeCalls, PeerHello, RpcHandler, RpcPeer } from '@tessera/rpc';
+import { COORDINATOR_HELLO_ROLE } from './leader-link.js';
 import type { NodeDirectory, NodeEntry } from './nodes.js';
 
 /** The hello role of a `tessera node` process. */
@@ -35,11 +36,22 @@ export interface AdmissionOptions {
   /** The coordinator's own name, which no node may take. */
   coordinatorName: string;
   log: { warn(bindings: Record<string, unknown>, msg: string): void };
+  /**
+   * Serves the calls of another coordinator of the cluster (role
+   * `coordinator`: document writes it routed, cluster/leader-link.ts).
+   * Absent: coordinators are refused as any other role.
+   */
+  coordinatorCalls?: RpcHandler;
 }
 
 /** RpcServer's `onPeer`: admit a joining shard node, or refuse it. */
 export function admitPeer(peer: RpcPeer, hello: PeerHello, options: AdmissionOptions): void {
   const { directory } = options;
+  if (hello.role === COORDINATOR_HELLO_ROLE && options.coordinatorCalls !== undefined && hello.name !== options.coordinatorName) {
+    // Admitted by the cluster secret the RPC server checked; not a node, so not in the directory.
+    peer.serve(options.coordinatorCalls);
+    return;
+  }
   let reason: string | undefined;
   if (hello.role !== SHARD_NODE_HELLO_ROLE) reason = `only shard nodes (role '${SHARD_NODE_HELLO_ROLE}') join a coordinator, not role '${hello.role}'`;
   else if (hello.name === options.coordinatorName) reason = `node name '${hello.name}' is the coordinator's own name`;

@@ -43,6 +43,8 @@ export class IndexRegistry {
   private readonly ownReservations = new Set<string>();
   /** Told the uuid of each index dropped (the replicator forgets its shards); set once by the coordinator. */
   private indexDropped: (uuid: string) => void = () => undefined;
+  /** Whether this coordinator decides (the elected one of several); only then does it change the cluster state. */
+  private decides: () => boolean = () => true;
 
   constructor(
     private readonly store: StateStore<ClusterState>,
@@ -53,6 +55,15 @@ export class IndexRegistry {
 
   useSchemaPolicy(policy: SchemaPolicy): void {
     this.policy = policy;
+  }
+
+  /**
+   * Changes of the cluster state made on a coordinator that `decides` says
+   * is not elected are refused with `leader_required` before anything is
+   * done (cluster/leader-link.ts): its request goes to the elected one.
+   */
+  decideOnlyWhen(decides: () => boolean): void {
+    this.decides = decides;
   }
 
   /** `listener` runs when an index is dropped, once it is out of the cluster state and before its copies are deleted. */
@@ -82,6 +93,8 @@ export class IndexRegistry {
   ensure(path: string, change: IndexChange = {}): Promise<IndexMeta> {
     const same = this.unchanged(path, change);
     if (same) return Promise.resolve(same);
+    // Before a foreign schema is prepared (which may write its document).
+    if (!this.decides()) return Promise.reject(this.notDecidingHere('an index created or changed'));
     const existing = this.get(path);
     let applied: IndexChange | undefined;
     if (!existing) {
@@ -403,7 +416,7 @@ export class IndexRegistry {
 
   /** Resolves once the changes queued so far are done. */
   settled(): Promise<void> {
-    return this.serialised(async () => undefined);
+    return this.queue.then(() => undefined);
   }
 
   /** Stats of every shard (primary copies). */
@@ -424,6 +437,8 @@ export class IndexRegistry {
 
   /** Next generated numeric ID (1 + the largest ever used). */
   nextNumericId(meta: IndexMeta): number | Promise<number> {
+    // The largest ID is kept by the coordinator that decides: two generating IDs would give the same one twice.
+    if (!this.decides()) throw this.notDecidingHere('a numeric _id generated');
     const next = (largest: LargestId): number => (largest.value = Math.floor(largest.value) + 1);
     const largest = this.largestId(meta);
     return largest instanceof Promise ? largest.then(next) : next(largest);
@@ -431,6 +446,7 @@ export class IndexRegistry {
 
   /** Record a numeric ID written by a client, so generated IDs never reuse it (at once once the shards were asked). */
   noteNumericId(meta: IndexMeta, id: number): void | Promise<void> {
+    if (!this.decides()) throw this.notDecidingHere('a numeric _id noted');
     const note = (largest: LargestId): void => {
       if (id > largest.value) largest.value = id;
     };
@@ -513,7 +529,13 @@ export class IndexRegistry {
       this.client(meta.path, node, shard).call('shard.open', { index: meta.path, shard })));
   }
 
+  /** A change of the cluster state, in the queue: only where this coordinator decides. */
+  private notDecidingHere(what: string): Error {
+    return apiErrors.leaderRequired(`${what} is decided by the elected coordinator`);
+  }
+
   private serialised<T>(work: () => Promise<T>): Promise<T> {
+    if (!this.decides()) return Promise.reject(this.notDecidingHere('a change of the cluster state'));
     const run = this.queue.then(work);
     this.queue = run.catch(() => undefined);
     return run;

@@ -3,6 +3,8 @@
  * reallocation.ts read them): timeouts, page sizes, delays, with their
  * defaults.
  */
+import type { WriteCall, WriteReply } from '@tessera/rpc';
+import type { IndexMeta } from '../state/cluster-state.js';
 
 export interface ReplicationOptions {
   /**
@@ -37,6 +39,13 @@ export interface ReplicationOptions {
    * the others keep their shard groups for reads and wait.
    */
   decides: () => boolean;
+  /**
+   * Where a coordinator that does not decide sends a document write: the
+   * elected coordinator, which runs it through the primary and relays it
+   * (cluster/leader-link.ts). Without it such a write is refused with
+   * `leader_required` (its request is then forwarded whole).
+   */
+  leaderWrite?: (meta: IndexMeta, call: WriteCall) => Promise<WriteReply>;
   log: ReplicationLog;
 }
 

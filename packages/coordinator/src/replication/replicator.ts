@@ -111,13 +111,23 @@ export class Replicator implements RecoveryContext {
     return this.options.log;
   }
 
-  /** A document write on the shard's primary, relayed to its replicas; resolves once every in-sync copy has it. */
+  /**
+   * A document write on the shard's primary, relayed to its replicas;
+   * resolves once every in-sync copy has it. On a coordinator that does not
+   * decide, the elected one runs it (one coordinator relays, and knows every
+   * copy recovering or being promoted).
+   */
   write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply> {
+    if (!this.options.decides()) {
+      const { leaderWrite } = this.options;
+      return leaderWrite === undefined ? Promise.reject(apiErrors.leaderRequired('writes are relayed by the elected coordinator')) : leaderWrite(meta, call);
+    }
     return this.throughPrimary(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term, call.content)]);
   }
 
-  /** Many writes to one shard (RESTORE): one call to the primary, one relay per replica. */
+  /** Many writes to one shard (RESTORE): one call to the primary, one relay per replica; on the elected coordinator only. */
   writeMany(meta: IndexMeta, shard: number, call: WriteManyCall): Promise<WriteManyReply> {
+    if (!this.options.decides()) return Promise.reject(apiErrors.leaderRequired('RESTORE runs on the elected coordinator'));
     return this.throughPrimary(meta, shard, 'doc.writeMany', call, (replies, term) =>
       replies.flatMap((reply) => ('error' in reply ? [] : [changeOf(reply, term)])));
   }

@@ -1,0 +1,66 @@
+import { connectPeer, RpcServer, type RpcLogger, type RpcPeer, type WriteCall, type WriteReply } from '@tessera/rpc';
+import { toTesseraError } from '@tessera/errors';
+import type { IndexMeta } from '../state/cluster-state.js';
+import { COORDINATOR_HELLO_ROLE, LEADER_WRITE_METHOD, leaderCallHandler, type LeaderCalls } from './leader-link.js';
+import { admitPeer } from './membership.js';
+import { NodeDirectory } from './nodes.js';
+
+const quiet: RpcLogger = { debug: () => undefined, info: () => undefined, warn: () => undefined, error: () => undefined };
+
+const META = {
+  path: '/books/', uuid: 'u-1', createdAt: '', settings: { number_of_shards: 2, number_of_replicas: 0 },
+  schema: { _schema: 'current' }, allocation: [['n1'], ['n1']],
+} as unknown as IndexMeta;
+
+describe('leader.write served to another coordinator through admitPeer', () => {
+  let server: RpcServer;
+  let peer: RpcPeer<LeaderCalls>;
+  let decides = true;
+  const written: Array<{ shard: number; call: WriteCall }> = [];
+  const directory = new NodeDirectory();
+
+  beforeAll(async () => {
+    const handler = leaderCallHandler({
+      decides: () => decides,
+      get: (path) => (path === META.path ? META : undefined),
+      write: async (_meta, shard, call) => {
+        written.push({ shard, call });
+        return { id: call.id, version: 1, seq: 1, deleted: false } as unknown as WriteReply;
+      },
+    });
+    server = await RpcServer.listen({
+      identity: { name: 'elected', role: 'coordinator' },
+      logger: quiet,
+      onPeer: (p, hello) => admitPeer(p, hello, { directory, coordinatorName: 'elected', log: { warn: () => undefined }, coordinatorCalls: handler }),
+    });
+    peer = connectPeer<LeaderCalls>(server.url, { identity: { name: 'other', role: COORDINATOR_HELLO_ROLE }, logger: quiet });
+    await peer.whenConnected();
+  });
+
+  afterAll(async () => {
+    await peer.close();
+    await server.close();
+  });
+
+  const write = (uuid: string, call: Partial<WriteCall>) =>
+    peer.call(LEADER_WRITE_METHOD, { uuid, call: { index: '/books/', shard: 2, id: 'a', op: 'index', body: {}, commit: false, ...call } as WriteCall });
+  const codeOf = (promise: Promise<unknown>) => promise.then(() => 'ok', (err: unknown) => toTesseraError(err).code);
+
+  it('runs the routed write under the elected coordinator\'s own schema; the peer is no node', async () => {
+    expect(await write('u-1', { schema: { _schema: 'stale' } })).toMatchObject({ id: 'a', version: 1 });
+    expect(written.at(-1)).toMatchObject({ shard: 2, call: { index: '/books/', id: 'a', schema: { _schema: 'current' } } });
+    expect(directory.isActive('other')).toBe(false);
+  });
+
+  it('refuses, with nothing run, a write routed in an index since created again, or reaching a coordinator no longer elected', async () => {
+    const before = written.length;
+    expect(await codeOf(write('u-0', {}))).toBe('leader_required');
+    expect(await codeOf(write('u-1', { index: '/gone/' }))).toBe('leader_required');
+    decides = false;
+    expect(await codeOf(write('u-1', {}))).toBe('leader_required');
+    decides = true;
+    expect(await codeOf(write('u-1', { shard: 3 }))).toBe('rpc_bad_params');
+    expect(await codeOf(peer.call(LEADER_WRITE_METHOD, { call: {} } as never))).toBe('rpc_bad_params');
+    expect(written.length).toBe(before);
+  });
+});

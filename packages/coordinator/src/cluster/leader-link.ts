@@ -1,0 +1,132 @@
+/**
+ * Document writes through any coordinator (docs/cluster.md "Who does what").
+ *
+ * A coordinator that is not elected runs a single-document write itself —
+ * HTTP parsing, body decoding, validation, the fold against the schema, the
+ * `_id` and its shard, the answer's rendering — and hands only the routed
+ * call to the elected coordinator over its RPC port (`leader.write`), which
+ * runs it through the shard's primary and relays it to the replicas: one
+ * coordinator still knows every copy recovering or being promoted, and the
+ * elected one no longer parses, decodes nor renders the writes the others
+ * take.
+ *
+ * Whatever changes the cluster state — a new index or settings, a schema
+ * that grows, a generated or noted numeric `_id` — is the elected
+ * coordinator's: the registry refuses it here with `leader_required` before
+ * anything was sent to a shard, and the HTTP request is forwarded whole
+ * (forward.ts). The elected coordinator answers `leader_required` too when it
+ * is no longer elected or the index is not the one the write was routed in
+ * (dropped and created again): nothing ran, and the request is forwarded.
+ */
+import type { RpcHandler, RpcPeer, WriteCall, WriteReply } from '@tessera/rpc';
+import { connectPeer } from '@tessera/rpc';
+import { apiErrors } from '../errors.js';
+import type { IndexMeta } from '../state/cluster-state.js';
+import type { CoordinatorGroup } from './coordinator-group.js';
+
+/** The hello role of a coordinator dialling the elected one. */
+export const COORDINATOR_HELLO_ROLE = 'coordinator';
+/** Coordinator → elected coordinator: a write routed to its shard, run through the primary and relayed. */
+export const LEADER_WRITE_METHOD = 'leader.write';
+
+/** What a routed write carries: the index by path and uuid (a write routed in an index since dropped never lands in its successor). */
+export interface LeaderWriteCall {
+  uuid: string;
+  call: WriteCall;
+}
+
+export interface LeaderCalls {
+  'leader.write': [LeaderWriteCall, WriteReply];
+}
+
+export interface LeaderLinkOptions {
+  /** This coordinator's name, said in its hello. */
+  name: string;
+  /** The elected coordinator's cluster secret (`--cluster-secret`), '' for none. */
+  clusterSecret: string;
+  /** Certificates (PEM) a `wss://` elected coordinator is verified against. */
+  ca?: Buffer;
+  /** Longest wait for a write's answer: the elected coordinator waits out a failover and the replicas' relays within it. */
+  callTimeoutMs: number;
+  /** Longest wait for the connection to a newly elected coordinator before the write is refused as `leader_unavailable`. */
+  connectTimeoutMs: number;
+}
+
+export const LEADER_LINK_DEFAULTS = { callTimeoutMs: 60_000, connectTimeoutMs: 3_000 } as const;
+
+/** A coordinator's connection to the elected one, dialled anew when another is elected. */
+export class LeaderLink {
+  private link: { url: string; leader: string; peer: RpcPeer<LeaderCalls> } | undefined;
+
+  constructor(private readonly group: CoordinatorGroup, private readonly options: LeaderLinkOptions) {}
+
+  /** The write, run by the elected coordinator; its reply. */
+  async write(meta: IndexMeta, call: WriteCall): Promise<WriteReply> {
+    const peer = await this.peer();
+    // The schema is the elected coordinator's own (a superset of this one's, which the document was folded against).
+    const { schema: _own, ...routed } = call;
+    return peer.call(LEADER_WRITE_METHOD, { uuid: meta.uuid, call: routed }, { timeoutMs: this.options.callTimeoutMs });
+  }
+
+  async close(): Promise<void> {
+    const link = this.link;
+    this.link = undefined;
+    await link?.peer.close();
+  }
+
+  private async peer(): Promise<RpcPeer<LeaderCalls>> {
+    const leader = this.group.leader();
+    if (leader?.rpc === undefined) throw apiErrors.leaderUnavailable(this.group.health() ?? 'no coordinator is elected');
+    if (leader.name === this.group.name) throw apiErrors.leaderRequired(`this coordinator's election is being settled`);
+    if (this.link?.url !== leader.rpc || this.link.leader !== leader.name) {
+      void this.link?.peer.close();
+      const peer = connectPeer<LeaderCalls>(leader.rpc, {
+        identity: { name: this.options.name, role: COORDINATOR_HELLO_ROLE },
+        ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+        ...(this.options.clusterSecret === '' ? {} : { clusterSecret: this.options.clusterSecret }),
+      });
+      this.link = { url: leader.rpc, leader: leader.name, peer };
+    }
+    const { peer } = this.link;
+    if (!peer.connected) {
+      let timer: NodeJS.Timeout | undefined;
+      const timedOut = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), this.options.connectTimeoutMs); });
+      const hello = await Promise.race([peer.whenConnected(), timedOut]).finally(() => clearTimeout(timer));
+      if (hello === undefined) throw apiErrors.leaderUnavailable(`the elected coordinator '${leader.name}' at ${leader.rpc} did not answer`);
+    }
+    // The address may have been taken by another process since the registration was read.
+    if (peer.remote?.name !== leader.name) throw apiErrors.leaderRequired(`${leader.rpc} is '${peer.remote?.name ?? '?'}', not the elected '${leader.name}'`);
+    return peer;
+  }
+}
+
+/** What the elected coordinator needs to run routed writes. */
+export interface LeaderWriteHost {
+  decides(): boolean;
+  get(path: string): IndexMeta | undefined;
+  write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply>;
+}
+
+/** The elected coordinator's handler of `leader.write` from the other coordinators. */
+export function leaderCallHandler(host: LeaderWriteHost): RpcHandler {
+  return async (method, params) => {
+    if (method !== LEADER_WRITE_METHOD) throw apiErrors.badLeaderCall(`'${method}' is not a call a coordinator serves`);
+    const { uuid, call } = checkedWrite(params);
+    if (!host.decides()) throw apiErrors.leaderRequired('this coordinator is no longer elected');
+    const meta = host.get(call.index);
+    if (meta === undefined || meta.uuid !== uuid) throw apiErrors.leaderRequired(`index ${call.index} changed since the write was routed`);
+    if (call.shard > meta.allocation.length) throw apiErrors.badLeaderCall(`index ${call.index} has no shard ${call.shard}`);
+    return host.write(meta, call.shard, { ...call, schema: meta.schema });
+  };
+}
+
+/** The shape a routed write must have (its contents are the primary's to check, as for any write call). */
+function checkedWrite(params: unknown): LeaderWriteCall {
+  const p = params as Partial<LeaderWriteCall> | null;
+  const call = p?.call as Partial<WriteCall> | undefined;
+  if (typeof p?.uuid !== 'string' || typeof call !== 'object' || call === null || typeof call.index !== 'string' ||
+      !Number.isSafeInteger(call.shard) || (call.shard as number) < 1) {
+    throw apiErrors.badLeaderCall('leader.write takes { uuid, call: { index, shard, … } }');
+  }
+  return p as LeaderWriteCall;
+}
