@@ -248,6 +248,11 @@ export class Replicator implements RecoveryContext {
     this.reconcileAll();
   }
 
+  /** A node still given the rejoin timeout is known gone (its etcd lease ended): lost now (reallocation.ts `gone`). */
+  nodeGone(name: string): void {
+    this.reallocator.gone(name);
+  }
+
   /** Stop every recovery and re-allocation timer (shutdown). */
   close(): void {
     this.closed = true;
