@@ -9,8 +9,13 @@
  *   not after the rejoin timeout (10 s) — and takes writes for them.
  * - The same with a node started without `--etcd`: as before, the survivor
  *   waits the rejoin timeout for it.
+ * - A connected node's lease revoked behind its back (etcd cut off from the
+ *   node only): the elected coordinator counts it lost, fails its primary
+ *   over and closes its connection; the node registers again under a new
+ *   lease and rejoins.
  */
 import { xxh32 } from '@tessera/schema';
+import { Etcd3 } from 'etcd3';
 import { startCluster, until, type Cluster, type ClusterProcess } from './cluster-harness.js';
 import { call, removeDir } from './harness.js';
 
@@ -45,15 +50,20 @@ async function roles(): Promise<{ leader: string; survivor: string }> {
 /** A new index of SHARDS shards with 1 replica, every copy in sync on the leader; the shard whose primary `node` holds. */
 async function indexLedBy(index: string, leader: string, node: string): Promise<number> {
   expect((await call({ url: cluster.urlOf(leader) }, 'PUT', index, { _settings: { number_of_shards: SHARDS, number_of_replicas: 1 } })).status).toBe(200);
-  await until(`every copy of ${index} in sync`, async () => {
-    const list = (await call({ url: cluster.urlOf(leader) }, 'GET', '/.nodes')).json as Array<{ shards?: Array<{ index: string; in_sync: boolean }> }>;
-    const copies = list.flatMap((n) => (n.shards ?? []).filter((c) => c.index === index));
-    return copies.length === SHARDS * 2 && copies.every((c) => c.in_sync) ? true : undefined;
-  });
+  await inSync(index, leader);
   const meta = Object.values((await cluster.storedState()).indexes).find((m) => m.path === index)!;
   const shard = meta.allocation.findIndex((copies) => copies[0] === node) + 1;
   expect(shard).toBeGreaterThan(0);
   return shard;
+}
+
+/** Until `leader` shows both copies of every shard of `index` in sync. */
+async function inSync(index: string, leader: string): Promise<void> {
+  await until(`every copy of ${index} in sync`, async () => {
+    const list = (await call({ url: cluster.urlOf(leader) }, 'GET', '/.nodes')).json as Array<{ active: boolean; shards?: Array<{ index: string; in_sync: boolean }> }>;
+    const copies = list.filter((n) => n.active).flatMap((n) => (n.shards ?? []).filter((c) => c.index === index));
+    return copies.length === SHARDS * 2 && copies.every((c) => c.in_sync) ? true : undefined;
+  });
 }
 
 /** Kill -9 the elected coordinator and `node` at once; when the survivor was elected and promoted a copy of `shard`, ms after the kill. */
@@ -105,4 +115,35 @@ it('a node without --etcd that joined only the elected coordinator, killed with 
   expect(promotedMs - electedMs).toBeGreaterThanOrEqual(REJOIN_TIMEOUT_MS - 1_000);
   expect(logs.some((l) => l.msg === 'node did not rejoin the restarted coordinator; it is lost' && l.node === 'node3')).toBe(true);
   await writesTo(index, shard, survivor);
+}, 120_000);
+
+it('a connected node whose etcd lease ends is lost, its primaries failed over, and it comes back as a replica under a new lease', async () => {
+  const { leader } = await roles();
+  // A second live node for the replicas (those killed above stay down).
+  await cluster.startNode('node4', { etcd: true });
+  const index = '/revoked/';
+  const shard = await indexLedBy(index, leader, 'node2');
+  const key = `${cluster.etcd!.prefix}/leased/nodes/node2`;
+  const client = new Etcd3({ hosts: cluster.etcd!.endpoint });
+  try {
+    const before = (await client.get(key).exec()).kvs[0]!;
+    const revokedAt = Date.now();
+    // etcd cut off from the node, as the coordinator sees it: its lease gone while its connection lives.
+    await client.leaseClient.leaseRevoke({ ID: before.lease });
+    const logs = cluster.coordinators.get(leader)!.logs;
+    await until('the elected coordinator counting node2 lost', async () =>
+      logs.find((l) => l.msg === 'node\'s etcd lease ended while connected: it is lost, and its connection closed' && l.node === 'node2' && (l.time as number) >= revokedAt));
+    await until(`${leader} promoting a copy of ${index} shard ${shard}`, async () =>
+      logs.find((l) => l.msg === 'shard primary promoted' && l.lost === 'node2' && l.index === index && l.shard === shard && (l.time as number) >= revokedAt));
+    // The node registers again under a new lease and rejoins; the shard it led takes writes.
+    const after = await until('node2 registered again', async () => (await client.get(key).exec()).kvs[0]);
+    expect(after.lease).not.toBe(before.lease);
+    await cluster.waitForNodes(['node2']);
+    await writesTo(index, shard, leader);
+    await inSync(index, leader);
+    const meta = Object.values((await cluster.storedState()).indexes).find((m) => m.path === index)!;
+    expect(meta.allocation[shard - 1]![0]).not.toBe('node2');
+  } finally {
+    client.close();
+  }
 }, 120_000);
