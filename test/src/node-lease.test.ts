@@ -57,6 +57,12 @@ async function indexLedBy(index: string, leader: string, node: string): Promise<
   return shard;
 }
 
+/** The node's entry in `GET /.nodes` of `via`. */
+async function listed(via: string, node: string): Promise<Record<string, unknown>> {
+  const list = (await call({ url: cluster.urlOf(via) }, 'GET', '/.nodes')).json as Array<Record<string, unknown>>;
+  return list.find((n) => n.name === node)!;
+}
+
 /** Until `leader` shows both copies of every shard of `index` in sync. */
 async function inSync(index: string, leader: string): Promise<void> {
   await until(`every copy of ${index} in sync`, async () => {
@@ -91,6 +97,7 @@ it('a node with an etcd lease that joined only the elected coordinator, killed w
   const index = '/leased/';
   const shard = await indexLedBy(index, leader, 'node1');
   await until('node1 recorded as keeping an etcd lease', async () => ((await cluster.storedState()).nodes?.node1?.etcdLease === true ? true : undefined));
+  expect((await listed(leader, 'node1')).etcd_lease).toBe(true);
 
   const { electedMs, promotedMs, logs } = await killBoth(index, shard, leader, survivor, 'node1');
   process.stdout.write(`kill -9 of ${leader} and node1 (lease, joined ${leader} only): ${survivor} elected ${electedMs} ms after, shard ${shard} promoted ${promotedMs} ms after (leases ${LEASE_MS} ms, rejoin timeout ${REJOIN_TIMEOUT_MS} ms)\n`);
@@ -108,6 +115,7 @@ it('a node without --etcd that joined only the elected coordinator, killed with 
   const index = '/plain/';
   const shard = await indexLedBy(index, leader, 'node3');
   expect((await cluster.storedState()).nodes?.node3?.etcdLease).toBeUndefined();
+  expect((await listed(leader, 'node3')).etcd_lease).toBeUndefined();
 
   const { electedMs, promotedMs, logs } = await killBoth(index, shard, leader, survivor, 'node3');
   process.stdout.write(`kill -9 of ${leader} and node3 (no lease, joined ${leader} only): ${survivor} elected ${electedMs} ms after, shard ${shard} promoted ${promotedMs} ms after\n`);

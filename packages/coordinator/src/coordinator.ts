@@ -204,7 +204,7 @@ export class Coordinator {
         admin: new AdminHandlers(registry),
         keys: new KeyHandlers(registry, options.apiKey !== undefined),
       },
-      new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults, group),
+      new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults, group, nodeLeases),
       group === undefined ? undefined
         : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS, ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }) }),
       options.apiKey === undefined ? undefined
