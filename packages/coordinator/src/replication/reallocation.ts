@@ -15,7 +15,9 @@
  *   (its primaries fail over, as after a live loss), and its delay counts
  *   from the loss recorded in the cluster state, if any. A coordinator
  *   elected after another's loss does the same, except for the nodes it or
- *   another coordinator saw lost: those are lost at once.
+ *   another coordinator saw lost, or whose etcd lease is gone
+ *   (cluster/node-leases.ts): those are lost at once, as is a node still
+ *   given the rejoin timeout once its etcd lease ends (`gone`).
  *
  * The time of each loss is persisted (`NodeRecord.lostAt`), so the delay
  * survives a coordinator restart; so do the new allocation and the pending
@@ -98,8 +100,8 @@ export class Reallocator {
   /**
    * A coordinator starting to decide (restarted, or elected). A node of its
    * cluster state that it saw lost (connected to it, then lost: nodes join
-   * every coordinator), or that another coordinator saw lost
-   * (`lostElsewhere`: name → Date.now() of the loss), is lost now, as if the
+   * every coordinator), or that another coordinator saw lost or whose etcd
+   * lease is gone (`lostElsewhere`: name → Date.now() of the loss), is lost now, as if the
    * loss happened while this one decided — not after a rejoin timeout
    * counted from the election, which would add to the election's own wait.
    * The others get rejoinTimeoutMs to come back.
