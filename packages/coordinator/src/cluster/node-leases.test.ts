@@ -45,13 +45,20 @@ describe('shard nodes\' etcd leases, as the elected coordinator follows them', (
   };
 
   it('a connected node that announced a lease is lost, and its connection closed, when the lease ends', async () => {
-    nodes.join({ name: 'n1', client: clientOf('n1'), host: 'h', role: 'shard', local: false, etcdLease: true });
+    nodes.join({ name: 'n1', client: clientOf('n1'), host: 'h', role: 'shard', local: false, etcdLease: true, instance: 'n1-i' });
     const lease = await register('n1');
     expect(leases.registered('n1')).toBe(true);
     await store.revokeLease(lease);
     expect(nodes.isActive('n1')).toBe(false);
     expect(nodes.all()[0]!.reason).toBe('its etcd lease ended (revoked)');
     expect(closed).toEqual(['n1']);
+  });
+
+  it('the end of a registration another process made under the connected node\'s name leaves the node be', async () => {
+    nodes.join({ name: 'n1', client: clientOf('n1'), host: 'h', role: 'shard', local: false, etcdLease: true, instance: 'n1-other' });
+    await store.revokeLease(await register('n1'));
+    expect(nodes.isActive('n1')).toBe(true);
+    expect(closed).toEqual([]);
   });
 
   it('a connected node that announced no lease keeps connection-only liveness', async () => {

@@ -22,7 +22,7 @@
  * (`goneNodes`). A node that never announced a lease keeps connection-based
  * liveness only.
  */
-import type { LeaseEvent, StateStore } from '../state/store.js';
+import type { LeaseEvent, LeasedValue, StateStore } from '../state/store.js';
 import type { NodeDirectory } from './nodes.js';
 
 /** Leased key of a node's registration, before its name. */
@@ -53,7 +53,11 @@ export interface NodeLeasesOptions {
 
 /** Follows the nodes' registrations for as long as the store lives. */
 export class NodeLeases {
+  /** The instance each registration named, by node: the one that ends is the connected node's, or another process's that took its name. */
+  private readonly instances = new Map<string, string | undefined>();
+
   constructor(private readonly options: NodeLeasesOptions) {
+    for (const entry of options.store.listLeased(NODE_REGISTRATION_PREFIX)) this.instances.set(entry.key.slice(NODE_REGISTRATION_PREFIX.length), instanceOf(entry.value));
     options.store.watchLeases((event) => this.leaseEvent(event));
   }
 
@@ -77,14 +81,21 @@ export class NodeLeases {
   }
 
   private leaseEvent(event: LeaseEvent): void {
-    if (event.type !== 'delete' || !event.key.startsWith(NODE_REGISTRATION_PREFIX)) return;
+    if (event.type === 'ended' || !event.key.startsWith(NODE_REGISTRATION_PREFIX)) return;
     const { nodes, log } = this.options;
     const name = event.key.slice(NODE_REGISTRATION_PREFIX.length);
+    if (event.type === 'put') {
+      this.instances.set(name, instanceOf(event.value));
+      return;
+    }
+    const instance = this.instances.get(name);
+    this.instances.delete(name);
     // Registered again meanwhile (a new lease), or not this coordinator's decision.
     if (!this.options.decides() || this.registered(name)) return;
     const entry = nodes.get(name);
     if (nodes.isActive(name)) {
-      if (entry?.etcdLease !== true) return;
+      // A node that keeps no lease, or a registration of another process than the one connected (refused for taking its name).
+      if (entry?.etcdLease !== true || (instance !== undefined && entry.instance !== undefined && instance !== entry.instance)) return;
       const reason = `its etcd lease ended (${event.cause})`;
       log.warn({ node: name, cause: event.cause }, 'node\'s etcd lease ended while connected: it is lost, and its connection closed');
       nodes.leave(name, entry.client, reason);
@@ -93,4 +104,9 @@ export class NodeLeases {
     }
     if (this.options.recordedLeased(name)) this.options.gone(name);
   }
+}
+
+function instanceOf(value: LeasedValue): string | undefined {
+  const instance = value !== null && typeof value === 'object' && !Array.isArray(value) ? (value as Record<string, LeasedValue>).instance : undefined;
+  return typeof instance === 'string' ? instance : undefined;
 }
