@@ -49,18 +49,26 @@ export interface Cluster extends Server {
   nodeNames: string[];
   /** The etcd holding the cluster state, when started with `etcd`. */
   etcd: EtcdCluster | undefined;
-  /** Start (or restart, same name and data directory) a node; resolves once every running coordinator shows it active. */
-  startNode(name: string): Promise<ClusterProcess>;
+  /** Start (or restart, same name and data directory, and the options it was first given) a node; resolves once every running coordinator it joins shows it active. */
+  startNode(name: string, options?: NodeStartOptions): Promise<ClusterProcess>;
   /** SIGTERM each coordinator in turn and start it again on the same data directory and RPC port; resolves once every running node is back. */
   restartCoordinator(): Promise<void>;
   /** Start a coordinator that was stopped or killed again, on its data directory and RPC port; resolves once every running node is back. */
   startCoordinator(name: string): Promise<void>;
-  /** Until `/.nodes` of every running coordinator shows each of `names` with `active` = `active`. */
+  /** Until `/.nodes` of every running coordinator shows each of `names` it is joined by with `active` = `active`. */
   waitForNodes(names: string[], active?: boolean, timeoutMs?: number): Promise<Array<Record<string, unknown>>>;
   /** The cluster state as stored: `cluster-state.json` of the coordinator, or the etcd key. */
   storedState(): Promise<ClusterState>;
   /** Which coordinator each running coordinator says is elected, as its `/.nodes` lists it (the one coordinator leads itself). */
   leaders(): Promise<string[]>;
+}
+
+/** How one node is started (by default as every node of the cluster). */
+export interface NodeStartOptions {
+  /** The coordinators it joins, by name (default: every one). */
+  join?: string[];
+  /** Keep a lease in the cluster's etcd (`--etcd`, `--node-lease-ms`); default: ClusterOptions.nodeEtcd. */
+  etcd?: boolean;
 }
 
 /** The etcd of a cluster started with `etcd`, and its key prefix. */
@@ -79,6 +87,10 @@ export interface ClusterOptions {
   etcd?: boolean;
   /** With `etcd`: each coordinator's lease, ms (`--coordinator-lease-ms`). */
   coordinatorLeaseMs?: number;
+  /** With `etcd`: nodes keep a lease there (`tessera node --etcd`). */
+  nodeEtcd?: boolean;
+  /** Their lease, ms (`--node-lease-ms`, default 2000 here). */
+  nodeLeaseMs?: number;
   /** Root of the data directories (`coordinator/`, `node1/`…); a new temporary one by default. */
   dataDir?: string;
   /** More coordinator flags. */
@@ -123,6 +135,8 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     ports.set(name, listening(proc));
   };
   const nodes = new Map<string, ClusterProcess>();
+  const nodeStarts = new Map<string, NodeStartOptions>();
+  const joins = (node: string, coordinator: string) => nodeStarts.get(node)?.join?.includes(coordinator) ?? true;
   const urlOf = (name: string) => `http://127.0.0.1:${ports.get(name)!.port}`;
   const running = () => coordinatorNames.filter((n) => alive(coordinators.get(n)!));
   let turn = 0;
@@ -157,10 +171,15 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
     waitForLog: (match, timeoutMs) => (coordinators.size === 1
       ? cluster.coordinator.waitForLog(match, timeoutMs)
       : Promise.any([...coordinators.values()].map((c) => c.waitForLog(match, timeoutMs)))),
-    async startNode(name) {
+    async startNode(name, given) {
       const known = nodes.get(name);
       if (known !== undefined && alive(known)) throw new Error(`${name} is running`);
-      const proc = await spawnTessera(name, ['node', '--join', cluster.rpcUrl, '--name', name, '--data', join(dataDir, name)], env, 'joining');
+      const start = given ?? nodeStarts.get(name) ?? {};
+      nodeStarts.set(name, start);
+      const joinUrl = start.join === undefined ? cluster.rpcUrl : start.join.map((n) => `ws://127.0.0.1:${ports.get(n)!.rpcPort}`).join(',');
+      const leaseArgs = etcdProcess !== undefined && (start.etcd ?? options.nodeEtcd === true)
+        ? ['--etcd', etcdProcess.endpoint, '--etcd-prefix', ETCD_TEST_PREFIX, '--node-lease-ms', String(options.nodeLeaseMs ?? 2_000)] : [];
+      const proc = await spawnTessera(name, ['node', '--join', joinUrl, '--name', name, '--data', join(dataDir, name), ...leaseArgs], env, 'joining');
       nodes.set(name, proc);
       await cluster.waitForNodes([name]);
       return proc;
@@ -184,10 +203,11 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       // Each running coordinator; with none running, the calls fail until the timeout (as they would anyway).
       const up = running();
       for (const coordinator of up.length > 0 ? up : coordinatorNames) {
+        const joined = names.filter((n) => joins(n, coordinator));
         for (;;) {
           const r = await call({ url: urlOf(coordinator) }, 'GET', '/.nodes').catch(() => undefined);
           list = (r?.status === 200 ? r.json : []) as Array<Record<string, unknown>>;
-          if (names.every((n) => list.some((e) => e.name === n && e.active === active))) break;
+          if (joined.every((n) => list.some((e) => e.name === n && e.active === active))) break;
           if (Date.now() > deadline) throw new Error(`nodes ${names.join(', ')} not ${active ? 'active' : 'inactive'} on ${coordinator} in ${timeoutMs} ms: ${JSON.stringify(list)}`);
           await new Promise((res) => setTimeout(res, 50));
         }

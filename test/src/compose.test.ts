@@ -256,9 +256,10 @@ describe('docker-compose.yml', () => {
     expect(new Set(published).size).toBe(COORDINATORS.length);
   });
 
-  itWithEtcd('every coordinator keeps the cluster state in the etcd service, under the same prefix', async () => {
+  itWithEtcd('every coordinator keeps the cluster state in the etcd service, and every node its lease, under the same prefix', async () => {
     const advertised = flagValue(services.etcd!.command!, '--advertise-client-urls')!;
-    const configs = await Promise.all(COORDINATORS.map(async (name) => (await parsed<'coordinator'>(name)).config as unknown as Record<string, unknown>));
+    const configs = await Promise.all([...COORDINATORS.map(async (name) => (await parsed<'coordinator'>(name)).config as unknown as Record<string, unknown>),
+      ...NODES.map(async (name) => (await parsed<'node'>(name)).config as unknown as Record<string, unknown>)]);
     for (const config of configs) {
       expect(list(config.etcd)).toEqual([advertised]);
       expect(config.etcdPrefix).toEqual(configs[0]!.etcdPrefix);

@@ -356,7 +356,7 @@ describe('the local cluster (scripts/cluster)', () => {
     expect(alive(pids.get('coordinator')!) || alive(pids.get('node2')!)).toBe(false);
   }, 90_000);
 
-  it('with --etcd --coordinators 2: one elected, a write through one read through the other, SIGTERM stops all and etcd last', async () => {
+  it('with --etcd --coordinators 2: one elected, the nodes registered under leases of their own, a write through one read through the other, SIGTERM stops all and etcd last', async () => {
     const dir = dataDir();
     const started = cluster(dir, ['--etcd', '--coordinators', '2', '--api-key', KEY]);
     await started.line(ready, 60_000);
@@ -374,6 +374,8 @@ describe('the local cluster (scripts/cluster)', () => {
       return leaders[0] !== '' && leaders[0] === leaders[1] &&
         views.every((v) => ['node1', 'node2'].every((name) => v!.some((n) => n.name === name && n.active)));
     }, 30_000);
+    // Each node was given the etcd and keeps its lease there.
+    for (const name of ['node1', 'node2']) expect(started.lines.some((l) => l.startsWith(`[${name}]`) && l.includes('registered in etcd under the node\'s lease'))).toBe(true);
     const written = await call({ url: urls[0]! }, 'PUT', '/script/1?commit', { title: 'through coordinator1' }, bearer(KEY));
     expect(written.status).toBe(200);
     expect((await call({ url: urls[1]! }, 'GET', '/script/1')).status).toBe(401);

@@ -93,6 +93,10 @@ export interface NodeConfig extends ShardHostConfig, ClusterTrustConfig {
   logPretty: boolean;
   shutdownGraceMs: number;
   primaryLeaseMs: number;
+  /** etcd client URLs, comma-separated; '' keeps no lease. */
+  etcd: string;
+  etcdPrefix: string;
+  nodeLeaseMs: number;
 }
 
 /** The settings of the Lua scripts a shard node runs (API.md §11.4, §13). */
@@ -165,8 +169,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('join', { type: 'url', protocols: ['ws:', 'wss:'], list: true }, NODE_DEFAULTS.join, 'the coordinators\' RPC addresses to join, comma-separated: the node connects to each (every coordinator of the cluster)', ['node']),
   setting('rpcHost', { type: 'string' }, COORDINATOR_DEFAULTS.rpcHost, 'address the RPC listener (for nodes) listens on', ['coordinator']),
   setting('rpcPort', integer(0, 65535), COORDINATOR_DEFAULTS.rpcPort, 'RPC port nodes join (`--join ws://host:port`); 0 picks a free one', ['coordinator']),
-  setting('etcd', { type: 'url', protocols: ['http:', 'https:'], list: true }, COORDINATOR_DEFAULTS.etcd, 'etcd client URLs, comma-separated: the cluster state lives in etcd, and every coordinator given the same etcd and prefix serves the same cluster, one of them elected (docs/cluster.md); empty: a file in the data directory, one coordinator', ['coordinator']),
-  setting('etcdPrefix', { type: 'string' }, COORDINATOR_DEFAULTS.etcdPrefix, 'root of this cluster\'s keys in etcd', ['coordinator']),
+  setting('etcd', { type: 'url', protocols: ['http:', 'https:'], list: true }, COORDINATOR_DEFAULTS.etcd, 'etcd client URLs, comma-separated: the cluster state lives in etcd, and every coordinator given the same etcd and prefix serves the same cluster, one of them elected (docs/cluster.md); empty: a file in the data directory, one coordinator. A node given its coordinators\' etcd keeps a lease there, and is lost as soon as it ends; empty: its connections alone say it is alive', ['coordinator', 'node']),
+  setting('etcdPrefix', { type: 'string' }, COORDINATOR_DEFAULTS.etcdPrefix, 'root of this cluster\'s keys in etcd (a node: its coordinators\')', ['coordinator', 'node']),
   setting('coordinatorLeaseMs', integer(1000, 60_000), COORDINATOR_DEFAULTS.coordinatorLeaseMs, 'with --etcd: each coordinator\'s registration and the election live under an etcd lease this long (whole seconds), ms; an elected coordinator that dies or loses etcd is replaced within it', ['coordinator']),
   setting('apiKey', { type: 'secret' }, '', 'master API key: every request but GET /healthz, /readyz and the dashboard page and its files (docs/dashboard.md) then needs `Authorization: Bearer <key>`, and /.keys/ makes scoped keys (docs/security.md); prefer the variable or the file to the flag, which shows in `ps` until the process has started', HTTP),
   setting('allowAnonymous', { type: 'boolean' }, false, 'serve without an API key on an address other than loopback (refused otherwise: docs/security.md)', HTTP),
@@ -210,6 +214,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('shutdownGraceMs', integer(0, 2 ** 31), SERVE_DEFAULTS.shutdownGraceMs, 'time in-flight requests (on a node: calls) get on SIGTERM, ms', ALL),
   setting('slowRequestMs', integer(0, 2 ** 31), SERVE_DEFAULTS.slowRequestMs, 'requests slower than this are logged at warn, ms', HTTP),
   setting('nodeLeftDelayMs', integer(0, 2 ** 31 - 1), SERVE_DEFAULTS.nodeLeftDelayMs, 'a node lost this long has its shard copies re-allocated to other active nodes, ms (Elasticsearch\'s `node_left.delayed_timeout`); 0: at once', HTTP),
+  setting('nodeLeaseMs', integer(1000, 60_000), NODE_DEFAULTS.nodeLeaseMs, 'with --etcd: the node registers under an etcd lease this long (whole seconds), kept alive three times per period, ms; a node that dies or loses etcd is lost within it, whichever coordinators it joined', ['node']),
   setting('primaryLeaseMs', integer(100, PRIMARY_LEASE_MS_MAX), NODE_DEFAULTS.primaryLeaseMs, 'writes as primary are refused (503 `primary_lease_expired`) once the coordinator has not been heard for this long, ms; at most the coordinator\'s 5 s heartbeat timeout less one heartbeat', ['node']),
 ];
 
@@ -410,6 +415,9 @@ export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
     writeBufferOpsMax: config.writeBufferOps,
     shutdownGraceMs: config.shutdownGraceMs,
     primaryLeaseMs: config.primaryLeaseMs,
+    etcd: splitList(config.etcd),
+    etcdPrefix: config.etcdPrefix,
+    nodeLeaseMs: config.nodeLeaseMs,
     scripts: scriptOptionsOf(config),
     tlsCa: config.tlsCa,
     clusterSecret: config.clusterSecret,

@@ -13,12 +13,15 @@ import { mkdir, readFile, rename, writeFile } from 'node:fs/promises';
 import { hostname } from 'node:os';
 import { join, resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { NODE_REFUSED_METHOD, SHARD_NODE_HELLO_ROLE, type NodeAnnouncement } from '@tessera/coordinator';
+import {
+  etcdLeasedKey, NODE_REFUSED_METHOD, nodeRegistrationKey, SHARD_NODE_HELLO_ROLE, type NodeAnnouncement, type NodeRegistration,
+} from '@tessera/coordinator';
 import { TesseraError } from '@tessera/errors';
 import { PrimaryLease, PRIMARY_LEASE_DEFAULTS, ShardNode } from '@tessera/node';
 import { connectPeer, type RpcHandler, type RpcPeer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
+import { EtcdRegistration } from './node-lease.js';
 import { loadCa } from './tls-files.js';
 import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { TESSERA_VERSION } from './version.js';
@@ -37,11 +40,18 @@ export interface NodeProcessOptions extends ShardHostOptions {
   tlsCa: string;
   /** Presented to the coordinators when joining (their --cluster-secret); '' presents none. */
   clusterSecret: string;
+  /** etcd client URLs of the coordinators' cluster state: the node keeps a lease there (node-lease.ts); empty: none. */
+  etcd: string[];
+  /** Root of the cluster's keys in etcd (the coordinators' --etcd-prefix). */
+  etcdPrefix: string;
+  /** TTL of the node's etcd lease, ms. */
+  nodeLeaseMs: number;
 }
 
 export const NODE_DEFAULTS = {
   join: 'ws://127.0.0.1:8890',
   primaryLeaseMs: PRIMARY_LEASE_DEFAULTS.leaseMs,
+  nodeLeaseMs: 5_000,
 } as const;
 
 /** A refused node (say, its name taken by another active node) asks again after this. */
@@ -72,7 +82,17 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   });
   const node = new ShardNode({ ...shardNodeOptions(options, options.name, nodeDir, log), primaryWriteGate: (where) => lease.check(where) });
   node.warm();
-  const announcement: NodeAnnouncement = { dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION };
+  // Registered before joining: a coordinator that sees this node join sees its registration too (or an old one's end first).
+  const registration = options.etcd.length === 0 ? undefined : await EtcdRegistration.start({
+    endpoints: options.etcd,
+    key: etcdLeasedKey(options.etcdPrefix, nodeRegistrationKey(options.name)),
+    value: { instance, host: hostname(), pid: process.pid } satisfies NodeRegistration,
+    ttlMs: options.nodeLeaseMs,
+    log,
+  });
+  const announcement: NodeAnnouncement = {
+    dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION, ...(registration === undefined ? {} : { etcdLease: true }),
+  };
   const rpcLog = log.child({ component: 'rpc' });
   let draining = false;
   const retries = new Set<NodeJS.Timeout>();
@@ -129,6 +149,8 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
       const serving = (): number => [...peers.values()].reduce((sum, peer) => sum + peer.serving, 0);
       while (serving() > 0 && Date.now() < deadline) await sleep(DRAIN_POLL_MS);
       await Promise.all([...peers.values()].map((peer) => peer.close()));
+      // After the connections: coordinators see this node leave as a closed connection, then its lease revoked.
+      await registration?.close();
       await node.close();
       await nodeLock.release();
     },

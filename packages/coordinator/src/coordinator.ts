@@ -11,6 +11,7 @@ import type { Logger } from 'pino';
 import { DOCUMENT_LIMITS_DEFAULTS, type DocumentLimits } from '@tessera/schema';
 import { ClusterInfo, type ClusterIdentity, type HttpEndpoint } from './cluster/info.js';
 import type { NodeDirectory } from './cluster/nodes.js';
+import { NodeLeases } from './cluster/node-leases.js';
 import { DocumentHandlers } from './documents/handlers.js';
 import { apiErrors } from './errors.js';
 import { IndexHandlers } from './indexes/handlers.js';
@@ -177,11 +178,17 @@ export class Coordinator {
       options.nodes.on('nodeLost', announce);
       options.nodes.on('nodeJoined', announce);
     }
+    // Nodes keeping an etcd lease of their own: lost once it ends (cluster/node-leases.ts).
+    const nodeLeases = group === undefined ? undefined : new NodeLeases({
+      store, nodes: options.nodes, decides, log: options.log,
+      recordedLeased: (name) => registry.snapshot().nodes?.[name]?.etcdLease === true,
+      gone: (name) => replication.nodeGone(name),
+    });
     group?.on('elected', () => {
       // What a restarted coordinator does: the nodes here are recorded, the others are lost — at once those it or another
-      // coordinator saw lost, the rest after the rejoin timeout.
-      for (const name of options.nodes.activeNames()) recordJoin(registry, name, options.log);
-      replication.takeOver(group.lostElsewhere());
+      // coordinator saw lost or whose etcd lease is gone, the rest after the rejoin timeout.
+      for (const name of options.nodes.activeNames()) recordJoin(registry, options.nodes, name, options.log);
+      replication.takeOver(new Map([...nodeLeases?.goneNodes(registry.knownNodes()) ?? [], ...group.lostElsewhere()]));
       foldLeftGrowth().catch((err: unknown) => options.log.error({ err }, 'could not fold the schema growth a stopped coordinator left'));
       loadTemplates(registry, options.templates).catch((err: unknown) => options.log.error({ err }, 'could not store the configured templates'));
     });
@@ -210,7 +217,7 @@ export class Coordinator {
         admin: new AdminHandlers(registry),
         keys: new KeyHandlers(registry, options.apiKey !== undefined),
       },
-      new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults, group),
+      new ClusterInfo(options.identity, options.nodes, registry, replication, options.indexDefaults, group, nodeLeases),
       group === undefined ? undefined
         : new Forwarder(group.name, { timeoutMs: FORWARD_TIMEOUT_MS, ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }) }),
       options.apiKey === undefined ? undefined
@@ -454,17 +461,17 @@ export class Coordinator {
  */
 function followMembership(nodes: NodeDirectory, registry: IndexRegistry, log: Logger, decides: () => boolean): void {
   nodes.expect(registry.knownNodes());
-  if (decides()) for (const name of nodes.activeNames()) recordJoin(registry, name, log);
+  if (decides()) for (const name of nodes.activeNames()) recordJoin(registry, nodes, name, log);
   nodes.on('nodeJoined', (entry) => {
     log.info({ node: entry.name, host: entry.host, dataDir: entry.dataDir, pid: entry.pid }, 'node joined');
-    if (decides()) recordJoin(registry, entry.name, log);
+    if (decides()) recordJoin(registry, nodes, entry.name, log);
   });
   nodes.on('nodeLost', (entry, reason) => log.warn({ node: entry.name, reason }, 'node lost'));
 }
 
-/** A node in the cluster state, and its pending drops done (the elected coordinator's work). */
-function recordJoin(registry: IndexRegistry, name: string, log: Logger): void {
-  registry.nodeJoined(name).catch((err: unknown) => log.error({ err, node: name }, 'could not record the node in the cluster state'));
+/** A node in the cluster state (with whether it keeps an etcd lease), and its pending drops done (the elected coordinator's work). */
+function recordJoin(registry: IndexRegistry, nodes: NodeDirectory, name: string, log: Logger): void {
+  registry.nodeJoined(name, nodes.get(name)?.etcdLease === true).catch((err: unknown) => log.error({ err, node: name }, 'could not record the node in the cluster state'));
 }
 
 /** Why a coordinator of several cannot serve: its own lease, or no elected coordinator to forward writes to. */

@@ -8,6 +8,7 @@ import type { IndexRegistry } from '../indexes/registry.js';
 import type { Replicator } from '../replication/replicator.js';
 import type { NodeDirectory, NodeStatus } from './nodes.js';
 import type { CoordinatorGroup } from './coordinator-group.js';
+import type { NodeLeases } from './node-leases.js';
 
 export interface ClusterIdentity {
   name: string;
@@ -48,6 +49,8 @@ export class ClusterInfo {
     private readonly defaults: { number_of_shards: number; number_of_replicas: number },
     /** Several coordinators (cluster/coordinator-group.ts): each registered one, instead of this one alone. */
     private readonly group?: CoordinatorGroup,
+    /** The nodes' own etcd leases, on etcd (cluster/node-leases.ts). */
+    private readonly nodeLeases?: NodeLeases,
   ) {}
 
   /** Tell where the HTTP API listens, for the coordinator's own entry. */
@@ -124,6 +127,9 @@ export class ClusterInfo {
       if (entry.dataDir !== undefined) out.data = entry.dataDir;
       if (entry.pid !== undefined) out.pid = entry.pid;
     }
+    // A node keeping an etcd lease (as it announced, or as the cluster state records it when it has not joined here): whether it is registered.
+    const leased = entry !== undefined ? entry.etcdLease === true : this.registry.snapshot().nodes?.[status.name]?.etcdLease === true;
+    if (this.nodeLeases !== undefined && leased) out.etcd_lease = this.nodeLeases.registered(status.name);
     if (status.active) {
       const heard = entry?.lastHeardAt?.();
       if (heard !== undefined) out.heartbeat_age_ms = Math.max(0, now - heard);

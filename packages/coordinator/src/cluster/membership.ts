@@ -24,6 +24,8 @@ export interface NodeAnnouncement {
   instance: string;
   host: string;
   version: string;
+  /** It keeps a registration under an etcd lease of its own (NodeEntry.etcdLease). */
+  etcdLease?: boolean;
 }
 
 /** Longest text accepted from a hello's info (names, paths): they end up in logs and /.nodes. */
@@ -83,6 +85,7 @@ function entryOf(peer: RpcPeer, hello: PeerHello): NodeEntry {
   if (dataDir !== undefined) entry.dataDir = dataDir;
   const instance = text(info.instance);
   if (instance !== undefined) entry.instance = instance;
+  if (info.etcdLease === true) entry.etcdLease = true;
   if (typeof info.pid === 'number' && Number.isSafeInteger(info.pid) && info.pid > 0) entry.pid = info.pid;
   return entry;
 }

@@ -34,6 +34,8 @@ export interface NodeEntry {
    * claiming the name, and is refused.
    */
   instance?: string;
+  /** It keeps a registration under an etcd lease of its own (`tessera node --etcd`, cluster/node-leases.ts). */
+  etcdLease?: boolean;
   /** Date.now() when the node was last heard from, when the transport knows. */
   lastHeardAt?: () => number | undefined;
 }

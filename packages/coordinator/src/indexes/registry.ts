@@ -311,17 +311,18 @@ export class IndexRegistry {
   }
 
   /**
-   * A node joined: remember it in the cluster state, and delete the copies
-   * of indexes dropped while it was away.
+   * A node joined: remember it in the cluster state, whether it keeps an
+   * etcd lease (NodeRecord.etcdLease), and delete the copies of indexes
+   * dropped while it was away.
    */
-  nodeJoined(name: string): Promise<void> {
+  nodeJoined(name: string, etcdLease = false): Promise<void> {
     return this.serialised(async () => {
       const state = this.store.get();
       const record = state.nodes?.[name];
-      if (record !== undefined && record.pendingDrops === undefined) return;
-      const nodes = record === undefined
-        ? { ...state.nodes, [name]: { firstJoinedAt: new Date().toISOString() } }
-        : await this.settleDrops(state.nodes ?? {}, (_ref, node) => node === name, false);
+      if (record !== undefined && record.pendingDrops === undefined && (record.etcdLease === true) === etcdLease) return;
+      const settled = record?.pendingDrops === undefined ? state.nodes ?? {} : await this.settleDrops(state.nodes ?? {}, (_ref, node) => node === name, false);
+      const { etcdLease: _previous, ...rest } = settled[name] ?? { firstJoinedAt: new Date().toISOString() };
+      const nodes = { ...settled, [name]: etcdLease ? { ...rest, etcdLease: true as const } : rest };
       const ok = await this.store.compareAndSet(state, { ...state, nodes });
       if (!ok) throw new Error('cluster state changed outside the registry queue');
     });

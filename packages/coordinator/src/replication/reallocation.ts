@@ -15,7 +15,9 @@
  *   (its primaries fail over, as after a live loss), and its delay counts
  *   from the loss recorded in the cluster state, if any. A coordinator
  *   elected after another's loss does the same, except for the nodes it or
- *   another coordinator saw lost: those are lost at once.
+ *   another coordinator saw lost, or whose etcd lease is gone
+ *   (cluster/node-leases.ts): those are lost at once, as is a node still
+ *   given the rejoin timeout once its etcd lease ends (`gone`).
  *
  * The time of each loss is persisted (`NodeRecord.lostAt`), so the delay
  * survives a coordinator restart; so do the new allocation and the pending
@@ -77,6 +79,8 @@ export class Reallocator {
   private readonly timers = new Map<string, NodeJS.Timeout>();
   /** Per lost node whose copies wait: what waits, as last logged. */
   private readonly waiting = new Map<string, string>();
+  /** Nodes of the cluster state given the rejoin timeout by `takeOver`, until they rejoin or are counted lost. */
+  private readonly awaitingRejoin = new Set<string>();
   /** Nodes whose copies are being moved now, and those to go over again once that ends. */
   private readonly running = new Set<string>();
   private readonly rerun = new Set<string>();
@@ -96,8 +100,8 @@ export class Reallocator {
   /**
    * A coordinator starting to decide (restarted, or elected). A node of its
    * cluster state that it saw lost (connected to it, then lost: nodes join
-   * every coordinator), or that another coordinator saw lost
-   * (`lostElsewhere`: name → Date.now() of the loss), is lost now, as if the
+   * every coordinator), or that another coordinator saw lost or whose etcd
+   * lease is gone (`lostElsewhere`: name → Date.now() of the loss), is lost now, as if the
    * loss happened while this one decided — not after a rejoin timeout
    * counted from the election, which would add to the election's own wait.
    * The others get rejoinTimeoutMs to come back.
@@ -107,9 +111,21 @@ export class Reallocator {
     for (const name of this.host.knownNodes()) {
       if (this.nodes.isActive(name)) continue;
       const lostAt = this.nodes.lostSince(name) ?? lostElsewhere.get(name);
-      if (lostAt === undefined) this.at(name, deadline, () => this.absent(name));
-      else this.absent(name, lostAt);
+      if (lostAt === undefined) {
+        this.awaitingRejoin.add(name);
+        this.at(name, deadline, () => this.absent(name));
+      } else {
+        this.absent(name, lostAt);
+      }
     }
+  }
+
+  /**
+   * A node still given the rejoin timeout is known gone (its etcd lease
+   * ended: cluster/node-leases.ts): lost now, as one seen lost.
+   */
+  gone(name: string): void {
+    if (this.awaitingRejoin.has(name)) this.absent(name, Date.now());
   }
 
   /** Stop every timer (shutdown). */
@@ -129,6 +145,7 @@ export class Reallocator {
   }
 
   private joined(name: string): void {
+    this.awaitingRejoin.delete(name);
     if (this.closed || !this.options.decides()) return;
     const timer = this.timers.get(name);
     if (timer !== undefined) clearTimeout(timer);
@@ -150,6 +167,7 @@ export class Reallocator {
    * `seenLostAt` at once, any other once the rejoin timeout passed.
    */
   private absent(name: string, seenLostAt?: number): void {
+    this.awaitingRejoin.delete(name);
     if (!this.options.decides() || this.nodes.isActive(name) || !this.holdsCopies(name)) return;
     const recorded = this.host.lostSince(name);
     const lostAt = recorded === undefined ? undefined : new Date(recorded).toISOString();

@@ -248,14 +248,20 @@ export class Replicator implements RecoveryContext {
   /**
    * This coordinator was elected to decide: what a restarted coordinator
    * does — nodes of the cluster state that are not here count as lost, at
-   * once if this coordinator saw them lost or another one did (`lostElsewhere`:
-   * name → Date.now() of the loss), after the rejoin timeout otherwise
+   * once if this coordinator saw them lost, another one did or etcd says so
+   * (`lostElsewhere`: name → Date.now() of the loss, or of finding the node's
+   * etcd lease gone), after the rejoin timeout otherwise
    * (reallocation.ts); copies out of sync recover.
    */
   takeOver(lostElsewhere: ReadonlyMap<string, number> = new Map()): void {
     for (const group of this.groups.values()) group.resynced.clear();
     this.reallocator.takeOver(lostElsewhere);
     this.reconcileAll();
+  }
+
+  /** A node still given the rejoin timeout is known gone (its etcd lease ended): lost now (reallocation.ts `gone`). */
+  nodeGone(name: string): void {
+    this.reallocator.gone(name);
   }
 
   /** Stop every recovery and re-allocation timer (shutdown). */

@@ -45,6 +45,12 @@ export interface NodeRecord {
   pendingDrops?: ShardRef[];
   /** ISO time it was lost, while it stays away: its copies are re-allocated a delay after (replication/reallocation.ts). */
   lostAt?: string;
+  /**
+   * It last joined keeping a registration under an etcd lease of its own
+   * (`tessera node --etcd`): while that registration is gone, a coordinator
+   * not connected to it counts it lost at once (cluster/node-leases.ts).
+   */
+  etcdLease?: true;
 }
 
 export interface ClusterState {

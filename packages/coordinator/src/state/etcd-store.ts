@@ -125,7 +125,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
   private constructor(private readonly client: Etcd3, private readonly options: EtcdStateStoreOptions<T>) {
     this.root = options.prefix.replace(/\/+$/, '') + '/';
     this.stateKey = `${this.root}state`;
-    this.leasedRoot = `${this.root}leased/`;
+    this.leasedRoot = etcdLeasedKey(options.prefix, '');
     this.callTimeoutMs = options.callTimeoutMs ?? ETCD_CALL_TIMEOUT_MS;
     this.stateBytesMax = options.stateBytesMax ?? ETCD_STATE_BYTES_MAX;
     this.limits = options.limits ?? LEASE_TABLE_LIMITS;
@@ -604,6 +604,11 @@ export class EtcdStateStore<T> implements StateStore<T> {
   private emit(event: LeaseEvent): void {
     for (const listener of [...this.leaseListeners]) listener(event);
   }
+}
+
+/** The etcd key of the leased value `key` under `prefix`: where a process without a store (a shard node, node-leases.ts) puts one. */
+export function etcdLeasedKey(prefix: string, key: string): string {
+  return `${prefix.replace(/\/+$/, '')}/leased/${key}`;
 }
 
 /** The end of the key range of every key starting with `start` (etcd's prefix convention). */
