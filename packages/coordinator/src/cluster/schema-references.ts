@@ -75,7 +75,8 @@ export class SchemaReferencingClient implements RpcClient {
     const copy = `${call.shard}${call.index}`;
     if (this.sent.get(copy) !== id) return this.inner.call(method, this.carrying(copy, id, call) as NodeCalls[M][0], options);
     const { schema: _carried, ...named } = call;
-    return this.inner.call(method, { ...named, schemaId: id } as NodeCalls[M][0], options).catch((err: unknown) => {
+    named.schemaId = id;
+    return this.inner.call(method, named as NodeCalls[M][0], options).catch((err: unknown) => {
       if (toTesseraError(err).code !== SCHEMA_UNKNOWN) throw err;
       return this.inner.call(method, this.carrying(copy, id, call) as NodeCalls[M][0], options);
     });
