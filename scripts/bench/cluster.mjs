@@ -30,8 +30,12 @@
 //
 //   node scripts/bench/cluster.mjs [--coordinators 1,2,3] [--nodes 6] [--etcd]
 //     [--duration S] [--connections N] [--preload N] [--setups embedded,1,2,3]
+//     [--schema-fields N]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
-//     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset)
+//     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset),
+//     SCHEMA_FIELDS (0: fields the indexes' schema declares besides the
+//     documents' three, as a real index's schema has: the schema is what
+//     each shard call names or carries)
 import { spawn } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -51,6 +55,7 @@ const { values: flags } = parseArgs({
     duration: { type: 'string', default: process.env.DURATION ?? '6' },
     connections: { type: 'string', default: process.env.CONNECTIONS ?? '50' },
     preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
+    'schema-fields': { type: 'string', default: process.env.SCHEMA_FIELDS ?? '0' },
     setups: { type: 'string', default: process.env.SETUPS },
   },
   strict: true,
@@ -66,6 +71,11 @@ function positive(name, text) {
 const DURATION = positive('duration', flags.duration);
 const CONNECTIONS = positive('connections', flags.connections);
 const PRELOAD = positive('preload', flags.preload);
+const SCHEMA_FIELDS = Number(flags['schema-fields']);
+if (!Number.isInteger(SCHEMA_FIELDS) || SCHEMA_FIELDS < 0) {
+  process.stderr.write(`bench: --schema-fields must be an integer of at least 0, not '${flags['schema-fields']}'\n`);
+  process.exit(2);
+}
 /**
  * What to measure: 'embedded', or { nodes, coordinators, etcd }. --coordinators
  * 1,2,3: the embedded server, then --nodes nodes under 1, 2 and 3 coordinators
@@ -225,8 +235,8 @@ function describe(setup) {
 async function measure(setup) {
   const { urls, replicas } = await startSetup(setup);
   const [url] = urls;
-  await createIndex(url, '/bench-write/', 3, replicas);
-  await createIndex(url, '/bench-search/', 3, replicas);
+  await createIndex(url, '/bench-write/', 3, replicas, SCHEMA_FIELDS);
+  await createIndex(url, '/bench-search/', 3, replicas, SCHEMA_FIELDS);
   // Through one coordinator: autocannon's `amount` is not split right over several URLs.
   const preload = await putLoad(CONNECTIONS, url, '/bench-search/', 's', { amount: PRELOAD });
   if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);

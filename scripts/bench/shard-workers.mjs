@@ -16,10 +16,12 @@
 //
 //   node scripts/bench/shard-workers.mjs [--workers N] [--shards N]
 //     [--duration S] [--connections N] [--preload N] [--modes 0,N]
-//     [--cpus one,all] [--log-level info] [--malloc-arena-max N]
+//     [--cpus one,all] [--log-level info] [--malloc-arena-max N] [--schema-fields N]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
 //     PRELOAD (5000), WORKERS (one per core up to --shards, at least 2),
-//     SHARDS (the larger of 5 and the cores)
+//     SHARDS (the larger of 5 and the cores), SCHEMA_FIELDS (0: fields the
+//     indexes' schema declares besides the documents' three, as a real
+//     index's schema has: the schema is what each shard call names or carries)
 //
 // `--cpus one` alone, or `all` alone, measures half the grid; without
 // taskset (not Linux) only `all` is measured. Every server started is
@@ -44,6 +46,7 @@ const { values: flags } = parseArgs({
     duration: { type: 'string', default: process.env.DURATION ?? '6' },
     connections: { type: 'string', default: process.env.CONNECTIONS ?? '50' },
     preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
+    'schema-fields': { type: 'string', default: process.env.SCHEMA_FIELDS ?? '0' },
     modes: { type: 'string' },
     cpus: { type: 'string', default: 'one,all' },
     'log-level': { type: 'string', default: 'info' },
@@ -65,6 +68,7 @@ const WORKERS = count('workers', flags.workers ?? String(Math.max(2, Math.min(CO
 const DURATION = count('duration', flags.duration);
 const CONNECTIONS = count('connections', flags.connections);
 const PRELOAD = count('preload', flags.preload);
+const SCHEMA_FIELDS = count('schema-fields', flags['schema-fields'], 0);
 const MODES = (flags.modes ?? `0,${WORKERS}`).split(',').map((m) => count('modes', m, 0));
 const HAS_TASKSET = spawnSync('taskset', ['--version']).status === 0;
 const CPU_SETS = flags.cpus.split(',').filter((c) => {
@@ -127,8 +131,8 @@ async function stopServer() {
 async function measure(workers, cpus) {
   const url = await startServer(workers, cpus);
   try {
-    await createIndex(url, '/bench-write/', SHARDS, 0);
-    await createIndex(url, '/bench-search/', SHARDS, 0);
+    await createIndex(url, '/bench-write/', SHARDS, 0, SCHEMA_FIELDS);
+    await createIndex(url, '/bench-search/', SHARDS, 0, SCHEMA_FIELDS);
     const preload = await putLoad(CONNECTIONS, url, '/bench-search/', 's', { amount: PRELOAD });
     if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);
     await (await fetch(`${url}/bench-search/?commit`, { method: 'COMMIT' })).arrayBuffer();
