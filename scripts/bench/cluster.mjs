@@ -37,13 +37,13 @@
 //     documents' three, as a real index's schema has: the schema is what
 //     each shard call names or carries)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
+import { cpuSeconds, createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
@@ -96,21 +96,6 @@ const STOP_TIMEOUT_MS = 15_000;
 /** Every child still running, so that any exit path stops them. */
 const children = new Set();
 const dataDirs = new Set();
-/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ: 100 on every Linux Node.js runs on). */
-const CLOCK_TICKS_PER_S = 100;
-
-/** CPU seconds (user + system) `pid` has used so far; 0 once it is gone or off Linux. */
-function cpuSeconds(pid) {
-  try {
-    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-  } catch {
-    return 0;
-  }
-}
-
 /** The role a child plays, for CPU accounting: 'serve', 'coordinator' or 'node'. */
 function roleOf(name) {
   return name.replace(/\d+$/, '');

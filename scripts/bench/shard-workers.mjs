@@ -4,7 +4,10 @@
 // to one core (`taskset -c 0`) and given every core, in the same run.
 // Prints req/s with p50/p99 per setup, and the ratios that matter: workers ÷
 // main thread on the same cores, and all cores ÷ one core in the same mode
-// (the scaling figure: issue 24 asks ≥ 4× on 16 cores with workers).
+// (the scaling figure: issue 24 asks ≥ 4× on 16 cores with workers); then
+// the server's CPU per request: its main thread's (the coordinator's share,
+// which bounds the scaling whatever N is) and the whole process's — steadier
+// than throughput on a shared machine.
 //
 // Loads, through autocannon: (a) PUT of small documents with distinct IDs
 // into an index of --shards shards; (b) SEARCH of a term query ({colour:
@@ -34,7 +37,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
-import { createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
+import { cpuSeconds, createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
@@ -138,12 +141,28 @@ async function measure(workers, cpus) {
     await (await fetch(`${url}/bench-search/?commit`, { method: 'COMMIT' })).arrayBuffer();
     const { total } = await (await fetch(`${url}/bench-search/`, { method: 'COUNT' })).json();
     if (total !== PRELOAD) throw new Error(`preloaded ${PRELOAD} documents, COUNT says ${total}`);
-    const write = loadFigures(await putLoad(CONNECTIONS, url, '/bench-write/', 'w', { duration: DURATION }));
-    const search = loadFigures(await searchLoad(CONNECTIONS, [`${url}/bench-search/`], DURATION));
+    const write = await withCpu(() => putLoad(CONNECTIONS, url, '/bench-write/', 'w', { duration: DURATION }));
+    const search = await withCpu(() => searchLoad(CONNECTIONS, [`${url}/bench-search/`], DURATION));
     return { workers, cpus, write, search };
   } finally {
     await stopServer();
   }
+}
+
+/**
+ * Runs `load` and adds the server's CPU µs per request over it: its main
+ * thread's (the coordinator's share, which every worker waits on: what
+ * bounds the scaling) and the whole process's. taskset execs the server, so
+ * the child's pid is the server's.
+ */
+async function withCpu(load) {
+  const { pid } = server.child;
+  const [mainBefore, processBefore] = [cpuSeconds(pid, pid), cpuSeconds(pid)];
+  const result = loadFigures(await load());
+  const perRequest = (seconds) => (seconds * 1e6) / Math.max(1, result.requests);
+  result.mainUs = perRequest(cpuSeconds(pid, pid) - mainBefore);
+  result.processUs = perRequest(cpuSeconds(pid) - processBefore);
+  return result;
 }
 
 function cpusLabel(cpus) {
@@ -168,6 +187,13 @@ function table(rows) {
   return markdownTable(head, body);
 }
 
+/** CPU µs per request: the main thread's and the process's. */
+function cpuTable(rows) {
+  const head = ['shard workers', 'cores', 'PUT main thread µs', 'PUT process µs', 'SEARCH main thread µs', 'SEARCH process µs'];
+  const body = rows.map((r) => [String(r.workers), cpusLabel(r.cpus), ...[r.write, r.search].flatMap((f) => [f.mainUs.toFixed(0), f.processUs.toFixed(0)])]);
+  return markdownTable(head, body);
+}
+
 const interrupted = stopOnInterrupt(stopServer);
 
 try {
@@ -182,7 +208,8 @@ try {
   process.stdout.write(`${table(rows)}\n`);
   process.stdout.write(`PUT: small documents, distinct IDs; SEARCH: {colour: red} over ${PRELOAD} documents, _limit 10; indexes of ${SHARDS} shards, ` +
     `no replicas. vs 0 workers: throughput ÷ that of --shard-workers 0 on the same cores; vs 1 core: ÷ the same mode held to one core. ` +
-    `${CORES} cores seen; the client (autocannon, this process) is not pinned.\n`);
+    `${CORES} cores seen; the client (autocannon, this process) is not pinned.\n\n`);
+  process.stdout.write(`${cpuTable(rows)}\nCPU (user + system) of the server per request over each load (/proc): its main thread, and the whole process.\n`);
 } catch (err) {
   process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exitCode = 1;
