@@ -33,16 +33,20 @@
 //
 //   node scripts/bench/cluster.mjs [--coordinators 1,2,3] [--nodes 6] [--etcd]
 //     [--duration S] [--connections N] [--preload N] [--setups embedded,1,2,3]
+//     [--schema-fields N]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
-//     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset)
+//     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset),
+//     SCHEMA_FIELDS (0: fields the indexes' schema declares besides the
+//     documents' three, as a real index's schema has: the schema is what
+//     each shard call names or carries)
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
+import { cpuSeconds, createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
@@ -54,6 +58,7 @@ const { values: flags } = parseArgs({
     duration: { type: 'string', default: process.env.DURATION ?? '6' },
     connections: { type: 'string', default: process.env.CONNECTIONS ?? '50' },
     preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
+    'schema-fields': { type: 'string', default: process.env.SCHEMA_FIELDS ?? '0' },
     setups: { type: 'string', default: process.env.SETUPS },
   },
   strict: true,
@@ -69,6 +74,11 @@ function positive(name, text) {
 const DURATION = positive('duration', flags.duration);
 const CONNECTIONS = positive('connections', flags.connections);
 const PRELOAD = positive('preload', flags.preload);
+const SCHEMA_FIELDS = Number(flags['schema-fields']);
+if (!Number.isInteger(SCHEMA_FIELDS) || SCHEMA_FIELDS < 0) {
+  process.stderr.write(`bench: --schema-fields must be an integer of at least 0, not '${flags['schema-fields']}'\n`);
+  process.exit(2);
+}
 /**
  * What to measure: 'embedded', or { nodes, coordinators, etcd }. --coordinators
  * 1,2,3: the embedded server, then --nodes nodes under 1, 2 and 3 coordinators
@@ -89,21 +99,6 @@ const STOP_TIMEOUT_MS = 15_000;
 /** Every child still running, so that any exit path stops them. */
 const children = new Set();
 const dataDirs = new Set();
-/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ: 100 on every Linux Node.js runs on). */
-const CLOCK_TICKS_PER_S = 100;
-
-/** CPU seconds (user + system) `pid` has used so far; 0 once it is gone or off Linux. */
-function cpuSeconds(pid) {
-  try {
-    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
-  } catch {
-    return 0;
-  }
-}
-
 /** The role a child plays, for CPU accounting: 'serve', 'coordinator' or 'node'. */
 function roleOf(name) {
   return name.replace(/\d+$/, '');
@@ -237,8 +232,8 @@ function describe(setup) {
 async function measure(setup) {
   const { urls, replicas } = await startSetup(setup);
   const [url] = urls;
-  await createIndex(url, '/bench-write/', 3, replicas);
-  await createIndex(url, '/bench-search/', 3, replicas);
+  await createIndex(url, '/bench-write/', 3, replicas, SCHEMA_FIELDS);
+  await createIndex(url, '/bench-search/', 3, replicas, SCHEMA_FIELDS);
   // Through one coordinator: autocannon's `amount` is not split right over several URLs.
   const preload = await putLoad(CONNECTIONS, url, '/bench-search/', 's', { amount: PRELOAD });
   if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);

@@ -1,6 +1,7 @@
 // What the HTTP load benchmarks share (cluster.mjs, shard-workers.mjs):
 // autocannon runs that Ctrl-C can stop, PUTs of small documents with
 // distinct IDs, the SEARCH load, index creation and Markdown tables.
+import { readFileSync } from 'node:fs';
 import autocannon from 'autocannon';
 
 export const JSON_HEADERS = { 'content-type': 'application/json' };
@@ -49,12 +50,37 @@ export function searchLoad(connections, urls, duration) {
   });
 }
 
-export async function createIndex(url, path, shards, replicas) {
-  const res = await fetch(`${url}${path}`, {
-    method: 'PUT', headers: JSON_HEADERS,
-    body: JSON.stringify({ _settings: { number_of_shards: shards, number_of_replicas: replicas } }),
-  });
+/**
+ * Create an index; with `schemaFields`, its schema declares that many more
+ * fields (text, keyword, integer in turn) that the documents never use: the
+ * schema every shard call names or carries grows as a real index's does.
+ */
+export async function createIndex(url, path, shards, replicas, schemaFields = 0) {
+  const body = { _settings: { number_of_shards: shards, number_of_replicas: replicas } };
+  if (schemaFields > 0) {
+    const types = ['text', 'keyword', 'integer'];
+    body._schema = Object.fromEntries(Array.from({ length: schemaFields }, (_, i) => [`declared_${i}`, { _type: types[i % types.length] }]));
+  }
+  const res = await fetch(`${url}${path}`, { method: 'PUT', headers: JSON_HEADERS, body: JSON.stringify(body) });
   if (res.status !== 200) throw new Error(`PUT ${path}: ${res.status} ${await res.text()}`);
+}
+
+/** Clock ticks per second of /proc/PID/stat's utime and stime (USER_HZ: 100 on every Linux Node.js runs on). */
+const CLOCK_TICKS_PER_S = 100;
+
+/**
+ * CPU seconds (user + system) process `pid` has used so far — or its thread
+ * `tid` alone (the main thread's is the pid) —; 0 once it is gone or off Linux.
+ */
+export function cpuSeconds(pid, tid) {
+  try {
+    // Fields after the command name, which is in parentheses and may hold spaces: utime and stime are the 12th and 13th.
+    const stat = readFileSync(tid === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${tid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) / CLOCK_TICKS_PER_S;
+  } catch {
+    return 0;
+  }
 }
 
 /** Throughput and latency of an autocannon result, and its failures. */

@@ -4,7 +4,10 @@
 // to one core (`taskset -c 0`) and given every core, in the same run.
 // Prints req/s with p50/p99 per setup, and the ratios that matter: workers ÷
 // main thread on the same cores, and all cores ÷ one core in the same mode
-// (the scaling figure: issue 24 asks ≥ 4× on 16 cores with workers).
+// (the scaling figure: issue 24 asks ≥ 4× on 16 cores with workers); then
+// the server's CPU per request: its main thread's (the coordinator's share,
+// which bounds the scaling whatever N is) and the whole process's — steadier
+// than throughput on a shared machine.
 //
 // Loads, through autocannon: (a) PUT of small documents with distinct IDs
 // into an index of --shards shards; (b) SEARCH of a term query ({colour:
@@ -16,10 +19,12 @@
 //
 //   node scripts/bench/shard-workers.mjs [--workers N] [--shards N]
 //     [--duration S] [--connections N] [--preload N] [--modes 0,N]
-//     [--cpus one,all] [--log-level info] [--malloc-arena-max N]
+//     [--cpus one,all] [--log-level info] [--malloc-arena-max N] [--schema-fields N]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
 //     PRELOAD (5000), WORKERS (one per core up to --shards, at least 2),
-//     SHARDS (the larger of 5 and the cores)
+//     SHARDS (the larger of 5 and the cores), SCHEMA_FIELDS (0: fields the
+//     indexes' schema declares besides the documents' three, as a real
+//     index's schema has: the schema is what each shard call names or carries)
 //
 // `--cpus one` alone, or `all` alone, measures half the grid; without
 // taskset (not Linux) only `all` is measured. Every server started is
@@ -32,7 +37,7 @@ import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { parseArgs } from 'node:util';
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
-import { createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
+import { cpuSeconds, createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
@@ -44,6 +49,7 @@ const { values: flags } = parseArgs({
     duration: { type: 'string', default: process.env.DURATION ?? '6' },
     connections: { type: 'string', default: process.env.CONNECTIONS ?? '50' },
     preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
+    'schema-fields': { type: 'string', default: process.env.SCHEMA_FIELDS ?? '0' },
     modes: { type: 'string' },
     cpus: { type: 'string', default: 'one,all' },
     'log-level': { type: 'string', default: 'info' },
@@ -65,6 +71,7 @@ const WORKERS = count('workers', flags.workers ?? String(Math.max(2, Math.min(CO
 const DURATION = count('duration', flags.duration);
 const CONNECTIONS = count('connections', flags.connections);
 const PRELOAD = count('preload', flags.preload);
+const SCHEMA_FIELDS = count('schema-fields', flags['schema-fields'], 0);
 const MODES = (flags.modes ?? `0,${WORKERS}`).split(',').map((m) => count('modes', m, 0));
 const HAS_TASKSET = spawnSync('taskset', ['--version']).status === 0;
 const CPU_SETS = flags.cpus.split(',').filter((c) => {
@@ -127,19 +134,35 @@ async function stopServer() {
 async function measure(workers, cpus) {
   const url = await startServer(workers, cpus);
   try {
-    await createIndex(url, '/bench-write/', SHARDS, 0);
-    await createIndex(url, '/bench-search/', SHARDS, 0);
+    await createIndex(url, '/bench-write/', SHARDS, 0, SCHEMA_FIELDS);
+    await createIndex(url, '/bench-search/', SHARDS, 0, SCHEMA_FIELDS);
     const preload = await putLoad(CONNECTIONS, url, '/bench-search/', 's', { amount: PRELOAD });
     if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);
     await (await fetch(`${url}/bench-search/?commit`, { method: 'COMMIT' })).arrayBuffer();
     const { total } = await (await fetch(`${url}/bench-search/`, { method: 'COUNT' })).json();
     if (total !== PRELOAD) throw new Error(`preloaded ${PRELOAD} documents, COUNT says ${total}`);
-    const write = loadFigures(await putLoad(CONNECTIONS, url, '/bench-write/', 'w', { duration: DURATION }));
-    const search = loadFigures(await searchLoad(CONNECTIONS, [`${url}/bench-search/`], DURATION));
+    const write = await withCpu(() => putLoad(CONNECTIONS, url, '/bench-write/', 'w', { duration: DURATION }));
+    const search = await withCpu(() => searchLoad(CONNECTIONS, [`${url}/bench-search/`], DURATION));
     return { workers, cpus, write, search };
   } finally {
     await stopServer();
   }
+}
+
+/**
+ * Runs `load` and adds the server's CPU µs per request over it: its main
+ * thread's (the coordinator's share, which every worker waits on: what
+ * bounds the scaling) and the whole process's. taskset execs the server, so
+ * the child's pid is the server's.
+ */
+async function withCpu(load) {
+  const { pid } = server.child;
+  const [mainBefore, processBefore] = [cpuSeconds(pid, pid), cpuSeconds(pid)];
+  const result = loadFigures(await load());
+  const perRequest = (seconds) => (seconds * 1e6) / Math.max(1, result.requests);
+  result.mainUs = perRequest(cpuSeconds(pid, pid) - mainBefore);
+  result.processUs = perRequest(cpuSeconds(pid) - processBefore);
+  return result;
 }
 
 function cpusLabel(cpus) {
@@ -164,6 +187,13 @@ function table(rows) {
   return markdownTable(head, body);
 }
 
+/** CPU µs per request: the main thread's and the process's. */
+function cpuTable(rows) {
+  const head = ['shard workers', 'cores', 'PUT main thread µs', 'PUT process µs', 'SEARCH main thread µs', 'SEARCH process µs'];
+  const body = rows.map((r) => [String(r.workers), cpusLabel(r.cpus), ...[r.write, r.search].flatMap((f) => [f.mainUs.toFixed(0), f.processUs.toFixed(0)])]);
+  return markdownTable(head, body);
+}
+
 const interrupted = stopOnInterrupt(stopServer);
 
 try {
@@ -178,7 +208,8 @@ try {
   process.stdout.write(`${table(rows)}\n`);
   process.stdout.write(`PUT: small documents, distinct IDs; SEARCH: {colour: red} over ${PRELOAD} documents, _limit 10; indexes of ${SHARDS} shards, ` +
     `no replicas. vs 0 workers: throughput ÷ that of --shard-workers 0 on the same cores; vs 1 core: ÷ the same mode held to one core. ` +
-    `${CORES} cores seen; the client (autocannon, this process) is not pinned.\n`);
+    `${CORES} cores seen; the client (autocannon, this process) is not pinned.\n\n`);
+  process.stdout.write(`${cpuTable(rows)}\nCPU (user + system) of the server per request over each load (/proc): its main thread, and the whole process.\n`);
 } catch (err) {
   process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exitCode = 1;

@@ -23,6 +23,15 @@ export interface LoggedLine {
   [key: string]: unknown;
 }
 
+/**
+ * What the WebSocket and MessagePort transports do: params reach the node as
+ * a copy (a clone here), so the coordinator's calls name their schema once
+ * the node holds it (coordinator `schema-references.ts`), as in a cluster.
+ */
+class CopyingClient extends InProcessClient {
+  override readonly passesByReference = false;
+}
+
 interface Member {
   node: ShardNode;
   client: InProcessClient;
@@ -86,9 +95,9 @@ export class InProcessCluster {
     const node = new ShardNode({ name, dataDir: join(this.dir, name), ...this.nodeOptions });
     const member: Member = {
       node,
-      client: new InProcessClient(async (method, params) => {
+      client: new CopyingClient(async (method, params) => {
         while (member.paused !== undefined) await member.paused;
-        return node.handle(method, params);
+        return node.handle(method, structuredClone(params));
       }, { callTimeoutMs: 10_000 }),
       paused: undefined,
       resume: () => undefined,

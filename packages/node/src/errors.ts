@@ -8,6 +8,9 @@ export const nodeErrors = {
   /** snapshot-views.ts: the view was released, expired after SNAPSHOT_VIEW_IDLE_MS unread, or its copy closed. */
   snapshotExpired: (index: string, shard: number, id: string) =>
     new TesseraError('snapshot_expired', 410, `The point-in-time view ${id} of shard ${shard} of ${index} is gone (released, unread for too long, or the copy closed): start the snapshot again`),
+  /** held-schemas.ts: a call named a schema the copy does not hold; the coordinator sends it again with the schema. */
+  schemaUnknown: (index: string, shard: number, schemaId: string) =>
+    new TesseraError('schema_unknown', 409, `Shard ${shard} of ${index} does not hold schema ${schemaId} here: send the call with it`),
   closing: () => new TesseraError('node_closing', 503, 'Shard node is shutting down'),
   /** primary-lease.ts: the coordinator has been silent for longer than the lease; retry once it is back. */
   primaryLeaseExpired: (index: string, shard: number, silentMs: number, leaseMs: number) =>

@@ -15,6 +15,7 @@ import type {
 } from '@tessera/rpc';
 import { DirectorySizes } from './directory-bytes.js';
 import { nodeErrors } from './errors.js';
+import { HeldSchemas, type SchemaCall } from './held-schemas.js';
 import { contentWithBlobs, changes, follow, positionOf, replicate } from './replication/calls.js';
 import { shardDirectory } from './shard-paths.js';
 import { SnapshotViews } from './snapshot-views.js';
@@ -52,6 +53,8 @@ export class ShardNode {
   private readonly sizes = new DirectorySizes();
   /** Point-in-time views open for snapshots (`shard.snapshot`). */
   private readonly views = new SnapshotViews();
+  /** The schema each copy was last sent, for the calls that name it (`schemaId`) instead of carrying it. */
+  private readonly schemas = new HeldSchemas();
   /** The process's one script runner, started by `warm` or with the first shard copy. */
   private scripts: Promise<ScriptRunner | undefined> | undefined;
 
@@ -84,13 +87,19 @@ export class ShardNode {
    * The RPC handler: the method names one of ShardCalls' handlers, which
    * checks what it relies on of the params (the shard, IDs, limits) and
    * answers. Params arrive as the other side sent them: from a coordinator,
-   * which calls through the same map.
+   * which calls through the same map. A call that names its schema
+   * (`schemaId`) is given it first, for every method alike.
    */
   readonly handle = async (method: string, params: unknown): Promise<unknown> => {
     if (this.closing) throw nodeErrors.closing();
     if (!this.isShardCall(method)) throw nodeErrors.badCall(method, 'unknown method');
-    return this.serve(method, params as ShardCalls[typeof method][0]);
+    return this.serve(method, this.withSchema(method, params) as ShardCalls[typeof method][0]);
   };
+
+  private withSchema(method: string, params: unknown): unknown {
+    if (params === null || typeof params !== 'object' || !Object.hasOwn(params, 'schemaId')) return params;
+    return this.schemas.resolve(shardKey(ref(method, params)), method, params as SchemaCall);
+  }
 
   private isShardCall(method: string): method is ShardCallName {
     return Object.hasOwn(this.handlers, method);
@@ -266,6 +275,7 @@ export class ShardNode {
     const opening = this.shards.get(key) ?? this.open(where);
     this.shards.delete(key);
     this.opened.delete(key);
+    this.schemas.forget(key);
     const dropping = opening.then(async (shard) => {
       await this.views.releaseAll(key);
       this.sizes.forget(shard.path);
@@ -324,6 +334,7 @@ export class ShardNode {
     const all = [...this.shards.values()];
     this.shards.clear();
     this.opened.clear();
+    this.schemas.clear();
     await this.views.releaseAll();
     await Promise.all(all.map(async (opening) => (await opening.catch(() => undefined))?.close()));
     await (await this.scripts)?.close();

@@ -37,6 +37,7 @@ interface PendingCall {
  * is checked against it): results are passed on as the map's types.
  */
 export class InProcessClient<C extends CallMap<C> = NodeCalls> implements RpcClient<C> {
+  readonly passesByReference: boolean = true;
   private readonly options: RpcClientOptions;
   private readonly limiter: InFlightLimiter;
   private isClosed = false;

@@ -32,14 +32,29 @@ export interface DocumentReply {
   bodyJson?: string;
 }
 
+/**
+ * The index schema of a call that indexes or searches with it, named by its
+ * identity (`schemaId`, the same for the same schema content) so that it
+ * need not travel with every call: the node holds the schema last sent in
+ * full for each shard copy, and a call whose `schemaId` is not the one held
+ * — and that leaves `schema` out — is refused with 409 `schema_unknown`
+ * before anything runs; the caller sends it again with `schema`
+ * (coordinator `schema-references.ts`). Without `schemaId` the call
+ * carries its schema as it is, or none.
+ */
+export interface SchemaReference {
+  /** Identity of `schema`: with `schema`, the node holds it under this identity; without, the node uses the schema it holds under it. */
+  schemaId?: string;
+}
+
 /** `doc.write`: a write on the shard's primary copy (a bulk load's writes go by `doc.writeMany`). */
-export interface WriteCall extends ShardRef, Omit<WriteRequest, 'bulk'> {}
+export interface WriteCall extends ShardRef, SchemaReference, Omit<WriteRequest, 'bulk'> {}
 
 /** A write's reply: the engine's result of it. */
 export type WriteReply = WriteResult;
 
 /** Many writes to one shard in one call (RESTORE): one LevelDB batch when they fit. */
-export interface WriteManyCall extends ShardRef {
+export interface WriteManyCall extends ShardRef, SchemaReference {
   writes: BatchWrite[];
   commit?: boolean;
   schema?: Record<string, unknown>;
@@ -77,7 +92,7 @@ export interface ContentReadCall extends ShardRef, ContentLink {
 }
 
 /** `doc.replicate`: changes for a replica copy, under the shard's primary term. */
-export interface ReplicateCall extends ShardRef {
+export interface ReplicateCall extends ShardRef, SchemaReference {
   term: number;
   changes: ReplicatedChange[];
   /** Durable (sync) before the reply, as `?commit` asks of every in-sync copy. */
@@ -133,14 +148,14 @@ export type WriteManyReply = Array<WriteReply | { error: { code: string; status:
  * (k = offset + limit) with their documents, the sort values the coordinator
  * merges on, and the exact number of matches.
  */
-export interface SearchCall extends ShardRef {
+export interface SearchCall extends ShardRef, SchemaReference {
   /** Absent: every document. */
   query?: Query;
   /** Absent: by relevance. */
   sort?: SortKey[];
   k: number;
   countOnly?: boolean;
-  /** The index schema (cluster state), to resolve fields. */
+  /** The index schema (cluster state), to resolve fields; left out on the wire when `schemaId` names the one the node holds. */
   schema: Record<string, unknown>;
   /** Parsed `_aggs` (API.md §10), bound to the schema on the shard. */
   aggs?: AggregationRequest[];
@@ -233,7 +248,7 @@ export interface ShardCalls {
   'shard.snapshot': [ShardRef, SnapshotReply];
   'shard.release': [ShardRef & { snapshot: string }, null];
   'doc.content': [ContentReadCall, Uint8Array];
-  'doc.info': [ShardRef & { id: DocumentId; schema?: Record<string, unknown> }, DocumentInfoReply | null];
+  'doc.info': [ShardRef & SchemaReference & { id: DocumentId; schema?: Record<string, unknown> }, DocumentInfoReply | null];
   'node.info': [Record<string, never>, NodeInfoReply];
   'node.stats': [Record<string, never>, NodeStatsReply];
 }

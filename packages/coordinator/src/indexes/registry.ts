@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import type { RpcClient, ShardRef, ShardStatsReply } from '@tessera/rpc';
 import { allocateShards, type NodeDirectory } from '../cluster/nodes.js';
+import { withSchemaReferences } from '../cluster/schema-references.js';
 import { apiErrors } from '../errors.js';
 import type { IdType } from '../documents/ids.js';
 import type { StateStore } from '../state/local-store.js';
@@ -35,7 +36,7 @@ export class IndexRegistry {
   /** Largest numeric document ID per index, learnt from the shards once and kept up to date. */
   private readonly largestIds = new Map<string, LargestId | Promise<LargestId>>();
 
-  /** Each node client as handed out by `client()`: wrapped once (metrics time every call). */
+  /** Each node client as handed out by `client()`: wrapped once (calls name their schema once the node holds it; metrics time every call). */
   private readonly wrappedClients = new WeakMap<RpcClient, RpcClient>();
   /** `--strict` and foreign schemas (schema-policy.ts); set once by the coordinator. */
   private policy = new SchemaPolicy({ strict: false });
@@ -432,7 +433,7 @@ export class IndexRegistry {
     if (node === undefined || !entry) throw apiErrors.noShardNode(index, shard);
     if (!this.nodes.isActive(node)) throw apiErrors.nodeUnavailable(index, shard, node);
     let client = this.wrappedClients.get(entry.client);
-    if (client === undefined) this.wrappedClients.set(entry.client, client = this.wrapClient(entry.client));
+    if (client === undefined) this.wrappedClients.set(entry.client, client = this.wrapClient(withSchemaReferences(entry.client)));
     return client;
   }
 
