@@ -8,8 +8,10 @@
  *
  * With `--etcd`, the cluster state lives in etcd instead, and every
  * coordinator given the same etcd and prefix serves the same cluster: each
- * registers under its own lease, one is elected to decide and write, the
- * others forward writes to it (@tessera/coordinator coordinator-group.ts).
+ * registers under its own lease, one is elected to decide and relay writes,
+ * the others run document writes up to their routed call, which the
+ * elected one runs, and forward the rest to it (@tessera/coordinator
+ * coordinator-group.ts, leader-link.ts).
  *
  * With `--tls-cert/--tls-key` both listeners use the certificate: HTTPS for
  * the API, `wss://` for the nodes; with `--cluster-secret` a node must

@@ -474,7 +474,7 @@ function recordJoin(registry: IndexRegistry, nodes: NodeDirectory, name: string,
   registry.nodeJoined(name, nodes.get(name)?.etcdLease === true).catch((err: unknown) => log.error({ err, node: name }, 'could not record the node in the cluster state'));
 }
 
-/** Why a coordinator of several cannot serve: its own lease, or no elected coordinator to forward writes to. */
+/** Why a coordinator of several cannot serve: its own lease, or no elected coordinator to relay writes through. */
 function groupProblem(group: CoordinatorGroup): string | undefined {
   const own = group.health();
   if (own !== undefined) return own;

@@ -4,8 +4,9 @@
  * itself under it (`coordinators/<name>`: its HTTP and RPC addresses) and
  * campaigns for `leader` — a leased value set only if absent, so the first
  * one wins and the key disappears with its holder's lease. The elected one
- * makes the cluster's decisions (failover, allocation, recovery) and runs
- * the writes; the others serve reads and searches and forward the rest to
+ * makes the cluster's decisions (failover, allocation, recovery) and
+ * relays every write; the others serve reads and searches, run document
+ * writes up to their routed call (leader-link.ts) and forward the rest to
  * it. When the leader's lease lapses (its process died, or it lost etcd),
  * every other coordinator campaigns again.
  *

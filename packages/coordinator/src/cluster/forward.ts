@@ -1,10 +1,10 @@
 /**
- * A coordinator that is not elected serves reads and searches itself and
- * forwards every other request to the elected one over HTTP
- * (coordinator-group.ts): writes, index and template changes, RESTORE and
- * COMMIT run where replication and schema growth are decided, so a write
- * acknowledged through any coordinator was relayed by the one coordinator
- * that knows every copy recovering or being promoted.
+ * A coordinator that is not elected serves reads and searches itself, runs
+ * document writes up to their routed call (leader-link.ts), and forwards
+ * every other request to the elected one over HTTP (coordinator-group.ts):
+ * index, template, alias and key changes, RESTORE, COMMIT, and a document
+ * write that needs a change of the cluster state (`leader_required`) run
+ * where the cluster state and schema growth are decided.
  *
  * The request goes out as it came in (effective method, raw path and query,
  * end-to-end headers, the body or the RESTORE stream) over one keep-alive
