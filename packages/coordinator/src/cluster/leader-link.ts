@@ -57,6 +57,8 @@ export const LEADER_LINK_DEFAULTS = { callTimeoutMs: 60_000, connectTimeoutMs: 3
 /** A coordinator's connection to the elected one, dialled anew when another is elected. */
 export class LeaderLink {
   private link: { url: string; leader: string; peer: RpcPeer<LeaderCalls> } | undefined;
+  /** Connections to an elected coordinator lost so far: a write that saw one happen was cut off by it. */
+  private losses = 0;
 
   constructor(private readonly group: CoordinatorGroup, private readonly options: LeaderLinkOptions) {}
 
@@ -65,7 +67,16 @@ export class LeaderLink {
     const peer = await this.peer();
     // The schema is the elected coordinator's own (a superset of this one's, which the document was folded against).
     const { schema: _own, ...routed } = call;
-    return peer.call(LEADER_WRITE_METHOD, { uuid: meta.uuid, call: routed }, { timeoutMs: this.options.callTimeoutMs });
+    const lossesBefore = this.losses;
+    try {
+      return await peer.call(LEADER_WRITE_METHOD, { uuid: meta.uuid, call: routed }, { timeoutMs: this.options.callTimeoutMs });
+    } catch (err) {
+      // Said as what it is, not as a shard node's connection (rpc_unavailable): the elected coordinator died or was cut off.
+      if (this.losses !== lossesBefore) {
+        throw apiErrors.leaderUnavailable(`the connection to the elected coordinator '${this.link?.leader ?? '?'}' was lost while it ran the write, which may or may not have been applied`);
+      }
+      throw err;
+    }
   }
 
   async close(): Promise<void> {
@@ -85,7 +96,14 @@ export class LeaderLink {
         ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
         ...(this.options.clusterSecret === '' ? {} : { clusterSecret: this.options.clusterSecret }),
       });
-      this.link = { url: leader.rpc, leader: leader.name, peer };
+      const link = { url: leader.rpc, leader: leader.name, peer };
+      peer.on('lost', () => {
+        this.losses++;
+        // Not redialled: writes waiting for it fail now rather than at their deadline, and the next goes to whoever is elected then.
+        if (this.link === link) this.link = undefined;
+        void peer.close();
+      });
+      this.link = link;
     }
     const { peer } = this.link;
     if (!peer.connected) {
