@@ -27,6 +27,8 @@ export interface WriteLoad {
   acks: AckedWrite[];
   /** Requests answered with something else than 200, or not answered. */
   failures: number;
+  /** The failures by status ('no answer' for a request the coordinator never answered). */
+  failureStatuses: Record<string, number>;
   /** Stop every writer; resolves once their last requests are answered. */
   stop(): Promise<void>;
 }
@@ -34,7 +36,7 @@ export interface WriteLoad {
 /** Start `writers` against `index`; `urlOf(via)` is the coordinator's URL, undefined once it is gone (that writer stops). */
 export function startWriteLoad(urlOf: (via: string) => string | undefined, index: string, writers: Writer[]): WriteLoad {
   let stopped = false;
-  const load: WriteLoad = { acks: [], failures: 0, stop: async () => { stopped = true; await running; } };
+  const load: WriteLoad = { acks: [], failures: 0, failureStatuses: {}, stop: async () => { stopped = true; await running; } };
   const run = async (writer: Writer, w: number): Promise<void> => {
     for (let i = 0; !stopped; i++) {
       const url = urlOf(writer.via);
@@ -47,6 +49,8 @@ export function startWriteLoad(urlOf: (via: string) => string | undefined, index
         load.acks.push({ id, version: (reply.json as { _version: number })._version, token, via: writer.via, sentAt, ackedAt: Date.now() });
       } else {
         load.failures++;
+        const status = reply === undefined ? 'no answer' : String(reply.status);
+        load.failureStatuses[status] = (load.failureStatuses[status] ?? 0) + 1;
         await new Promise((r) => setTimeout(r, 50));
       }
     }
