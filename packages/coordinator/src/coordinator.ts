@@ -3,6 +3,7 @@
  * routing table), reaches shard copies only through RPC clients, and renders
  * every result and every failure in the negotiated format.
  */
+import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { toTesseraError, type TesseraError } from '@tessera/errors';
@@ -50,6 +51,9 @@ import { KeyHandlers } from './auth/key-handlers.js';
 import { ALL_METHODS, DASHBOARD_PREFIX, endpointOf, endpointRoute, methodNotAllowed, refuseDottedId, resourceRoute, WRITE_METHODS, type ApiServices, type Endpoint, type Resource } from './api/routes.js';
 import { openApiDocument } from './api/openapi.js';
 import { prefersHtml, StaticFiles } from './dashboard/static-files.js';
+
+/** The cluster state's revision a document write on a coordinator that is not elected was routed from (cluster/leader-link.ts). */
+const routedAt = new AsyncLocalStorage<number>();
 
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
 const FORWARD_TIMEOUT_MS = 300_000;
@@ -154,7 +158,13 @@ export class Coordinator {
     // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
     const replication = new Replicator(registry, options.nodes, {
       log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }),
-      ...(leaderLink === undefined ? {} : { leaderWrite: (meta, call) => leaderLink.write(meta, call) }),
+      ...(leaderLink === undefined ? {} : {
+        leaderWrite: (meta, call) => {
+          const revision = routedAt.getStore();
+          // Only a request routed here (handle) writes through the elected coordinator; anything else is its to run.
+          return revision === undefined ? Promise.reject(apiErrors.leaderRequired('not a routed document write')) : leaderLink.write(meta, call, revision);
+        },
+      }),
     });
     registry.onIndexDropped((uuid) => replication.forgetIndex(uuid));
     metrics.attachReplication(() => replication.lag());
@@ -223,7 +233,9 @@ export class Coordinator {
       options.apiKey === undefined ? undefined
         : new Authorizer(options.apiKey, () => registry.snapshot().keys, (reason) => metrics.countAuthFailure(reason)),
       leaderLink,
-      leaderCallHandler({ decides, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call) }),
+      leaderCallHandler({
+        decides, stateRevision: () => (store as StateStore<ClusterState>).revision?.() ?? 0, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call),
+      }),
     );
   }
 
@@ -319,6 +331,8 @@ export class Coordinator {
    */
   private async servedFollowing(req: HttpRequest, seen: Routed): Promise<Reply> {
     const state = this.options.state;
+    // A document write needs no read of etcd: the elected coordinator runs it only if the state it was routed from is its own.
+    if (!servedLocally(req.method)) return routedAt.run(state?.revision?.() ?? 0, () => this.route(req, seen));
     if (state?.health().connected === true) await state.refresh().catch(() => false);
     return this.route(req, seen);
   }

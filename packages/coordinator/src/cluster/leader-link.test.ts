@@ -16,12 +16,14 @@ describe('leader.write served to another coordinator through admitPeer', () => {
   let server: RpcServer;
   let peer: RpcPeer<LeaderCalls>;
   let decides = true;
+  let revision = 7;
   const written: Array<{ shard: number; call: WriteCall }> = [];
   const directory = new NodeDirectory();
 
   beforeAll(async () => {
     const handler = leaderCallHandler({
       decides: () => decides,
+      stateRevision: () => revision,
       get: (path) => (path === META.path ? META : undefined),
       write: async (_meta, shard, call) => {
         written.push({ shard, call });
@@ -42,8 +44,8 @@ describe('leader.write served to another coordinator through admitPeer', () => {
     await server.close();
   });
 
-  const write = (uuid: string, call: Partial<WriteCall>) =>
-    peer.call(LEADER_WRITE_METHOD, { uuid, call: { index: '/books/', shard: 2, id: 'a', op: 'index', body: {}, commit: false, ...call } as WriteCall });
+  const write = (uuid: string, call: Partial<WriteCall>, stateRevision = 7) =>
+    peer.call(LEADER_WRITE_METHOD, { uuid, stateRevision, call: { index: '/books/', shard: 2, id: 'a', op: 'index', body: {}, commit: false, ...call } as WriteCall });
   const codeOf = (promise: Promise<unknown>) => promise.then(() => 'ok', (err: unknown) => toTesseraError(err).code);
 
   it('runs the routed write under the elected coordinator\'s own schema; the peer is no node', async () => {
@@ -52,8 +54,12 @@ describe('leader.write served to another coordinator through admitPeer', () => {
     expect(directory.isActive('other')).toBe(false);
   });
 
-  it('refuses, with nothing run, a write routed in an index since created again, or reaching a coordinator no longer elected', async () => {
+  it('refuses, with nothing run, a write routed from another state, in an index since created again, or reaching a coordinator no longer elected', async () => {
     const before = written.length;
+    expect(await codeOf(write('u-1', {}, 6))).toBe('leader_required');
+    revision = 8;
+    expect(await codeOf(write('u-1', {}, 7))).toBe('leader_required');
+    revision = 7;
     expect(await codeOf(write('u-0', {}))).toBe('leader_required');
     expect(await codeOf(write('u-1', { index: '/gone/' }))).toBe('leader_required');
     decides = false;

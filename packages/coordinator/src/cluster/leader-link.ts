@@ -15,8 +15,12 @@
  * coordinator's: the registry refuses it here with `leader_required` before
  * anything was sent to a shard, and the HTTP request is forwarded whole
  * (forward.ts). The elected coordinator answers `leader_required` too when it
- * is no longer elected or the index is not the one the write was routed in
- * (dropped and created again): nothing ran, and the request is forwarded.
+ * is no longer elected, or the cluster state it holds is not the one the
+ * write was routed from (its etcd revision: the other coordinator's watch
+ * had not brought a change acknowledged here, an alias moved, say): nothing
+ * ran, and the request is forwarded. So a write through any coordinator
+ * sees every change of the state acknowledged before it, without the read
+ * of etcd a read makes first.
  */
 import type { RpcHandler, RpcPeer, WriteCall, WriteReply } from '@tessera/rpc';
 import { connectPeer } from '@tessera/rpc';
@@ -29,9 +33,14 @@ export const COORDINATOR_HELLO_ROLE = 'coordinator';
 /** Coordinator → elected coordinator: a write routed to its shard, run through the primary and relayed. */
 export const LEADER_WRITE_METHOD = 'leader.write';
 
-/** What a routed write carries: the index by path and uuid (a write routed in an index since dropped never lands in its successor). */
+/**
+ * What a routed write carries: the index by path and uuid (a write routed in
+ * an index since dropped never lands in its successor), and the revision of
+ * the cluster state it was routed from.
+ */
 export interface LeaderWriteCall {
   uuid: string;
+  stateRevision: number;
   call: WriteCall;
 }
 
@@ -62,14 +71,14 @@ export class LeaderLink {
 
   constructor(private readonly group: CoordinatorGroup, private readonly options: LeaderLinkOptions) {}
 
-  /** The write, run by the elected coordinator; its reply. */
-  async write(meta: IndexMeta, call: WriteCall): Promise<WriteReply> {
+  /** The write, routed from the cluster state at `stateRevision`, run by the elected coordinator; its reply. */
+  async write(meta: IndexMeta, call: WriteCall, stateRevision: number): Promise<WriteReply> {
     const peer = await this.peer();
     // The schema is the elected coordinator's own (a superset of this one's, which the document was folded against).
     const { schema: _own, ...routed } = call;
     const lossesBefore = this.losses;
     try {
-      return await peer.call(LEADER_WRITE_METHOD, { uuid: meta.uuid, call: routed }, { timeoutMs: this.options.callTimeoutMs });
+      return await peer.call(LEADER_WRITE_METHOD, { uuid: meta.uuid, stateRevision, call: routed }, { timeoutMs: this.options.callTimeoutMs });
     } catch (err) {
       // Said as what it is, not as a shard node's connection (rpc_unavailable): the elected coordinator died or was cut off.
       if (this.losses !== lossesBefore) {
@@ -121,6 +130,8 @@ export class LeaderLink {
 /** What the elected coordinator needs to run routed writes. */
 export interface LeaderWriteHost {
   decides(): boolean;
+  /** The cluster state's revision here (StateStore.revision). */
+  stateRevision(): number;
   get(path: string): IndexMeta | undefined;
   write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply>;
 }
@@ -129,8 +140,11 @@ export interface LeaderWriteHost {
 export function leaderCallHandler(host: LeaderWriteHost): RpcHandler {
   return async (method, params) => {
     if (method !== LEADER_WRITE_METHOD) throw apiErrors.badLeaderCall(`'${method}' is not a call a coordinator serves`);
-    const { uuid, call } = checkedWrite(params);
+    const { uuid, stateRevision, call } = checkedWrite(params);
     if (!host.decides()) throw apiErrors.leaderRequired('this coordinator is no longer elected');
+    // Routed from a state other than this one's (an alias moved, a default script set, a field grown… and acknowledged here):
+    // what the other coordinator decided may not hold, and the request is made again here.
+    if (stateRevision !== host.stateRevision()) throw apiErrors.leaderRequired(`the write was routed from the cluster state at revision ${stateRevision}, it is at ${host.stateRevision()} now`);
     const meta = host.get(call.index);
     if (meta === undefined || meta.uuid !== uuid) throw apiErrors.leaderRequired(`index ${call.index} changed since the write was routed`);
     if (call.shard > meta.allocation.length) throw apiErrors.badLeaderCall(`index ${call.index} has no shard ${call.shard}`);
@@ -142,9 +156,9 @@ export function leaderCallHandler(host: LeaderWriteHost): RpcHandler {
 function checkedWrite(params: unknown): LeaderWriteCall {
   const p = params as Partial<LeaderWriteCall> | null;
   const call = p?.call as Partial<WriteCall> | undefined;
-  if (typeof p?.uuid !== 'string' || typeof call !== 'object' || call === null || typeof call.index !== 'string' ||
+  if (typeof p?.uuid !== 'string' || !Number.isSafeInteger(p.stateRevision) || typeof call !== 'object' || call === null || typeof call.index !== 'string' ||
       !Number.isSafeInteger(call.shard) || (call.shard as number) < 1) {
-    throw apiErrors.badLeaderCall('leader.write takes { uuid, call: { index, shard, … } }');
+    throw apiErrors.badLeaderCall('leader.write takes { uuid, stateRevision, call: { index, shard, … } }');
   }
   return p as LeaderWriteCall;
 }

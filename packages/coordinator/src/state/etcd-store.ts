@@ -181,6 +181,10 @@ export class EtcdStateStore<T> implements StateStore<T> {
     return this.state;
   }
 
+  revision(): number {
+    return this.stateModRevision;
+  }
+
   async compareAndSet(expected: T, next: T): Promise<boolean> {
     if (expected !== this.state) return false;
     const text = JSON.stringify(next);

@@ -58,6 +58,13 @@ export interface StateStore<T> {
    * before the call (another coordinator's too). True when that was newer.
    */
   refresh(): Promise<boolean>;
+  /**
+   * A number that changes with every change of the state, the same in every
+   * process sharing the store (etcd's mod revision of the state key): a
+   * decision made from the state at one revision is known stale elsewhere.
+   * Absent for a store of one process.
+   */
+  revision?(): number;
 
   /** A new lease, alive for `ttlMs` unless kept alive. */
   grantLease(ttlMs: number): Promise<LeaseId>;
