@@ -29,10 +29,9 @@
  */
 import assert from 'node:assert/strict';
 import {
-  DEFERRED, type ReplicatedChange, type ReplicatedContent, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
+  DEFERRED, type ReplicatedChange, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
   type WriteManyCall, type WriteManyReply, type WriteReply,
 } from '@tessera/rpc';
-import { mediaTypeOf } from '@tessera/http';
 import type { NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IndexMeta } from '../state/cluster-state.js';
@@ -40,6 +39,7 @@ import { isPrimaryLost } from './connection-loss.js';
 import { CopyRelay } from './copy-relay.js';
 import { replicationErrors } from './errors.js';
 import { placementOf, type Placement, type PlacementChange } from './placement.js';
+import { changeOf } from './replicated-change.js';
 import { Reallocator, type CopyReplacement, type ReallocationHost } from './reallocation.js';
 import { REPLICATION_DEFAULTS, type ReplicationLog, type ReplicationOptions } from './options.js';
 import { Recovery, type RecoveryContext } from './recovery.js';
@@ -679,30 +679,6 @@ export class Replicator implements RecoveryContext {
       new Recovery(this, group, node).start();
     }
   }
-}
-
-/** The change a primary's write reply stands for, under the term it ran in. */
-/**
- * The change a primary's write reply stands for, under the term it ran in.
- * Content entries travel by size and checksum; the blob the write stored
- * travels with its bytes (in-sync replicas hold the others already; one that
- * does not refuses the change and catches up from the primary's log).
- */
-function changeOf(reply: WriteReply, term: number, stored?: WriteCall['content']): ReplicatedChange {
-  const change: ReplicatedChange = {
-    seq: reply.seq, id: reply.id, version: reply.version, deleted: reply.deleted, originTerm: term, originSeq: reply.seq,
-  };
-  if (reply.body !== undefined) change.body = reply.body;
-  if (reply.indexed !== undefined) change.indexed = reply.indexed;
-  if (reply.content !== undefined) {
-    const storedType = stored !== undefined && stored.bytes.length > 0 ? mediaTypeOf(stored.type) : undefined;
-    change.content = reply.content.map((entry) => {
-      const message: ReplicatedContent = { type: entry.type, size: entry.size, crc: entry.crc };
-      if (storedType !== undefined && mediaTypeOf(entry.type) === storedType && entry.size === stored!.bytes.length) message.bytes = stored!.bytes;
-      return message;
-    });
-  }
-  return change;
 }
 
 function groupKey(uuid: string, shard: number): string {
