@@ -33,7 +33,7 @@
 //
 //   node scripts/bench/cluster.mjs [--coordinators 1,2,3] [--nodes 6] [--etcd]
 //     [--duration S] [--connections N] [--preload N] [--setups embedded,1,2,3]
-//     [--schema-fields N]
+//     [--schema-fields N] [--profile DIR]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
 //     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset),
 //     SCHEMA_FIELDS (0: fields the indexes' schema declares besides the
@@ -60,6 +60,7 @@ const { values: flags } = parseArgs({
     preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
     'schema-fields': { type: 'string', default: process.env.SCHEMA_FIELDS ?? '0' },
     setups: { type: 'string', default: process.env.SETUPS },
+    profile: { type: 'string', default: process.env.PROFILE },
   },
   strict: true,
 });
@@ -130,11 +131,16 @@ async function withCpu(load) {
   return result;
 }
 
+/** The folder under --profile of the setup being measured. */
+let profileSetup = '';
+
 /** The etcd of the current setup, stopped after every tessera process. */
 let etcd;
 
 function startProcess(name, args) {
-  const child = spawn(process.execPath, [CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  // --profile DIR: each process writes a V8 CPU profile at its exit, under DIR/<setup>/<name>/.
+  const profile = flags.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(resolve(flags.profile), profileSetup, name)];
+  const child = spawn(process.execPath, [...profile, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
   const entry = { name, child, lines: [], exited: new Promise((res) => child.once('exit', (code, signal) => res(code ?? signal))) };
   children.add(entry);
   void entry.exited.then(() => children.delete(entry));
@@ -184,6 +190,7 @@ async function stopAll() {
 /** Start a setup; resolves with its coordinators' HTTP base URLs (the server's) and the replicas its indexes get. */
 async function startSetup(setup) {
   electedName = undefined;
+  profileSetup = setup === 'embedded' ? 'embedded' : `${setup.nodes}n-${setup.coordinators}c`;
   const dir = mkdtempSync(join(tmpdir(), 'tessera-bench-cluster-'));
   dataDirs.add(dir);
   const common = ['--log-level', 'info'];

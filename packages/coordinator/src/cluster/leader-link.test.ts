@@ -1,7 +1,8 @@
 import { connectPeer, RpcServer, type RpcLogger, type RpcPeer, type WriteCall, type WriteReply } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
 import type { IndexMeta } from '../state/cluster-state.js';
-import { COORDINATOR_HELLO_ROLE, LEADER_WRITE_METHOD, leaderCallHandler, type LeaderCalls } from './leader-link.js';
+import type { CoordinatorGroup } from './coordinator-group.js';
+import { COORDINATOR_HELLO_ROLE, LEADER_WRITE_METHOD, LeaderLink, leaderCallHandler, type LeaderCalls } from './leader-link.js';
 import { admitPeer } from './membership.js';
 import { NodeDirectory } from './nodes.js';
 
@@ -68,5 +69,22 @@ describe('leader.write served to another coordinator through admitPeer', () => {
     expect(await codeOf(write('u-1', { shard: 3 }))).toBe('rpc_bad_params');
     expect(await codeOf(peer.call(LEADER_WRITE_METHOD, { call: {} } as never))).toBe('rpc_bad_params');
     expect(written.length).toBe(before);
+  });
+
+  it('sends the writes that arrive before its connection is up once it is, with one wait among them', async () => {
+    const group = { name: 'other', leader: () => ({ name: 'elected', rpc: server.url }), health: () => undefined } as unknown as CoordinatorGroup;
+    const link = new LeaderLink(group, { name: 'other', clusterSecret: '', callTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
+    try {
+      const calls = Array.from({ length: 30 }, (_, i) => ({ index: '/books/', shard: 1, id: `w${i}`, op: 'index', body: {}, commit: false }) as unknown as WriteCall);
+      const pending = calls.map((call) => link.write(META, call, 7));
+      // Before the connection is up: one wait on the peer, not one per write (30 would pass EventEmitter's bound of 10).
+      await new Promise((resolve) => setImmediate(resolve));
+      const dialled = (link as unknown as { link: { peer: RpcPeer<LeaderCalls> } }).link.peer;
+      expect(dialled.listenerCount('connected')).toBeLessThanOrEqual(1);
+      const replies = await Promise.all(pending);
+      expect(replies.map((r) => r.id)).toEqual(calls.map((c) => c.id));
+    } finally {
+      await link.close();
+    }
   });
 });

@@ -65,7 +65,7 @@ export const LEADER_LINK_DEFAULTS = { callTimeoutMs: 60_000, connectTimeoutMs: 3
 
 /** A coordinator's connection to the elected one, dialled anew when another is elected. */
 export class LeaderLink {
-  private link: { url: string; leader: string; peer: RpcPeer<LeaderCalls> } | undefined;
+  private link: Link | undefined;
   /** Connections to an elected coordinator lost so far: a write that saw one happen was cut off by it. */
   private losses = 0;
 
@@ -100,31 +100,47 @@ export class LeaderLink {
     if (leader.name === this.group.name) throw apiErrors.leaderRequired(`this coordinator's election is being settled`);
     if (this.link?.url !== leader.rpc || this.link.leader !== leader.name) {
       void this.link?.peer.close();
-      const peer = connectPeer<LeaderCalls>(leader.rpc, {
-        identity: { name: this.options.name, role: COORDINATOR_HELLO_ROLE },
-        ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
-        ...(this.options.clusterSecret === '' ? {} : { clusterSecret: this.options.clusterSecret }),
-      });
-      const link = { url: leader.rpc, leader: leader.name, peer };
-      peer.on('lost', () => {
-        this.losses++;
-        // Not redialled: writes waiting for it fail now rather than at their deadline, and the next goes to whoever is elected then.
-        if (this.link === link) this.link = undefined;
-        void peer.close();
-      });
-      this.link = link;
+      this.link = this.dial(leader.rpc, leader.name);
     }
-    const { peer } = this.link;
-    if (!peer.connected) {
-      let timer: NodeJS.Timeout | undefined;
-      const timedOut = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), this.options.connectTimeoutMs); });
-      const hello = await Promise.race([peer.whenConnected(), timedOut]).finally(() => clearTimeout(timer));
-      if (hello === undefined) throw apiErrors.leaderUnavailable(`the elected coordinator '${leader.name}' at ${leader.rpc} did not answer`);
+    const link = this.link;
+    // One wait per connection, shared by the writes that arrive meanwhile (not a listener set each).
+    if (!link.peer.connected && (await link.connected) === undefined) {
+      if (this.link === link) this.link = undefined;
+      void link.peer.close();
+      throw apiErrors.leaderUnavailable(`the elected coordinator '${leader.name}' at ${leader.rpc} did not answer`);
     }
     // The address may have been taken by another process since the registration was read.
-    if (peer.remote?.name !== leader.name) throw apiErrors.leaderRequired(`${leader.rpc} is '${peer.remote?.name ?? '?'}', not the elected '${leader.name}'`);
-    return peer;
+    if (link.peer.remote?.name !== leader.name) throw apiErrors.leaderRequired(`${leader.rpc} is '${link.peer.remote?.name ?? '?'}', not the elected '${leader.name}'`);
+    return link.peer;
   }
+
+  /** A connection to the elected coordinator at `url`; `connected` resolves with its hello, or undefined past connectTimeoutMs. */
+  private dial(url: string, leader: string): Link {
+    const peer = connectPeer<LeaderCalls>(url, {
+      identity: { name: this.options.name, role: COORDINATOR_HELLO_ROLE },
+      ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
+      ...(this.options.clusterSecret === '' ? {} : { clusterSecret: this.options.clusterSecret }),
+    });
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<undefined>((resolve) => { timer = setTimeout(() => resolve(undefined), this.options.connectTimeoutMs); });
+    const connected = Promise.race([peer.whenConnected().catch(() => undefined), timedOut]).finally(() => clearTimeout(timer));
+    const link: Link = { url, leader, peer, connected };
+    peer.on('lost', () => {
+      this.losses++;
+      // Not redialled: writes waiting for it fail now rather than at their deadline, and the next goes to whoever is elected then.
+      if (this.link === link) this.link = undefined;
+      void peer.close();
+    });
+    return link;
+  }
+}
+
+/** One connection to an elected coordinator. */
+interface Link {
+  url: string;
+  leader: string;
+  peer: RpcPeer<LeaderCalls>;
+  connected: Promise<unknown>;
 }
 
 /** What the elected coordinator needs to run routed writes. */
