@@ -20,6 +20,10 @@
 // With --coordinators, a --setups list without `embedded` leaves out the
 // embedded server (its other entries are ignored).
 //
+// Every process runs with the node flags and malloc environment of `npm start`
+// and scripts/cluster (packages/cli/src/node-flags.ts): what is measured is
+// what runs.
+//
 // Besides throughput it prints the CPU time each role spent per request
 // (user + system, from /proc/PID/stat, over each load): the embedded server,
 // the coordinators together, the nodes together. Their sum is what one
@@ -46,7 +50,8 @@ import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { parseArgs } from 'node:util';
-import { cpuSeconds, createIndex, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { cpuSeconds, createIndex, ioSyscalls, loadFigures, markdownTable, putLoad, searchLoad, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const CLI = join(ROOT, 'packages/cli/dist/main.js');
@@ -108,26 +113,28 @@ function roleOf(name) {
 /** The elected coordinator's name in a setup on etcd (set by startSetup): its CPU is also shown on its own. */
 let electedName;
 
-/** CPU seconds per role of every running child; `elected` is the elected coordinator's alone (also counted in `coordinator`). */
-function cpuByRole() {
-  const byRole = {};
+/** `measure(pid)` summed per role over every running child; `elected` is the elected coordinator's alone (also counted in `coordinator`). */
+function byRole(measure) {
+  const sums = {};
   for (const entry of children) {
-    const seconds = cpuSeconds(entry.child.pid);
-    byRole[roleOf(entry.name)] = (byRole[roleOf(entry.name)] ?? 0) + seconds;
-    if (entry.name === electedName) byRole.elected = seconds;
+    const value = measure(entry.child.pid);
+    sums[roleOf(entry.name)] = (sums[roleOf(entry.name)] ?? 0) + value;
+    if (entry.name === electedName) sums.elected = value;
   }
-  return byRole;
+  return sums;
 }
 
-/** Runs `load` and adds what each role spent per request to its figures: CPU µs per request. */
+/** What each role spent per request over a load, from counters read before and after it. */
+function perRequest(before, after, requests, scale = 1) {
+  return Object.fromEntries(Object.keys(after).map((role) => [role, ((after[role] - (before[role] ?? 0)) * scale) / Math.max(1, requests)]));
+}
+
+/** Runs `load` and adds what each role spent per request to its figures: CPU µs and read/write system calls. */
 async function withCpu(load) {
-  const before = cpuByRole();
+  const [cpuBefore, callsBefore] = [byRole(cpuSeconds), byRole(ioSyscalls)];
   const result = loadFigures(await load());
-  const after = cpuByRole();
-  result.cpuUsPerRequest = {};
-  for (const role of Object.keys(after)) {
-    result.cpuUsPerRequest[role] = ((after[role] - (before[role] ?? 0)) * 1e6) / Math.max(1, result.requests);
-  }
+  result.cpuUsPerRequest = perRequest(cpuBefore, byRole(cpuSeconds), result.requests, 1e6);
+  result.syscallsPerRequest = perRequest(callsBefore, byRole(ioSyscalls), result.requests);
   return result;
 }
 
@@ -140,7 +147,7 @@ let etcd;
 function startProcess(name, args) {
   // --profile DIR: each process writes a V8 CPU profile at its exit, under DIR/<setup>/<name>/.
   const profile = flags.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', join(resolve(flags.profile), profileSetup, name)];
-  const child = spawn(process.execPath, [...profile, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, CLI, ...args], { stdio: ['ignore', 'pipe', 'pipe'], env: { ...process.env, ...SERVER_ENV } });
   const entry = { name, child, lines: [], exited: new Promise((res) => child.once('exit', (code, signal) => res(code ?? signal))) };
   children.add(entry);
   void entry.exited.then(() => children.delete(entry));
@@ -271,14 +278,16 @@ function table(rows) {
 
 /** CPU µs per request by role, and their sum: what one request costs the machine. */
 function cpuTable(rows) {
-  const head = ['setup', 'load', 'serve µs', 'coordinators µs', 'of which the elected one µs', 'nodes µs', 'total µs/request'];
+  const head = ['setup', 'load', 'serve µs', 'coordinators µs', 'of which the elected one µs', 'nodes µs', 'total µs/request', 'I/O syscalls/request (coordinators, nodes)'];
   const body = [];
   for (const r of rows) {
     for (const [load, f] of [['PUT', r.write], ['SEARCH', r.search]]) {
       const cpu = f.cpuUsPerRequest;
       const cell = (role) => (cpu[role] === undefined ? '' : cpu[role].toFixed(0));
       const total = Object.entries(cpu).reduce((sum, [role, us]) => (role === 'elected' ? sum : sum + us), 0);
-      body.push([r.setup, load, cell('serve'), cell('coordinator'), cell('elected'), cell('node'), total.toFixed(0)]);
+      const calls = f.syscallsPerRequest;
+      const syscalls = ['serve', 'coordinator', 'node'].filter((role) => calls[role] !== undefined).map((role) => calls[role].toFixed(1)).join(', ');
+      body.push([r.setup, load, cell('serve'), cell('coordinator'), cell('elected'), cell('node'), total.toFixed(0), syscalls]);
     }
   }
   return markdownTable(head, body);
@@ -296,7 +305,7 @@ try {
   process.stdout.write(`${table(rows)}\n`);
   process.stdout.write(`PUT: small documents, distinct IDs, 3 shards; SEARCH: {colour: red} over ${PRELOAD} documents, _limit 10. ` +
     `vs embedded: throughput ratio to \`tessera serve\`.\n\n`);
-  process.stdout.write(`${cpuTable(rows)}\nCPU (user + system) each role spent per request over the load; the client's own is not counted.\n`);
+  process.stdout.write(`${cpuTable(rows)}\nCPU (user + system) each role spent per request over the load, and its read and write system calls (/proc/PID/io: sockets, files); the client's own are not counted.\n`);
 } catch (err) {
   process.stderr.write(`bench failed: ${err instanceof Error ? err.stack : String(err)}\n`);
   process.exitCode = 1;

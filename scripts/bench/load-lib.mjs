@@ -83,6 +83,16 @@ export function cpuSeconds(pid, tid) {
   }
 }
 
+/** Read and write system calls (socket I/O included) process `pid` has made so far (/proc/PID/io); 0 once it is gone or off Linux. */
+export function ioSyscalls(pid) {
+  try {
+    const io = readFileSync(`/proc/${pid}/io`, 'utf8');
+    return Number(/^syscr: (\d+)/m.exec(io)?.[1] ?? 0) + Number(/^syscw: (\d+)/m.exec(io)?.[1] ?? 0);
+  } catch {
+    return 0;
+  }
+}
+
 /** Throughput and latency of an autocannon result, and its failures. */
 export function loadFigures(result) {
   const failed = result.non2xx + result.errors + result.timeouts;
