@@ -26,12 +26,28 @@ describe('LogDestination', () => {
     }
   });
 
+  it('a few lines are written shortly after they are queued, without a drain', async () => {
+    const file = join(dir, 'out.log');
+    const fd = openSync(file, 'w');
+    try {
+      const destination = new LogDestination(fd);
+      destination.write('one\n');
+      destination.write('two\n');
+      // Held for a short delay (batched with the lines that follow), not until an exit.
+      const deadline = Date.now() + 5_000;
+      while (readFileSync(file, 'utf8') !== 'one\ntwo\n' && Date.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 10));
+      expect(readFileSync(file, 'utf8')).toBe('one\ntwo\n');
+    } finally {
+      closeSync(fd);
+    }
+  });
+
   it('past queueBytesMax a line is dropped and counted, not queued', async () => {
     const file = join(dir, 'out.log');
     const fd = openSync(file, 'w');
     try {
       const destination = new LogDestination(fd, 100);
-      // The first write is taken at once; the queue then holds at most 100 bytes of the rest.
+      // The queue holds at most 100 bytes: the rest are dropped before the first write.
       for (let i = 0; i < 50; i++) destination.write(`${String(i).padStart(9, '0')}\n`);
       await destination.drain(10_000);
       const written = readFileSync(file, 'utf8').split('\n').filter((l) => l !== '').length;

@@ -12,7 +12,12 @@
  * again). And in sync mode a reader that stops reading blocks the event loop.
  *
  * Here lines wait in a queue bounded by `queueBytesMax` (past it a line is
- * dropped) and are written by one `fs.write` at a time, off the main thread.
+ * dropped) and are written by one `fs.write` at a time, off the main thread,
+ * at most `FLUSH_DELAY_MS` after they were queued (at once past
+ * `FLUSH_BYTES`): an access log line per request, written as it came, cost a
+ * busy coordinator a thread-pool hand-off per line (7 % of its main thread
+ * under PUT load, scripts/bench/cluster.mjs --profile); now it costs one per
+ * interval.
  * EAGAIN is retried from a timer; EPIPE and the other errors of a reader
  * that is gone close the destination for good (every later line is dropped);
  * any other error (ENOSPC…) drops the lines of that write and goes on. At
@@ -28,6 +33,10 @@ import { write as fsWrite } from 'node:fs';
 export const LOG_QUEUE_BYTES_MAX = 4 * 1024 * 1024;
 /** Bytes per write call: lines are joined up to this, so a burst costs few system calls. */
 const WRITE_BYTES_MAX = 64 * 1024;
+/** Lines queued are written at most this long after the first of them (a line for a person or a collector, not a commit). */
+const FLUSH_DELAY_MS = 20;
+/** …or at once when this many bytes wait. */
+const FLUSH_BYTES = 16 * 1024;
 /** A write refused with EAGAIN (a non-blocking descriptor that is full) is tried again after this. */
 const RETRY_AFTER_MS = 10;
 /** Errors that mean nobody reads any more: no later write can succeed. */
@@ -42,6 +51,8 @@ export class LogDestination {
   /** Bytes queued plus those of the write in flight. */
   private pendingBytes = 0;
   private writing = false;
+  /** The write of the lines queued, waiting for FLUSH_DELAY_MS. */
+  private flushTimer: NodeJS.Timeout | undefined;
   private readonly idle: Array<() => void> = [];
 
   constructor(private readonly fd: number, private readonly queueBytesMax = LOG_QUEUE_BYTES_MAX) {}
@@ -55,13 +66,14 @@ export class LogDestination {
     }
     this.queue.push(line);
     this.pendingBytes += bytes;
-    if (!this.writing) this.writeNext();
+    if (!this.writing) this.scheduleWrite();
     return true;
   }
 
   /** Resolves once every queued line is written (or dropped), or after `timeoutMs`, whichever comes first. */
   drain(timeoutMs: number): Promise<void> {
-    if (!this.writing) return Promise.resolve();
+    if (!this.writing && this.queue.length === 0) return Promise.resolve();
+    if (!this.writing) this.writeNext();
     return new Promise((resolve) => {
       const timer = setTimeout(resolve, timeoutMs);
       this.idle.push(() => {
@@ -71,7 +83,18 @@ export class LogDestination {
     });
   }
 
+  /** The queued lines written now if they are many, else after FLUSH_DELAY_MS (unref'd: a log line never keeps a process alive). */
+  private scheduleWrite(): void {
+    if (this.pendingBytes >= FLUSH_BYTES) {
+      this.writeNext();
+    } else if (this.flushTimer === undefined && this.queue.length > 0) {
+      this.flushTimer = setTimeout(() => this.writeNext(), FLUSH_DELAY_MS).unref();
+    }
+  }
+
   private writeNext(): void {
+    clearTimeout(this.flushTimer);
+    this.flushTimer = undefined;
     if (this.queue.length === 0) {
       this.writing = false;
       for (const wake of this.idle.splice(0)) wake();
@@ -100,7 +123,7 @@ export class LogDestination {
         this.dropped += lines;
         this.pendingBytes -= chunkBytes;
         if (READER_GONE.has(err.code ?? '')) this.close(err.code as string);
-        this.writeNext();
+        this.afterWrite();
         return;
       }
       if (written < chunk.length) {
@@ -108,8 +131,18 @@ export class LogDestination {
         return;
       }
       this.pendingBytes -= chunkBytes;
-      this.writeNext();
+      this.afterWrite();
     });
+  }
+
+  /** A write is done: the next one now if many lines wait, after the delay if a few do; idle if none. */
+  private afterWrite(): void {
+    if (this.queue.length === 0 || this.idle.length > 0) {
+      this.writeNext();
+      return;
+    }
+    this.writing = false;
+    this.scheduleWrite();
   }
 
   private close(code: string): void {
