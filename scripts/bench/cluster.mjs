@@ -228,7 +228,10 @@ async function startSetup(setup) {
     });
     await waitFor(`${url}/readyz`, async () => (await fetch(`${url}/readyz`)).status === 200);
   }
-  if (setup.etcd) electedName = (await (await fetch(`${urls[0]}/.nodes`)).json()).find((n) => n.role === 'coordinator' && n.leader)?.name;
+  if (setup.etcd) {
+    electedName = (await (await fetch(`${urls[0]}/.nodes`)).json()).find((n) => n.role === 'coordinator' && n.leader)?.name;
+    process.stderr.write(`   elected: ${electedName ?? 'none'}\n`);
+  }
   return { urls, replicas: Math.min(1, setup.nodes - 1) };
 }
 
