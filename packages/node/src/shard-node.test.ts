@@ -40,6 +40,23 @@ describe('ShardNode', () => {
     expect(await node.handle('doc.get', { index: '/a/b/', shard: 1, id: 1 })).toMatchObject({ version: 1 });
   });
 
+  it('answers a search across a wire (bodiesAsJson) with the JSON of each body alone, unless JSON would change the body', async () => {
+    await node.handle('doc.write', { index: '/j/', shard: 1, op: 'index', id: 'plain', body: { title: 'a', n: 1, tags: ['x', null], nested: { ok: true } } });
+    await node.handle('doc.write', { index: '/j/', shard: 1, op: 'index', id: 'binary', body: { raw: new Uint8Array([1, 2, 3]) } });
+    type Hit = { id: string; body?: unknown; bodyJson?: string };
+    const search = async (bodiesAsJson: boolean) => {
+      const reply = await node.handle('shard.search', { index: '/j/', shard: 1, k: 10, schema: {}, bodiesAsJson }) as { hits: Hit[] };
+      return new Map(reply.hits.map((hit) => [hit.id, hit]));
+    };
+    const remote = await search(true);
+    expect(remote.get('plain')?.body).toBeUndefined();
+    expect(JSON.parse(remote.get('plain')?.bodyJson ?? 'null')).toEqual({ title: 'a', n: 1, tags: ['x', null], nested: { ok: true } });
+    // JSON would make the bytes an object of indexes: the body itself travels.
+    expect(remote.get('binary')?.body).toEqual({ raw: new Uint8Array([1, 2, 3]) });
+    const local = await search(false);
+    expect(local.get('plain')).toMatchObject({ body: { title: 'a' }, bodyJson: remote.get('plain')?.bodyJson });
+  });
+
   it('refuses malformed calls', async () => {
     await expect(node.handle('doc.get', { index: 'a', shard: 1, id: 'x' })).rejects.toMatchObject({ code: 'rpc_bad_params' });
     await expect(node.handle('doc.get', { index: '/a/', shard: 0, id: 'x' })).rejects.toMatchObject({ code: 'rpc_bad_params' });

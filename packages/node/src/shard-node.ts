@@ -158,8 +158,12 @@ export class ShardNode {
         k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs, after: call.after, highlight: call.highlight,
       });
       for (const hit of reply.hits) {
-        const json = sourceJson(hit.body);
-        if (json !== undefined) hit.bodyJson = json;
+        const { body } = hit;
+        const json = body === undefined ? undefined : sourceJson(body);
+        if (json === undefined) continue;
+        hit.bodyJson = json;
+        // Sent once, as text: a body the JSON stands for exactly need not be encoded and decoded a second time.
+        if (call.bodiesAsJson === true && JSON_FAITHFUL.has(body as object)) hit.body = undefined;
       }
       return reply;
     },
@@ -417,6 +421,8 @@ function documentReply(doc: StoredDocument): DocumentReply {
  * Undefined for a body JSON cannot carry (a BigInt).
  */
 const SOURCE_JSON = new WeakMap<object, string | null>();
+/** Bodies whose JSON parses back to an equal body (jsonFaithful), found as their JSON is made. */
+const JSON_FAITHFUL = new WeakSet<object>();
 function sourceJson(body: object): string | undefined {
   let json = SOURCE_JSON.get(body);
   if (json === undefined) {
@@ -426,6 +432,23 @@ function sourceJson(body: object): string | undefined {
       json = null;
     }
     SOURCE_JSON.set(body, json);
+    if (json !== null && jsonFaithful(body)) JSON_FAITHFUL.add(body);
   }
   return json ?? undefined;
+}
+
+/**
+ * Whether JSON carries `value` exactly: plain objects and arrays of strings,
+ * booleans, null and finite numbers other than -0 (a MessagePack body may
+ * hold binary, which JSON would turn into an object of its bytes).
+ */
+function jsonFaithful(value: unknown): boolean {
+  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
+  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0);
+  if (typeof value !== 'object') return false;
+  if (Array.isArray(value)) return value.every(jsonFaithful);
+  const proto = Object.getPrototypeOf(value) as unknown;
+  if (proto !== Object.prototype && proto !== null) return false;
+  for (const key in value) if (!jsonFaithful((value as Record<string, unknown>)[key])) return false;
+  return true;
 }

@@ -163,13 +163,20 @@ export interface SearchCall extends ShardRef, SchemaReference {
   after?: SearchAfter;
   /** Parsed `_highlight`: fragments of these fields for each hit. */
   highlight?: HighlightRequest;
+  /**
+   * The caller is across a wire (another process or thread): a hit whose
+   * body its compact JSON carries faithfully comes with `bodyJson` alone, not
+   * with the body a second time, and the caller parses the few it needs.
+   */
+  bodiesAsJson?: boolean;
 }
 
 export interface SearchHitReply {
   id: DocumentId;
   docid: number;
   version: number;
-  body: DocumentBody;
+  /** Absent when `bodyJson` stands for it (SearchCall.bodiesAsJson). */
+  body?: DocumentBody;
   /** `body` as compact JSON (as DocumentReply.bodyJson), when the node has it. */
   bodyJson?: string;
   score: number;

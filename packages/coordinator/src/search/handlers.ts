@@ -133,7 +133,10 @@ export class SearchHandlers {
     for (const node of candidates) {
       this.searching.set(node, (this.searching.get(node) ?? 0) + 1);
       try {
-        return await this.registry.client(meta.path, node, shard).call('shard.search', call);
+        const client = this.registry.client(meta.path, node, shard);
+        // Across a wire, bodies come as their JSON alone: the page splices it, and parses only what another form needs.
+        call.bodiesAsJson = client.callNow === undefined;
+        return await client.call('shard.search', call);
       } catch (err) {
         if (!isCopyGone(err)) throw err;
         lastError = err;
@@ -291,7 +294,7 @@ class SearchPage implements Reply {
   }
 
   private hit(hit: ShardHit, i: number): unknown {
-    const value: Record<string, unknown> = Object.assign({}, hit.body);
+    const value: Record<string, unknown> = Object.assign({}, hit.body ?? (JSON.parse(hit.bodyJson!) as Record<string, unknown>));
     value._id = hit.id;
     value._version = hit.version;
     if (this.options.sortValues) value._sort = this.sortOf(hit);
