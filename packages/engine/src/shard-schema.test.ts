@@ -1,11 +1,10 @@
 /**
  * The schema a shard copy stores beside its documents (store/stored-schema.ts):
  * a growing schema is written as a base plus deltas, reads back as the schema
- * the shard indexed with (after a close and after a kill), and a delta that is
- * corrupt fails the open.
+ * the shard indexed with (after a kill: shard-crash.test.ts), and a delta that
+ * is corrupt fails the open.
  */
-import { spawn } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ClassicLevel } from 'classic-level';
@@ -144,45 +143,6 @@ describe('Shard: the stored schema', () => {
     const again = await Shard.open({ path });
     expect(stateOf(again).schemaJson).toBe(JSON.stringify(grownSchema(52)));
     await again.close();
-  });
-
-  it('after a kill mid-growth, the schema is the one of the last write that reached the store, at least the last acknowledged', async () => {
-    const child = join(dir, 'child.mjs');
-    // From a file, not `-e`: worker threads inherit execArgv (see shard-crash.test.ts).
-    await writeFile(child, `
-      import { Shard } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)};
-      const shard = await Shard.open({ path: process.env.SHARD_PATH });
-      const schema = { _settings: { number_of_shards: 1 } };
-      for (let i = 1; ; i++) {
-        schema['f' + i] = { _type: 'keyword' };
-        await shard.write({ op: 'index', id: 'd' + (i % 20), body: { ['f' + i]: 'word ' + i }, schema: { ...schema } });
-        process.stdout.write(i + '\\n');
-      }
-    `);
-    const proc = spawn(process.execPath, [child], { env: { ...process.env, SHARD_PATH: path }, stdio: ['ignore', 'pipe', 'pipe'] });
-    let output = '';
-    let stderr = '';
-    proc.stderr.on('data', (chunk: Buffer) => {
-      stderr += chunk.toString();
-    });
-    proc.stdout.on('data', (chunk: Buffer) => {
-      output += chunk.toString();
-      if (output.split('\n').length > 250 && !proc.killed) proc.kill('SIGKILL');
-    });
-    const signal = await new Promise<NodeJS.Signals | null>((resolve) => proc.on('close', (_code, sig) => resolve(sig)));
-    expect(stderr).toBe('');
-    expect(signal).toBe('SIGKILL');
-    const acknowledged = Number(output.slice(0, output.lastIndexOf('\n')).split('\n').pop());
-    expect(acknowledged).toBeGreaterThanOrEqual(250);
-
-    const shard = await Shard.open({ path });
-    try {
-      const fields = Object.keys(shard.indexSchema).length - 1;
-      expect(fields).toBeGreaterThanOrEqual(acknowledged);
-      expect(stateOf(shard).schemaJson).toBe(JSON.stringify(grownSchema(fields)));
-    } finally {
-      await shard.close();
-    }
   });
 
   describe('a corrupt delta fails the open with store_corrupted', () => {
