@@ -7,11 +7,10 @@
  * stdout is a pipe, and pipe writes are synchronous on Linux, so a line the
  * child printed is in the pipe before the next write starts.
  */
-import { type ChildProcessByStdio, spawn } from 'node:child_process';
+import { spawn } from 'node:child_process';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import type { Readable } from 'node:stream';
 import { Shard } from './shard.js';
 
 const ACKS_BEFORE_KILL = 3000;
@@ -45,37 +44,38 @@ afterEach(async () => {
 });
 
 /**
- * A child process running `source` on the shard in `path`. From a file, not `-e`: worker threads inherit the
- * process's execArgv, and `--input-type` makes the segment flush worker fail to start.
+ * Runs `source` in a child process on the shard in `path` and kills it (SIGKILL) once it has printed `lines`
+ * lines; resolves with the complete lines it printed (what it acknowledged). From a file, not `-e`: worker
+ * threads inherit the process's execArgv, and `--input-type` makes the segment flush worker fail to start.
  */
-async function spawnChild(source: string, path: string): Promise<ChildProcessByStdio<null, Readable, Readable>> {
+async function killAfterLines(source: string, path: string, lines: number): Promise<string[]> {
   const file = join(dir, 'child.mjs');
   await writeFile(file, source);
-  return spawn(process.execPath, [file], { env: { ...process.env, SHARD_PATH: path }, stdio: ['ignore', 'pipe', 'pipe'] });
-}
-
-it('loses no acknowledged write when the process is killed', async () => {
-  const path = join(dir, 'shard');
-  const child = await spawnChild(CHILD, path);
+  const child = spawn(process.execPath, [file], { env: { ...process.env, SHARD_PATH: path }, stdio: ['ignore', 'pipe', 'pipe'] });
   let output = '';
   let stderr = '';
-  let acks = 0;
+  let printed = 0;
   child.stderr.on('data', (chunk: Buffer) => {
     stderr += chunk.toString();
   });
   child.stdout.on('data', (chunk: Buffer) => {
     const text = chunk.toString();
     output += text;
-    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) acks++;
-    if (acks >= ACKS_BEFORE_KILL && child.exitCode === null && !child.killed) child.kill('SIGKILL');
+    for (let i = text.indexOf('\n'); i !== -1; i = text.indexOf('\n', i + 1)) printed++;
+    if (printed >= lines && child.exitCode === null && !child.killed) child.kill('SIGKILL');
   });
   const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, sig) => resolve(sig)));
   expect(stderr).toBe('');
   expect(signal).toBe('SIGKILL');
-
   // Only complete lines were acknowledged.
-  const lines = output.slice(0, output.lastIndexOf('\n')).split('\n');
-  expect(lines.length).toBeGreaterThanOrEqual(ACKS_BEFORE_KILL);
+  const complete = output.slice(0, output.lastIndexOf('\n')).split('\n');
+  expect(complete.length).toBeGreaterThanOrEqual(lines);
+  return complete;
+}
+
+it('loses no acknowledged write when the process is killed', async () => {
+  const path = join(dir, 'shard');
+  const lines = await killAfterLines(CHILD, path, ACKS_BEFORE_KILL);
   const puts = new Map<string, number>();
   const deleted = new Set<string>();
   const counters = new Map<number, { n: number; version: number }>();
@@ -150,21 +150,8 @@ await Promise.all(Array.from({ length: 4 }, async () => {
 
 it('after a kill, replays no more op-log entries than replayEntriesMax plus one batch, and finds every acknowledged write', async () => {
   const path = join(dir, 'shard');
-  const child = await spawnChild(BULK_CHILD, path);
-  let output = '';
-  let stderr = '';
-  child.stderr.on('data', (chunk: Buffer) => {
-    stderr += chunk.toString();
-  });
-  child.stdout.on('data', (chunk: Buffer) => {
-    output += chunk.toString();
-    // Enough flushes (one per 100 changes) that a slow one finds writes waiting on it.
-    if (output.split('\n').length > ACKS_BEFORE_KILL && child.exitCode === null && !child.killed) child.kill('SIGKILL');
-  });
-  const signal = await new Promise<NodeJS.Signals | null>((resolve) => child.on('close', (_code, sig) => resolve(sig)));
-  expect(stderr).toBe('');
-  expect(signal).toBe('SIGKILL');
-  const acked = output.slice(0, output.lastIndexOf('\n')).split('\n').map((line) => {
+  // Enough flushes (one per 100 changes) that a slow one finds writes waiting on it.
+  const acked = (await killAfterLines(BULK_CHILD, path, ACKS_BEFORE_KILL)).map((line) => {
     expect(line).toMatch(/^ack \d+$/);
     return Number(line.slice(4));
   });
@@ -180,6 +167,34 @@ it('after a kill, replays no more op-log entries than replayEntriesMax plus one 
     const { total } = await shard.search({ k: 0, countOnly: true });
     expect(total).toBe(shard.stats().documents);
     expect(total).toBeGreaterThanOrEqual(acked.length);
+  } finally {
+    await shard.close();
+  }
+});
+
+/** Writes that each bring one field to the schema, one after another: the stored schema grows by a delta per write. */
+const SCHEMA_CHILD = `
+import { Shard } from ${JSON.stringify(new URL('./index.js', import.meta.url).href)};
+const shard = await Shard.open({ path: process.env.SHARD_PATH });
+const schema = {};
+for (let i = 1; ; i++) {
+  schema['f' + i] = { _type: 'keyword' };
+  await shard.write({ op: 'index', id: 'd' + (i % 20), body: { ['f' + i]: 'word ' + i }, schema: { ...schema } });
+  process.stdout.write(i + '\\n');
+}
+`;
+
+it('after a kill while the schema grows, the stored schema (base and deltas) is the one of a write at or after the last acknowledged', async () => {
+  const path = join(dir, 'shard');
+  const lines = await killAfterLines(SCHEMA_CHILD, path, 250);
+  const acknowledged = Number(lines[lines.length - 1]);
+  const shard = await Shard.open({ path });
+  try {
+    const fields = Object.keys(shard.indexSchema).length;
+    expect(fields).toBeGreaterThanOrEqual(acknowledged);
+    const expected: Record<string, unknown> = {};
+    for (let i = 1; i <= fields; i++) expected[`f${i}`] = { _type: 'keyword' };
+    expect(JSON.stringify(shard.indexSchema)).toBe(JSON.stringify(expected));
   } finally {
     await shard.close();
   }

@@ -13,9 +13,10 @@ import { estimateDocumentBytes } from '../documents/document-cache.js';
 import type { StoredDocument, WriteResult } from '../documents/types.js';
 import { engineErrors, isDiskFull } from '../errors.js';
 import type { BatchOutcome } from '../store/group-commit.js';
-import { docidKey, DOCID_MAX, encodeIdTag, META_COUNTERS, META_REPLICATION, META_SCHEMA, oplogKey } from '../store/keys.js';
+import { docidKey, DOCID_MAX, encodeIdTag, META_COUNTERS, META_REPLICATION, oplogKey } from '../store/keys.js';
 import type { ShardDatabase } from '../store/oplog.js';
 import { encodeCounters, encodeDocumentRecord, encodeOplogEntry, encodeReplicationState } from '../store/records.js';
+import { type SchemaStorage, writeSchemaChange } from '../store/stored-schema.js';
 import { type Change, withExtras, withOrigin } from './change.js';
 import { recover } from './recovery.js';
 import { noop, type ShardState } from './state.js';
@@ -40,6 +41,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
   const applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[] = [];
   let newSchemaJson: string | undefined;
+  let newSchema: { schema: Record<string, unknown>; storage: SchemaStorage } | undefined;
   const counters = { ...state.counters };
   const seen = new Set<string>();
   let batch: ReturnType<ShardDatabase['batch']> | undefined;
@@ -95,7 +97,10 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
       if (typeof id === 'number' && id > counters.maxNumericId) counters.maxNumericId = id;
       if (change.schemaJson !== undefined) newSchemaJson = change.schemaJson;
     }
-    if (newSchemaJson !== undefined) batch.put(META_SCHEMA, Buffer.from(newSchemaJson, 'utf8'));
+    if (newSchemaJson !== undefined) {
+      const schema = JSON.parse(newSchemaJson) as Record<string, unknown>;
+      newSchema = { schema, storage: writeSchemaChange(batch, state.schemaStorage, state.schema, schema, newSchemaJson) };
+    }
     batch.put(META_COUNTERS, encodeCounters(counters));
     // The position as of changes already durable: it never claims one this batch may lose.
     if (state.position.dirty) {
@@ -129,9 +134,10 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     throw engineErrors.storageUnavailable(err);
   }
   state.counters = counters;
-  if (newSchemaJson !== undefined) {
+  if (newSchemaJson !== undefined && newSchema !== undefined) {
     state.schemaJson = newSchemaJson;
-    state.schema = JSON.parse(newSchemaJson) as Record<string, unknown>;
+    state.schema = newSchema.schema;
+    state.schemaStorage = newSchema.storage;
   }
   await textAnalysed(applied);
   // Searchable as soon as acknowledged: index in seq order before the writers are answered.

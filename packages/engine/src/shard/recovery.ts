@@ -9,9 +9,10 @@
 import assert from 'node:assert/strict';
 import { statfs } from 'node:fs/promises';
 import { ShardIndex, type ShardIndexOptions } from '../indexing/index.js';
-import { META_COUNTERS, META_FORMAT, META_SCHEMA } from '../store/keys.js';
+import { META_COUNTERS, META_FORMAT } from '../store/keys.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from '../store/oplog.js';
 import { decodeCounters, decodeFormat, encodeCounters, encodeFormat, SHARD_FORMAT, type ShardCounters } from '../store/records.js';
+import { readStoredSchema } from '../store/stored-schema.js';
 import { engineErrors, storageFull } from '../errors.js';
 import type { ShardState } from './state.js';
 
@@ -41,11 +42,7 @@ export async function loadCounters(db: ShardDatabase, path: string): Promise<Sha
  */
 export async function openIndex(state: ShardState, options: ShardIndexOptions): Promise<{ segmentsMs: number; replayMs: number }> {
   const startedMs = performance.now();
-  const stored = await state.readKey(META_SCHEMA);
-  if (stored !== undefined) {
-    state.schemaJson = stored.toString('utf8');
-    state.schema = JSON.parse(state.schemaJson) as Record<string, unknown>;
-  }
+  await loadSchema(state);
   state.index = await ShardIndex.open(state.db, {
     ...options,
     onPersisted: () => {
@@ -65,6 +62,14 @@ export async function openIndex(state: ShardState, options: ShardIndexOptions): 
     after = (entries[entries.length - 1] as { seq: number }).seq;
   }
   return { segmentsMs: Math.round(segmentsLoadedMs - startedMs), replayMs: Math.round(performance.now() - segmentsLoadedMs) };
+}
+
+/** The stored schema (base and deltas) into the state: at open, and at a reopen, where a failed batch may have changed it after all. */
+async function loadSchema(state: ShardState): Promise<void> {
+  const stored = await readStoredSchema(state.db);
+  state.schema = stored.schema;
+  state.schemaJson = stored.json;
+  state.schemaStorage = stored.storage;
 }
 
 /**
@@ -109,6 +114,7 @@ async function reopen(state: ShardState): Promise<void> {
   if (state.db.status !== 'closed') await state.db.close();
   await state.db.open();
   const counters = await loadCounters(state.db, state.path);
+  await loadSchema(state);
   const before = state.counters;
   const landed = counters.seq !== before.seq || counters.lastDocid !== before.lastDocid || counters.documents !== before.documents;
   if (landed) {

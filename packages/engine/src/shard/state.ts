@@ -28,6 +28,7 @@ import { decodeIdTag, docidKey, DOCID_MAX, documentKey } from '../store/keys.js'
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { Oplog, type ShardDatabase } from '../store/oplog.js';
 import { decodeDocumentRecord, type ShardCounters } from '../store/records.js';
+import { NO_STORED_SCHEMA, type SchemaStorage } from '../store/stored-schema.js';
 import { BARRIER, type Change } from './change.js';
 import type { ShardSettings } from './options.js';
 
@@ -76,9 +77,11 @@ export class ShardState {
   readonly commitSeconds = { buffered: new LatencyHistogram(), synced: new LatencyHistogram() };
   /** The searchable index: write buffer, segments, merges (shard/recovery.ts opens it). */
   index!: ShardIndex;
-  /** The index schema the shard indexes with (cluster state, sent with each write) and its JSON. */
+  /** The index schema the shard indexes with (cluster state, sent with each write) and its JSON: the stored one. */
   schema: Record<string, unknown> = {};
   schemaJson = '{}';
+  /** What LevelDB holds of the schema (base and deltas, store/stored-schema.ts): where the next change goes. */
+  schemaStorage: SchemaStorage = NO_STORED_SCHEMA;
   /** Runs the scripts of writes on this copy when it is the primary (ShardOptions.scripts). */
   scripts: ScriptRunner | undefined;
   /** Primary term seen and replication checkpoint, persisted with the batches (META_REPLICATION). */

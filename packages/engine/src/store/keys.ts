@@ -3,12 +3,12 @@
  * naming its space, so each space is one contiguous key range (a range scan or
  * a range delete never crosses into another):
  *
- * | prefix | space      | key after the prefix               | value                           |
- * |--------|------------|------------------------------------|---------------------------------|
- * | 0x00   | metadata   | name (ASCII)                       | msgpack (format, counters)      |
- * | 0x01   | documents  | type-tagged document ID            | msgpack document record         |
- * | 0x02   | docids     | #docid, uint32 big-endian          | type-tagged document ID         |
- * | 0x03   | oplog      | seq, uint64 big-endian             | msgpack oplog entry             |
+ * | prefix | space      | key after the prefix               | value                                     |
+ * |--------|------------|------------------------------------|-------------------------------------------|
+ * | 0x00   | metadata   | name (ASCII)                       | msgpack (format, counters), JSON (schema) |
+ * | 0x01   | documents  | type-tagged document ID            | msgpack document record                   |
+ * | 0x02   | docids     | #docid, uint32 big-endian          | type-tagged document ID                   |
+ * | 0x03   | oplog      | seq, uint64 big-endian             | msgpack oplog entry                       |
  * | 0x10-  | (reserved for the search engine: schema, postings, values, segments, manifest) |
  *
  * Document IDs are type-tagged (`n` + sortable float64 for numbers, `s` +
@@ -36,13 +36,42 @@ const TAG_STRING = 0x73; // 's'
 
 export const META_FORMAT = metaKey('format');
 export const META_COUNTERS = metaKey('counters');
-/** The index schema the shard last indexed with (JSON): what crash replay re-indexes with. */
+/**
+ * The index schema the shard last indexed with: what crash replay re-indexes
+ * with. This key holds a base (the whole schema's JSON); the deltas under
+ * META_SCHEMA_DELTA, applied in order, bring it to the last schema
+ * (store/stored-schema.ts).
+ */
 export const META_SCHEMA = metaKey('schema');
+/** Prefix of the schema deltas: then the delta's number (1, 2, ...), uint32 big-endian, so a range read returns them in order. */
+export const META_SCHEMA_DELTA = metaKey('schema-delta/');
 /** The copy's replication position (msgpack: term, checkpointTerm, checkpoint; replication/position.ts). */
 export const META_REPLICATION = metaKey('replication');
 
 function metaKey(name: string): Buffer {
   return Buffer.concat([Buffer.of(PREFIX_META), Buffer.from(name, 'latin1')]);
+}
+
+export function schemaDeltaKey(n: number): Buffer {
+  assert.ok(Number.isInteger(n) && n >= 1 && n <= 0xffffffff, 'schema delta number out of range');
+  const out = Buffer.allocUnsafe(META_SCHEMA_DELTA.length + 4);
+  META_SCHEMA_DELTA.copy(out);
+  out.writeUInt32BE(n, META_SCHEMA_DELTA.length);
+  return out;
+}
+
+/** The number of a schema delta key. */
+export function schemaDeltaNumber(key: Uint8Array): number {
+  assert.ok(key.length === META_SCHEMA_DELTA.length + 4 && Buffer.from(key.buffer, key.byteOffset, META_SCHEMA_DELTA.length).equals(META_SCHEMA_DELTA),
+    'not a schema delta key');
+  return Buffer.from(key.buffer, key.byteOffset, key.length).readUInt32BE(META_SCHEMA_DELTA.length);
+}
+
+/** Every schema delta key: `{ gte, lt }` (the prefix's last byte, '/', plus one ends it). */
+export function schemaDeltaRange(): { gte: Buffer; lt: Buffer } {
+  const lt = Buffer.from(META_SCHEMA_DELTA);
+  lt[lt.length - 1]++;
+  return { gte: META_SCHEMA_DELTA, lt };
 }
 
 /** The whole key range of one space: `{ gte, lt }`. */
