@@ -228,9 +228,19 @@ export class EtcdStateStore<T> implements StateStore<T> {
     return this.nextRefresh;
   }
 
+  /**
+   * The key's revision first, without its value (`keys_only`): the whole
+   * state — every index's schema in one document, megabytes in a big
+   * cluster — is read only when it changed since this store last saw it,
+   * not on every read a coordinator that is not elected serves.
+   */
   private async readState(): Promise<boolean> {
-    const response = await this.call('read the cluster state', (options) => this.client.kv.range({ key: Buffer.from(this.stateKey) }, options));
+    const key = Buffer.from(this.stateKey);
     const before = this.stateSeenRevision;
+    const head = await this.call('read the cluster state', (options) => this.client.kv.range({ key, keys_only: true }, options));
+    const seen = head.kvs[0];
+    if (seen !== undefined && Number(seen.mod_revision) <= before) return false;
+    const response = seen === undefined ? head : await this.call('read the cluster state', (options) => this.client.kv.range({ key }, options));
     this.applyStateKey(response.kvs[0], Number(response.header.revision));
     return this.stateSeenRevision > before;
   }
