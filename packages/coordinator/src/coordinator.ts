@@ -3,7 +3,6 @@
  * routing table), reaches shard copies only through RPC clients, and renders
  * every result and every failure in the negotiated format.
  */
-import { AsyncLocalStorage } from 'node:async_hooks';
 import { randomBytes } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
 import { toTesseraError, type TesseraError } from '@tessera/errors';
@@ -52,8 +51,6 @@ import { ALL_METHODS, DASHBOARD_PREFIX, endpointOf, endpointRoute, methodNotAllo
 import { openApiDocument } from './api/openapi.js';
 import { prefersHtml, StaticFiles } from './dashboard/static-files.js';
 
-/** The cluster state's revision a document write on a coordinator that is not elected was routed from (cluster/leader-link.ts). */
-const routedAt = new AsyncLocalStorage<number>();
 
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
 const FORWARD_TIMEOUT_MS = 300_000;
@@ -159,11 +156,7 @@ export class Coordinator {
     const replication = new Replicator(registry, options.nodes, {
       log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }),
       ...(leaderLink === undefined ? {} : {
-        leaderWrite: (meta, call) => {
-          const revision = routedAt.getStore();
-          // Only a request routed here (handle) writes through the elected coordinator; anything else is its to run.
-          return revision === undefined ? Promise.reject(apiErrors.leaderRequired('not a routed document write')) : leaderLink.write(meta, call, revision);
-        },
+        leaderWrite: (meta, call, routedAt) => leaderLink.write(meta, call, routedAt),
       }),
     });
     registry.onIndexDropped((uuid) => replication.forgetIndex(uuid));
@@ -332,7 +325,7 @@ export class Coordinator {
   private async servedFollowing(req: HttpRequest, seen: Routed): Promise<Reply> {
     const state = this.options.state;
     // A document write needs no read of etcd: the elected coordinator runs it only if the state it was routed from is its own.
-    if (!servedLocally(req.method)) return routedAt.run(state?.revision?.() ?? 0, () => this.route(req, seen));
+    if (!servedLocally(req.method)) return this.route(req, seen);
     if (state?.health().connected === true) await state.refresh().catch(() => false);
     return this.route(req, seen);
   }
@@ -448,6 +441,8 @@ export class Coordinator {
     const route = resourceRoute(resource, method);
     seen.operation = route?.operation;
     const ctx = new RequestContext(req, path, this.options.decodeLimits);
+    // A document write on a coordinator that is not elected runs on the elected one only at the state it was routed from.
+    if (this.options.group?.isLeader === false) ctx.routedAt = this.options.state?.revision?.() ?? 0;
     seen.pretty = ctx.options.pretty;
     if (resource === 'document' && WRITE_METHODS.has(method)) refuseDottedId(ctx);
     if (route !== undefined) {

@@ -151,7 +151,7 @@ export class DocumentHandlers {
     const call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'> = op === 'index'
       ? { op, body: write.body, expectedVersions: write.expected, content: { type, bytes } }
       : { op, upsert, expectedVersions: write.expected, content: { type, bytes } };
-    const reply = await this.send(write.target, ctx.options.commit, call);
+    const reply = await this.send(write.target, ctx.options.commit, call, ctx.routedAt);
     if (!ctx.options.echo) return { status: 204 };
     return { status: 200, value: echoed(ctx, reply, write.target.shard) };
   }
@@ -199,7 +199,7 @@ export class DocumentHandlers {
       op: 'delete',
       expectedVersions: version === undefined ? undefined : [version],
       script: script === undefined ? undefined : await this.scripts.forWrite(script, {}, ctx.method),
-    });
+    }, ctx.routedAt);
     return { status: 204 };
   }
 
@@ -242,15 +242,15 @@ export class DocumentHandlers {
     callOf: (write: PreparedWrite) => Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<{ write: PreparedWrite; reply: WriteReply }> {
     const first = await this.prepareWrite(ctx, index, raw, idText);
     const grows = first.grows;
-    if (grows === undefined) return { write: first, reply: await this.send(first.target, ctx.options.commit, callOf(first)) };
+    if (grows === undefined) return { write: first, reply: await this.send(first.target, ctx.options.commit, callOf(first), ctx.routedAt) };
     return this.growthTurns.run(index, async () => {
       // Prepared again only when the schema grew while this write waited (the same field: nothing left to grow; another type: 400).
       const write = this.registry.get(index)?.schema === grows.from ? first : await this.prepareWrite(ctx, index, raw, idText);
-      if (write.grows === undefined) return { write, reply: await this.send(write.target, ctx.options.commit, callOf(write)) };
+      if (write.grows === undefined) return { write, reply: await this.send(write.target, ctx.options.commit, callOf(write), ctx.routedAt) };
       const reservation = await this.registry.reserveGrowth(write.target.meta, write.grows.to);
       let accepted = true;
       try {
-        return { write, reply: await this.send(write.target, ctx.options.commit, callOf(write)) };
+        return { write, reply: await this.send(write.target, ctx.options.commit, callOf(write), ctx.routedAt) };
       } catch (err) {
         accepted = toTesseraError(err).status >= 500;
         throw err;
@@ -356,9 +356,9 @@ export class DocumentHandlers {
    * the write is made once more, read-modify-write, version check and script
    * included. RESTORE makes its patch items so refused again through here.
    */
-  async send(target: Target, commit: boolean, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
+  async send(target: Target, commit: boolean, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>, routedAt?: number): Promise<WriteReply> {
     try {
-      return await this.sendOnce(target, commit, call);
+      return await this.sendOnce(target, commit, call, routedAt);
     } catch (err) {
       const result = scriptResultOf(err);
       if (result === undefined) throw err;
@@ -366,19 +366,20 @@ export class DocumentHandlers {
       const current = this.registry.get(target.meta.path);
       if (current === undefined || current.uuid !== target.meta.uuid) throw err;
       try {
-        return await this.sendOnce(this.target(current, target.id), commit, call);
+        return await this.sendOnce(this.target(current, target.id), commit, call, routedAt);
       } catch (again) {
         throw scriptResultOf(again) === undefined ? again : apiErrors.scriptSchemaUnstable();
       }
     }
   }
 
-  private sendOnce(target: Target, commit: boolean, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>): Promise<WriteReply> {
+  /** `routedAt`: the cluster state's revision the request was routed from, on a coordinator that is not elected (RequestContext). */
+  private sendOnce(target: Target, commit: boolean, call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'>, routedAt: number | undefined): Promise<WriteReply> {
     const full: WriteCall = Object.assign({
       index: target.meta.path, shard: target.shard, id: target.id, commit, schema: target.meta.schema,
     }, call);
     if (full.script === undefined) delete full.script;
-    return this.replicator.write(target.meta, target.shard, full);
+    return this.replicator.write(target.meta, target.shard, full, routedAt);
   }
 }
 

@@ -45,7 +45,7 @@ export interface ReplicationOptions {
    * (cluster/leader-link.ts). Without it such a write is refused with
    * `leader_required` (its request is then forwarded whole).
    */
-  leaderWrite?: (meta: IndexMeta, call: WriteCall) => Promise<WriteReply>;
+  leaderWrite?: (meta: IndexMeta, call: WriteCall, routedAt: number) => Promise<WriteReply>;
   log: ReplicationLog;
 }
 

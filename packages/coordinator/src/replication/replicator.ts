@@ -115,12 +115,16 @@ export class Replicator implements RecoveryContext {
    * A document write on the shard's primary, relayed to its replicas;
    * resolves once every in-sync copy has it. On a coordinator that does not
    * decide, the elected one runs it (one coordinator relays, and knows every
-   * copy recovering or being promoted).
+   * copy recovering or being promoted), if the write was routed here from
+   * the cluster state at revision `routedAt` (a request's document write).
    */
-  write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply> {
+  write(meta: IndexMeta, shard: number, call: WriteCall, routedAt?: number): Promise<WriteReply> {
     if (!this.options.decides()) {
       const { leaderWrite } = this.options;
-      return leaderWrite === undefined ? Promise.reject(apiErrors.leaderRequired('writes are relayed by the elected coordinator')) : leaderWrite(meta, call);
+      if (leaderWrite === undefined) return Promise.reject(apiErrors.leaderRequired('writes are relayed by the elected coordinator'));
+      // Anything but a request's routed document write is the elected coordinator's to run (its request is forwarded whole).
+      if (routedAt === undefined) return Promise.reject(apiErrors.leaderRequired('not a routed document write'));
+      return leaderWrite(meta, call, routedAt);
     }
     return this.throughPrimary(meta, shard, 'doc.write', call, (reply, term) => [changeOf(reply, term, call.content)]);
   }

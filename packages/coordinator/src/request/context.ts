@@ -8,6 +8,12 @@ import type { ParsedPath } from './path.js';
 export class RequestContext {
   readonly params: QueryParams;
   readonly options: Readonly<CommonOptions>;
+  /**
+   * On a coordinator that is not elected: the cluster state's etcd revision
+   * this request was routed from (its aliases resolved, its index read), which
+   * a document write's routed call carries (cluster/leader-link.ts).
+   */
+  routedAt: number | undefined;
 
   constructor(readonly req: HttpRequest, readonly path: ParsedPath, private readonly limits: DecodeLimits) {
     this.params = new QueryParams(req.query);
