@@ -4,7 +4,7 @@
  * rejoining (catch-up from the operation log or by a full copy), and a lost
  * or paused primary replaced under a new term.
  */
-import type { WriteReply } from '@tessera/rpc';
+import { bodyOf, type WriteReply } from '@tessera/rpc';
 import { InProcessCluster } from './in-process-cluster.js';
 
 let cluster: InProcessCluster;
@@ -238,7 +238,7 @@ describe('failover', () => {
           .catch(() => null);
         if (doc === null) continue;
         try {
-          await cluster.write(INDEX, { op: 'index', id, body: { count: (doc.body.count as number) + 1 }, expectedVersions: [doc.version] });
+          await cluster.write(INDEX, { op: 'index', id, body: { count: (bodyOf(doc).count as number) + 1 }, expectedVersions: [doc.version] });
           wins.set(id, (wins.get(id) ?? 0) + 1);
         } catch (err) {
           if ((err as { status?: number }).status === 409) conflicts++;
@@ -258,7 +258,7 @@ describe('failover', () => {
     const primary = cluster.placement(INDEX).primary as string;
     for (const id of keys) {
       const doc = await cluster.direct(primary).call('doc.get', { index: INDEX, shard: 1, id });
-      expect(doc!.body.count).toBe(wins.get(id));
+      expect(bodyOf(doc!).count).toBe(wins.get(id));
     }
   });
 });

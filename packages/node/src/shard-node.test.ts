@@ -2,7 +2,7 @@ import { existsSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { EngineLogger } from '@tessera/engine';
-import { DEFERRED } from '@tessera/rpc';
+import { bodyOf, DEFERRED, type DocumentReply } from '@tessera/rpc';
 import { shardDirectory } from './shard-paths.js';
 import { ShardNode } from './shard-node.js';
 
@@ -55,6 +55,14 @@ describe('ShardNode', () => {
     expect(remote.get('binary')?.body).toEqual({ raw: new Uint8Array([1, 2, 3]) });
     const local = await search(false);
     expect(local.get('plain')).toMatchObject({ body: { title: 'a' }, bodyJson: remote.get('plain')?.bodyJson });
+    // doc.get likewise, from LevelDB and from the cache (handleNow).
+    for (const get of [(p: object) => node.handle('doc.get', p), (p: object) => node.handleNow('doc.get', p)]) {
+      const plain = await get({ index: '/j/', shard: 1, id: 'plain', bodiesAsJson: true }) as { body?: unknown; bodyJson?: string };
+      expect(plain.body).toBeUndefined();
+      expect(bodyOf(plain as DocumentReply)).toEqual({ title: 'a', n: 1, tags: ['x', null], nested: { ok: true } });
+      expect(await get({ index: '/j/', shard: 1, id: 'binary', bodiesAsJson: true })).toMatchObject({ body: { raw: new Uint8Array([1, 2, 3]) } });
+      expect(await get({ index: '/j/', shard: 1, id: 'plain' })).toMatchObject({ body: { title: 'a' } });
+    }
   });
 
   it('refuses malformed calls', async () => {

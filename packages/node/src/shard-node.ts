@@ -115,7 +115,7 @@ export class ShardNode {
     'doc.get': async (p) => {
       const shard = await this.open(ref('doc.get', p));
       const doc = await shard.get(docId('doc.get', p.id));
-      return doc === undefined ? null : documentReply(doc);
+      return doc === undefined ? null : documentReply(doc, p.bodiesAsJson === true);
     },
     'doc.write': async (call) => {
       const where = ref('doc.write', call);
@@ -242,7 +242,7 @@ export class ShardNode {
     const shard = this.opened.get(shardKey(ref(method, p)));
     if (shard === undefined) return DEFERRED;
     const doc = shard.cached(docId(method, p.id));
-    return doc === undefined ? DEFERRED : documentReply(doc);
+    return doc === undefined ? DEFERRED : documentReply(doc, p.bodiesAsJson === true);
   };
 
   /** Open (creating if needed) a shard copy; concurrent opens share one. */
@@ -404,12 +404,15 @@ function docId(method: string, id: unknown): string | number {
   throw nodeErrors.badCall(method, 'id must be a string or a number');
 }
 
-/** A stored document as `doc.get` answers it. */
-function documentReply(doc: StoredDocument): DocumentReply {
+/** A stored document as `doc.get` answers it; `bodiesAsJson`: its body as its JSON alone when that carries it exactly (GetCall). */
+function documentReply(doc: StoredDocument, bodiesAsJson: boolean): DocumentReply {
   const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
   if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
   const json = sourceJson(doc.body);
-  if (json !== undefined) reply.bodyJson = json;
+  if (json !== undefined) {
+    reply.bodyJson = json;
+    if (bodiesAsJson && JSON_FAITHFUL.has(doc.body)) reply.body = undefined;
+  }
   return reply;
 }
 

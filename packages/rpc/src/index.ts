@@ -4,6 +4,7 @@ export { InProcessClient } from './in-process.js';
 export { InFlightLimiter } from './limiter.js';
 export { rpcErrors } from './errors.js';
 export type * from './protocol.js';
+export { bodyOf } from './protocol.js';
 export { describeTransport, type Connect } from './transport.conformance.js';
 export { RpcPeer, type RpcPeerEvents } from './ws/peer.js';
 export { RpcServer, RPC_SERVER_DEFAULTS, type RpcServerOptions } from './ws/server.js';

@@ -25,11 +25,28 @@ export interface DocumentReply {
   id: DocumentId;
   docid: number;
   version: number;
-  body: DocumentBody;
+  /** Absent when `bodyJson` stands for it (GetCall.bodiesAsJson): `bodyOf` gives it either way. */
+  body?: DocumentBody;
   /** Stored content entries in order of last storing (the last is the default), when the document has any. */
   content?: ContentLink[];
   /** `body` as compact JSON (the stored source, encoded once per cached version), when the node has it. */
   bodyJson?: string;
+}
+
+export interface GetCall extends ShardRef {
+  id: DocumentId;
+  /**
+   * The caller is across a wire (another process or thread): a body its
+   * compact JSON carries exactly comes as `bodyJson` alone, not twice.
+   */
+  bodiesAsJson?: boolean;
+}
+
+/** A reply's body: the object when it came, else parsed from its JSON (a reply asked `bodiesAsJson`). */
+export function bodyOf(reply: { body?: DocumentBody; bodyJson?: string }): DocumentBody {
+  if (reply.body !== undefined) return reply.body;
+  if (reply.bodyJson === undefined) throw new TypeError('a document reply with neither body nor bodyJson');
+  return JSON.parse(reply.bodyJson) as DocumentBody;
 }
 
 /**
@@ -163,11 +180,7 @@ export interface SearchCall extends ShardRef, SchemaReference {
   after?: SearchAfter;
   /** Parsed `_highlight`: fragments of these fields for each hit. */
   highlight?: HighlightRequest;
-  /**
-   * The caller is across a wire (another process or thread): a hit whose
-   * body its compact JSON carries faithfully comes with `bodyJson` alone, not
-   * with the body a second time, and the caller parses the few it needs.
-   */
+  /** As GetCall.bodiesAsJson, for every hit: the caller parses the few it needs (`bodyOf`). */
   bodiesAsJson?: boolean;
 }
 
@@ -244,7 +257,7 @@ export interface ShardCalls {
   'shard.drop': [ShardRef, null];
   'shard.stats': [ShardRef & { lengths?: boolean }, ShardStatsReply];
   'shard.commit': [ShardRef, null];
-  'doc.get': [ShardRef & { id: DocumentId }, DocumentReply | null];
+  'doc.get': [GetCall, DocumentReply | null];
   'doc.write': [WriteCall, WriteReply];
   'doc.writeMany': [WriteManyCall, WriteManyReply];
   'doc.replicate': [ReplicateCall, ReplicateReply];

@@ -23,7 +23,7 @@ import { createDeflate, createGzip } from 'node:zlib';
 import { pipeline, Readable } from 'node:stream';
 import { errorBody, toTesseraError } from '@tessera/errors';
 import { matchingRange, msgpackSerializer, negotiateEncoding, negotiateSerializer, parseAccept, type ContentCoding, type MediaRange } from '@tessera/http';
-import type { ScanCall, ScanReply } from '@tessera/rpc';
+import { bodyOf, type ScanCall, type ScanReply } from '@tessera/rpc';
 import { convertId, type DocumentId } from '../documents/ids.js';
 import { apiErrors } from '../errors.js';
 import { describe } from '../indexes/handlers.js';
@@ -110,7 +110,7 @@ export class DumpHandler {
       bytes: await client.call('doc.content', { index: meta.path, shard, ...entry, from: 0, length: entry.size, verify: true }),
     })));
     const binary = negotiateSerializer(ctx.req.headers.accept, ctx.req.headers['content-type'])?.serializer.format === 'msgpack';
-    return { status: 200, value: dumpItem({ id: doc.id, version: doc.version, body: doc.body, ...(content === undefined ? {} : { content }) }, undefined, binary) };
+    return { status: 200, value: dumpItem({ id: doc.id, version: doc.version, body: bodyOf(doc), ...(content === undefined ? {} : { content }) }, undefined, binary) };
   }
 
   /** Every shard's documents, a page per `shard.scan`, shard 1 first. */

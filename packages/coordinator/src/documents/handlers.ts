@@ -8,7 +8,7 @@
  * A write's script (`_script`, else the index default) is resolved here
  * (scripts/resolve.ts) and run by the primary after the merge.
  */
-import { DEFERRED, type ContentLink, type ContentReadCall, type DocumentReply, type RpcClient, type WriteCall, type WriteReply } from '@tessera/rpc';
+import { bodyOf, DEFERRED, type ContentLink, type ContentReadCall, type DocumentReply, type GetCall, type RpcClient, type WriteCall, type WriteReply } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
 import { apiErrors, encodeDocumentId } from '../errors.js';
 import type { IndexRegistry } from '../indexes/registry.js';
@@ -74,7 +74,8 @@ export class DocumentHandlers {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
     const replication = this.replicator;
-    const params = { index: target.meta.path, shard: target.shard, id: target.id };
+    // Across a wire, a body comes as its JSON alone: the answer splices it, and parses it only for another form.
+    const params: GetCall = { index: target.meta.path, shard: target.shard, id: target.id, bodiesAsJson: target.client.callNow === undefined };
     const doc = replication.readNow(target.meta, target.shard, 'doc.get', params);
     if (doc !== DEFERRED) return this.answerGet(ctx, target, doc);
     return replication.read(target.meta, target.shard, 'doc.get', params).then((read) => this.answerGet(ctx, target, read));
@@ -106,7 +107,7 @@ export class DocumentHandlers {
   private presentDocument(ctx: RequestContext, doc: DocumentReply, shard: number, selector: string | undefined): Reply {
     if (ctx.method === 'HEAD') return { status: 200 };
     if (selector === undefined && doc.bodyJson !== undefined) return new PresentedDocument(doc, shard, ctx.options.comments, doc.bodyJson);
-    const value = present(ctx.options.comments, doc.body, doc, shard);
+    const value = present(ctx.options.comments, bodyOf(doc), doc, shard);
     return { status: 200, value: selector === undefined ? value : applySelector(value, selector) };
   }
 
@@ -267,7 +268,7 @@ export class DocumentHandlers {
     if (!meta || !meta.idType) return undefined;
     const target = this.target(meta, convertId(idText, meta.idType));
     const doc = await target.client.call('doc.get', { index: meta.path, shard: target.shard, id: target.id });
-    return doc?.body;
+    return doc === null ? undefined : bodyOf(doc);
   }
 
   /**
@@ -441,7 +442,7 @@ class PresentedDocument implements Reply {
   }
 
   get value(): Record<string, unknown> {
-    return this.presented ??= present(this.comments, this.doc.body, this.doc, this.shard);
+    return this.presented ??= present(this.comments, bodyOf(this.doc), this.doc, this.shard);
   }
 }
 

@@ -4,7 +4,7 @@
  * index (creating it), the ID and the shard; the write goes to the primary
  * and its in-sync replicas like any PUT.
  */
-import type { WriteReply } from '@tessera/rpc';
+import { bodyOf, type WriteReply } from '@tessera/rpc';
 import { convertId } from '../documents/ids.js';
 import type { DocumentHandlers } from '../documents/handlers.js';
 import type { ShardRouter } from '../routing.js';
@@ -19,7 +19,7 @@ export function foreignDocuments(registry: IndexRegistry, documents: DocumentHan
       const id = convertId(idText, meta.idType);
       const shard = router.shardOf(id, meta.settings.number_of_shards);
       const doc = await documents.replication.read(meta, shard, 'doc.get', { index: meta.path, shard, id });
-      return doc?.body;
+      return doc === null ? undefined : bodyOf(doc);
     },
     async write(index, idText, body) {
       // `_settings: {}`: the holder's index may be created here, and `--strict` asks every new index for settings.

@@ -11,7 +11,7 @@
  * being replaced is still searched, and only a shard with no in-sync copy
  * on an active node answers 503.
  */
-import type { SearchCall, SearchReply } from '@tessera/rpc';
+import { bodyOf, type SearchCall, type SearchReply } from '@tessera/rpc';
 import {
   type AggregationRequest, cursorSortKeys, type HighlightRequest, type Pagination, parseAggregations, parseHighlight, parsePagination, parseQuery,
   parseQueryStrings, parseSearchAfter, parseSort, parseSortStrings, type Query, renderAggregations, searchAfterFor, type SortKey, type SortValue,
@@ -294,7 +294,7 @@ class SearchPage implements Reply {
   }
 
   private hit(hit: ShardHit, i: number): unknown {
-    const value: Record<string, unknown> = Object.assign({}, hit.body ?? (JSON.parse(hit.bodyJson!) as Record<string, unknown>));
+    const value: Record<string, unknown> = Object.assign({}, bodyOf(hit));
     value._id = hit.id;
     value._version = hit.version;
     if (this.options.sortValues) value._sort = this.sortOf(hit);
