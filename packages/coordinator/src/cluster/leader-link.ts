@@ -164,7 +164,8 @@ export function leaderCallHandler(host: LeaderWriteHost): RpcHandler {
     const meta = host.get(call.index);
     if (meta === undefined || meta.uuid !== uuid) throw apiErrors.leaderRequired(`index ${call.index} changed since the write was routed`);
     if (call.shard > meta.allocation.length) throw apiErrors.badLeaderCall(`index ${call.index} has no shard ${call.shard}`);
-    return host.write(meta, call.shard, { ...call, schema: meta.schema });
+    // Object.assign, not a spread with a new key (~2 µs on Node 20's V8; see replicator.ts throughPrimary).
+    return host.write(meta, call.shard, Object.assign({}, call, { schema: meta.schema }));
   };
 }
 

@@ -95,6 +95,6 @@ export class SchemaReferencingClient implements RpcClient {
   private carrying(copy: string, id: string, call: SchemaCall): SchemaCall {
     if (this.sent.size >= COPIES_REMEMBERED_MAX && !this.sent.has(copy)) this.sent.clear();
     this.sent.set(copy, id);
-    return { ...call, schemaId: id };
+    return Object.assign({}, call, { schemaId: id });
   }
 }
