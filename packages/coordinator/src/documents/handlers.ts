@@ -75,7 +75,7 @@ export class DocumentHandlers {
     if (!target) throw apiErrors.documentNotFound();
     const replication = this.replicator;
     // Across a wire, a body comes as its JSON alone: the answer splices it, and parses it only for another form.
-    const params: GetCall = { index: target.meta.path, shard: target.shard, id: target.id, bodiesAsJson: target.client.callNow === undefined };
+    const params: GetCall = { index: target.meta.path, shard: target.shard, id: target.id, bodiesAsJson: target.client.passesByReference !== true };
     const doc = replication.readNow(target.meta, target.shard, 'doc.get', params);
     if (doc !== DEFERRED) return this.answerGet(ctx, target, doc);
     return replication.read(target.meta, target.shard, 'doc.get', params).then((read) => this.answerGet(ctx, target, read));

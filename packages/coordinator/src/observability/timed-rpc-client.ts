@@ -21,6 +21,11 @@ export class TimedRpcClient implements RpcClient {
     return this.inner.inFlight;
   }
 
+  /** The inner transport's: whether what a call carries crosses a wire (RpcClient.passesByReference). */
+  get passesByReference(): boolean {
+    return this.inner.passesByReference === true;
+  }
+
   /**
    * The inner call's own promise is returned, with the timing attached to it
    * beside the caller's reaction: no second promise for the caller to wait

@@ -135,7 +135,7 @@ export class SearchHandlers {
       try {
         const client = this.registry.client(meta.path, node, shard);
         // Across a wire, bodies come as their JSON alone: the page splices it, and parses only what another form needs.
-        call.bodiesAsJson = client.callNow === undefined;
+        call.bodiesAsJson = client.passesByReference !== true;
         return await client.call('shard.search', call);
       } catch (err) {
         if (!isCopyGone(err)) throw err;
