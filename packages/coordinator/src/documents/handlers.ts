@@ -74,10 +74,11 @@ export class DocumentHandlers {
     const target = this.locate(ctx);
     if (!target) throw apiErrors.documentNotFound();
     const replication = this.replicator;
-    // Across a wire, a body comes as its JSON alone: the answer splices it, and parses it only for another form.
-    const params: GetCall = { index: target.meta.path, shard: target.shard, id: target.id, bodiesAsJson: target.client.passesByReference !== true };
+    const params: GetCall = { index: target.meta.path, shard: target.shard, id: target.id };
     const doc = replication.readNow(target.meta, target.shard, 'doc.get', params);
     if (doc !== DEFERRED) return this.answerGet(ctx, target, doc);
+    // Across a wire, a body comes as its JSON alone: the answer splices it, and parses it only for another form.
+    params.bodiesAsJson = acrossAWire(target);
     return replication.read(target.meta, target.shard, 'doc.get', params).then((read) => this.answerGet(ctx, target, read));
   }
 
@@ -413,6 +414,20 @@ function present(comments: boolean, body: Record<string, unknown>, doc: { id: Do
     value['#shard'] = shard;
   }
   return value;
+}
+
+/**
+ * Whether the target's primary is reached across a wire (another process or
+ * thread). Asked of its client without waiting for it: a primary that is
+ * down (the read then waits out its failover in `Replicator.read`) is taken
+ * to be remote, as nodes that can be down are.
+ */
+function acrossAWire(target: Target): boolean {
+  try {
+    return target.client.passesByReference !== true;
+  } catch {
+    return true;
+  }
 }
 
 /** The echo of a write: the document as `present` makes it, through `?selector` (a missing path is null: the write is done). */
