@@ -51,7 +51,6 @@ import { ALL_METHODS, DASHBOARD_PREFIX, endpointOf, endpointRoute, methodNotAllo
 import { openApiDocument } from './api/openapi.js';
 import { prefersHtml, StaticFiles } from './dashboard/static-files.js';
 
-
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
 const FORWARD_TIMEOUT_MS = 300_000;
 
@@ -155,9 +154,7 @@ export class Coordinator {
     // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
     const replication = new Replicator(registry, options.nodes, {
       log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }),
-      ...(leaderLink === undefined ? {} : {
-        leaderWrite: (meta, call, routedAt) => leaderLink.write(meta, call, routedAt),
-      }),
+      ...(leaderLink === undefined ? {} : { leaderWrite: (meta, call, routedAt) => leaderLink.write(meta, call, routedAt) }),
     });
     registry.onIndexDropped((uuid) => replication.forgetIndex(uuid));
     metrics.attachReplication(() => replication.lag());
@@ -325,8 +322,7 @@ export class Coordinator {
   private async servedFollowing(req: HttpRequest, seen: Routed): Promise<Reply> {
     const state = this.options.state;
     // A document write needs no read of etcd: the elected coordinator runs it only if the state it was routed from is its own.
-    if (!servedLocally(req.method)) return this.route(req, seen);
-    if (state?.health().connected === true) await state.refresh().catch(() => false);
+    if (servedLocally(req.method) && state?.health().connected === true) await state.refresh().catch(() => false);
     return this.route(req, seen);
   }
 

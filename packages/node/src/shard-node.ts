@@ -10,7 +10,7 @@ import {
 import { toTesseraError } from '@tessera/errors';
 import { DEFERRED } from '@tessera/rpc';
 import type {
-  DocumentInfoReply, DocumentReply, NodeInfoReply, NodeStatsReply, ScanReply, SearchReply, ShardCallHandlers, ShardCallName, ShardCalls, ShardRef,
+  DocumentBody, DocumentInfoReply, DocumentReply, NodeInfoReply, NodeStatsReply, ScanReply, SearchReply, ShardCallHandlers, ShardCallName, ShardCalls, ShardRef,
   ShardStatsReply, WriteReply,
 } from '@tessera/rpc';
 import { DirectorySizes } from './directory-bytes.js';
@@ -157,14 +157,7 @@ export class ShardNode {
         query: call.query, sort: call.sort,
         k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs, after: call.after, highlight: call.highlight,
       });
-      for (const hit of reply.hits) {
-        const { body } = hit;
-        const json = body === undefined ? undefined : sourceJson(body);
-        if (json === undefined) continue;
-        hit.bodyJson = json;
-        // Sent once, as text: a body the JSON stands for exactly need not be encoded and decoded a second time.
-        if (call.bodiesAsJson === true && JSON_FAITHFUL.has(body as object)) hit.body = undefined;
-      }
+      for (const hit of reply.hits) withSourceJson(hit, call.bodiesAsJson === true);
       return reply;
     },
     'shard.scan': async (call) => {
@@ -408,12 +401,21 @@ function docId(method: string, id: unknown): string | number {
 function documentReply(doc: StoredDocument, bodiesAsJson: boolean): DocumentReply {
   const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
   if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
-  const json = sourceJson(doc.body);
-  if (json !== undefined) {
-    reply.bodyJson = json;
-    if (bodiesAsJson && JSON_FAITHFUL.has(doc.body)) reply.body = undefined;
-  }
+  withSourceJson(reply, bodiesAsJson);
   return reply;
+}
+
+/**
+ * A reply's `bodyJson`, from its body; with `jsonAlone` (the caller is
+ * across a wire: GetCall/SearchCall.bodiesAsJson) the body is left out when
+ * that JSON stands for it exactly: sent once, as text, not encoded and
+ * decoded a second time.
+ */
+function withSourceJson(reply: { body?: DocumentBody; bodyJson?: string }, jsonAlone: boolean): void {
+  const source = reply.body === undefined ? undefined : sourceJson(reply.body);
+  if (source === undefined) return;
+  reply.bodyJson = source.json;
+  if (jsonAlone && source.faithful) reply.body = undefined;
 }
 
 /**
@@ -423,21 +425,23 @@ function documentReply(doc: StoredDocument, bodiesAsJson: boolean): DocumentRepl
  * document reuse the text (as Elasticsearch keeps `_source` as bytes).
  * Undefined for a body JSON cannot carry (a BigInt).
  */
-const SOURCE_JSON = new WeakMap<object, string | null>();
-/** Bodies whose JSON parses back to an equal body (jsonFaithful), found as their JSON is made. */
-const JSON_FAITHFUL = new WeakSet<object>();
-function sourceJson(body: object): string | undefined {
-  let json = SOURCE_JSON.get(body);
-  if (json === undefined) {
+const SOURCE_JSON = new WeakMap<object, SourceJson | null>();
+interface SourceJson {
+  json: string;
+  /** JSON.parse of `json` gives the body back exactly (jsonFaithful). */
+  faithful: boolean;
+}
+function sourceJson(body: object): SourceJson | undefined {
+  let source = SOURCE_JSON.get(body);
+  if (source === undefined) {
     try {
-      json = JSON.stringify(body);
+      source = { json: JSON.stringify(body), faithful: jsonFaithful(body) };
     } catch {
-      json = null;
+      source = null;
     }
-    SOURCE_JSON.set(body, json);
-    if (json !== null && jsonFaithful(body)) JSON_FAITHFUL.add(body);
+    SOURCE_JSON.set(body, source);
   }
-  return json ?? undefined;
+  return source ?? undefined;
 }
 
 /**

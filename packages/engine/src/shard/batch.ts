@@ -41,7 +41,8 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
   const applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[] = [];
   let newSchemaJson: string | undefined;
-  let newSchema: { schema: Record<string, unknown>; storage: SchemaStorage } | undefined;
+  /** The schema this batch stores, parsed, and what LevelDB holds of it once the batch is written. */
+  let newSchema: { schema: Record<string, unknown>; json: string; storage: SchemaStorage } | undefined;
   const counters = { ...state.counters };
   const seen = new Set<string>();
   let batch: ReturnType<ShardDatabase['batch']> | undefined;
@@ -99,7 +100,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     }
     if (newSchemaJson !== undefined) {
       const schema = JSON.parse(newSchemaJson) as Record<string, unknown>;
-      newSchema = { schema, storage: writeSchemaChange(batch, state.schemaStorage, state.schema, schema, newSchemaJson) };
+      newSchema = { schema, json: newSchemaJson, storage: writeSchemaChange(batch, state.schemaStorage, state.schema, schema, newSchemaJson) };
     }
     batch.put(META_COUNTERS, encodeCounters(counters));
     // The position as of changes already durable: it never claims one this batch may lose.
@@ -134,8 +135,8 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     throw engineErrors.storageUnavailable(err);
   }
   state.counters = counters;
-  if (newSchemaJson !== undefined && newSchema !== undefined) {
-    state.schemaJson = newSchemaJson;
+  if (newSchema !== undefined) {
+    state.schemaJson = newSchema.json;
     state.schema = newSchema.schema;
     state.schemaStorage = newSchema.storage;
   }
