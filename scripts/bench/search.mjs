@@ -34,7 +34,6 @@
 // groups and before geo.
 import { spawn, execSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -43,7 +42,7 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
-import { httpCall } from './bench-lib.mjs';
+import { bareHttpFloor, concurrentSearches, freePort, httpCall, round1, searchBodyFor, summarize, tookUs } from './bench-lib.mjs';
 import { runFuzzyGroup } from './search-fuzzy.mjs';
 import { runGeoGroup, runGeoOnly } from './search-geo.mjs';
 
@@ -58,6 +57,7 @@ const ENGINE = process.env.ENGINE
 const INDEX = '/debian/';
 const CHUNK_BYTES = 1 << 20;
 const GROUPS = ['text1', 'text2', 'filter', 'range'];
+const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
 
 if (!Number.isSafeInteger(SHARDS) || SHARDS < 1) throw new Error(`SHARDS must be a positive integer, not ${process.env.SHARDS}`);
 
@@ -95,33 +95,6 @@ function memoryOf(pid) {
   return { peak: round1(kb('VmHWM') / 1024), now: round1(kb('VmRSS') / 1024) };
 }
 
-function round1(x) { return Math.round(x * 10) / 10; }
-
-/** The peers' percentile: nearest rank on the sorted sample. */
-function pct(sorted, p) {
-  if (sorted.length === 0) return null;
-  const k = Math.min(sorted.length - 1, Math.max(0, Math.round((p / 100) * (sorted.length - 1))));
-  return sorted[k];
-}
-
-/** common.summarize: q/s = queries / summed latency; latencies in µs. */
-function summarize(latUs) {
-  const s = [...latUs].sort((a, b) => a - b);
-  const totalS = s.reduce((a, b) => a + b, 0) / 1e6;
-  return {
-    n: s.length, qps: totalS ? round1(s.length / totalS) : null,
-    p50_us: round1(pct(s, 50)), p90_us: round1(pct(s, 90)), p99_us: round1(pct(s, 99)), max_us: round1(s[s.length - 1]),
-  };
-}
-
-async function freePort() {
-  const server = createServer();
-  await new Promise((res) => server.listen(0, '127.0.0.1', res));
-  const { port } = server.address();
-  await new Promise((res) => server.close(res));
-  return port;
-}
-
 /**
  * Parsed corpus: the NDJSON lines RESTORE receives, one per document, id = line
  * number. Xapian stores the JSON line as document data and indexes the joined
@@ -148,32 +121,6 @@ const SCHEMA = {
   installed_size: { _type: 'integer' },
 };
 
-/** The Tessera request for one entry of queries.json (its `xapiand_hint`, with `_all` as our `text`). */
-function requestFor(q) {
-  const body = {};
-  if (q.group === 'range') {
-    const r = q.range;
-    body._query = { [r.field]: { _in: { _range: { _from: r.from, _to: r.to } } } };
-    body._sort = [{ [r.field]: { _order: 'desc' } }, '_id'];
-  } else {
-    const parts = q.terms.map((t) => ({ text: t }));
-    if (q.section) parts.push({ section: q.section });
-    body._query = parts.length === 1 ? parts[0] : { _and: parts };
-  }
-  body._limit = q.limit;
-  if (q.facet) body._aggs = { sections: { _values: { _field: q.facet.field, _limit: q.facet.size } } };
-  if (SELECTOR !== undefined && q.limit > 0) body._selector = SELECTOR;
-  return JSON.stringify(body);
-}
-
-/** `took` of a response in µs: `"3.3ms"`, `"559.354µs"`, `"1.2s"`, or seconds as a number (`human=false`). */
-function tookUs(took) {
-  if (typeof took === 'number') return took * 1e6;
-  const m = /^([\d.]+)(µs|ms|s)$/.exec(String(took));
-  if (!m) return NaN;
-  return Number(m[1]) * { µs: 1, ms: 1e3, s: 1e6 }[m[2]];
-}
-
 /** 'ok' when a facet reply carries the `_values` buckets; else why the facet group is skipped. */
 function facetProblem(reply) {
   if (reply.status !== 200) return `${reply.status}: ${reply.value?.message ?? JSON.stringify(reply.value)}`;
@@ -193,32 +140,6 @@ async function call(client, method, path, body, headers = { 'content-type': 'app
 /** One query on the benchmark's keep-alive connection (bench-lib.mjs: node:http, not undici). */
 const queryCall = (agent, port, path, body) => httpCall(agent, port, 'SEARCH', path, body);
 
-/**
- * The ceiling of this client on this machine: the same SEARCH request, one at
- * a time on one keep-alive connection, against a bare node:http server in its
- * own process that answers a fixed empty page at once. No server can answer
- * this client faster; a q/s target above it is out of reach over HTTP.
- */
-async function bareHttpFloor(body) {
-  const port = await freePort();
-  const script = `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('{"total":0,"hits":[]}'); }); }).listen(${port}, '127.0.0.1', () => console.log('ready'));`;
-  const bare = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
-  try {
-    await new Promise((res, rej) => { bare.stdout.once('data', res); bare.once('exit', (code) => rej(new Error(`bare server exited with ${code}`))); });
-    const agent = new Agent({ keepAlive: true, maxSockets: 1 });
-    const lat = [];
-    for (let i = 0; i < 1200; i++) {
-      const start = process.hrtime.bigint();
-      await queryCall(agent, port, INDEX, body);
-      if (i >= 200) lat.push(Number(process.hrtime.bigint() - start) / 1000);
-    }
-    agent.destroy();
-    return summarize(lat);
-  } finally {
-    bare.kill('SIGTERM');
-  }
-}
-
 function check(reply, what) {
   if (reply.status >= 300) throw new Error(`${what} answered ${reply.status}: ${JSON.stringify(reply.value)}`);
   return reply.value;
@@ -230,7 +151,7 @@ async function main() {
   const queries = queriesFile.queries;
   const timed = queries.filter((q) => q.group !== 'facet');
   const facets = queries.filter((q) => q.group === 'facet');
-  const bodies = new Map(queries.map((q) => [q.id, requestFor(q)]));
+  const bodies = new Map(queries.map((q) => [q.id, searchBodyFor(q, SELECTOR)]));
 
   let t0 = process.hrtime.bigint();
   const docs = loadCorpus();
@@ -331,7 +252,9 @@ async function main() {
       if (i >= 200) floorLat.push(Number(clock() - start) / 1000);
     }
     const floor = summarize(floorLat);
-    const bareFloor = await bareHttpFloor(floorBody);
+    const bareFloor = await bareHttpFloor(INDEX, floorBody);
+    // The same 1,000 queries from CONNECTIONS connections at once (issue 24): what the server answers when it is kept busy.
+    const concurrent = await concurrentSearches(port, INDEX, timed.map((q) => bodies.get(q.id)), CONNECTIONS, 5 * timed.length);
     const rssEnd = memoryOf(server.pid).peak;
     const bytesBeforeShutdown = du(data);
     // The fuzzy group: the same index and connection, after the figures above so that it does not change them.
@@ -368,6 +291,7 @@ async function main() {
         facet: facetStatus, rss_note: 'server process VmHWM (client not included)',
         empty_search: { qps: floor.qps, p50_us: floor.p50_us, p99_us: floor.p99_us },
         bare_http: { qps: bareFloor.qps, p50_us: bareFloor.p50_us, p99_us: bareFloor.p99_us },
+        concurrent: { connections: CONNECTIONS, queries: concurrent.n, qps: concurrent.wall_qps, p50_us: concurrent.p50_us, p99_us: concurrent.p99_us },
         server_took: Object.fromEntries(Object.entries(serverTook).map(([g, t]) => [g, { p50_us: t.p50_us, p99_us: t.p99_us, mean_us: round1(1e6 / t.qps) }])),
       },
       query: stats,
@@ -405,6 +329,9 @@ function printTable(r, facetStatus, outFile) {
   console.log(`fixed cost per query (SEARCH matching nothing, same connection): ${n(f.qps)} q/s, p50 ${ms(f.p50_us)} ms, p99 ${ms(f.p99_us)} ms`);
   const b = r.extra.bare_http;
   console.log(`HTTP floor (a bare node:http server answering at once, own process, same client): ${n(b.qps)} q/s, p50 ${ms(b.p50_us)} ms, p99 ${ms(b.p99_us)} ms`);
+  const c = r.extra.concurrent;
+  console.log(`${c.connections} connections at once (the 1,000 queries, ${n(c.queries)} searches): ${n(c.qps)} q/s (${(c.qps / r.query.all1000.wall_qps).toFixed(2)}x one connection's), p50 ${ms(c.p50_us)} ms, p99 ${ms(c.p99_us)} ms`);
+  console.log(`all1000 over the HTTP floor: ${(r.query.all1000.qps / b.qps).toFixed(2)}x`);
   console.log(`\nwrote ${outFile}`);
 }
 

@@ -25,7 +25,7 @@ import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
 import { selectOrNull } from '../response/selector.js';
-import { mergePage, type ShardHit } from './merge.js';
+import { mergePage, type PageHit } from './merge.js';
 
 
 const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_search_after', '_highlight', '_selector', '_aggs', '_aggregations']);
@@ -72,38 +72,38 @@ export class SearchHandlers {
     const metas = this.indexes(ctx);
     const multiIndex = metas.length > 1;
     const k = count ? 0 : offset + limit;
-    const calls: Array<Promise<{ meta: IndexMeta; shard: number; reply: SearchReply }>> = [];
+    const calls: Array<Promise<SearchReply>> = [];
+    // Where each call went, by the calls' order (no promise of its own per shard to carry it).
+    const asked: Array<{ meta: IndexMeta; shard: number }> = [];
     // Parsed when the first shard is asked: a search of no shard answers nothing, whatever its query.
     let parsed: ParsedSearch | undefined;
     let cursor: Cursor | undefined;
     for (const meta of metas) {
-      meta.allocation.forEach((_copies, i) => {
+      for (let shard = 1; shard <= meta.allocation.length; shard++) {
         if (parsed === undefined) {
           parsed = parse(request, count);
           cursor = request.searchAfter === undefined ? undefined : parseSearchAfter(request.searchAfter, parsed.sort!.length, multiIndex);
         }
-        const call: SearchCall = Object.assign({ index: meta.path, shard: i + 1, k, countOnly: count, schema: meta.schema }, parsed);
+        const call: SearchCall = Object.assign({ index: meta.path, shard, k, countOnly: count, schema: meta.schema }, parsed);
         if (cursor !== undefined && !count) call.after = searchAfterFor(cursor.values, cursor.index, meta.path);
-        calls.push(this.searchShard(meta, i + 1, call).then((reply) => ({ meta, shard: i + 1, reply })));
-      });
+        calls.push(this.searchShard(meta, shard, call));
+        asked.push({ meta, shard });
+      }
     }
-    const replies = await Promise.all(calls);
-    const total = replies.reduce((sum, r) => sum + r.reply.total, 0);
+    const replies = calls.length === 1 ? [await calls[0]!] : await Promise.all(calls);
+    let total = 0;
+    for (const reply of replies) total += reply.total;
     if (count) return { status: 200, value: { total } };
-    const orders = replies[0]?.reply.sortOrders ?? [];
-    const page = mergePage(
-      // Object.assign, not a spread with extra keys (see documents/handlers.ts present): replies are shared, not ours to mutate.
-      replies.map((r) => r.reply.hits.map((h) => Object.assign(Object.assign({}, h) as ShardHit, { index: r.meta.path, shard: r.shard }))),
-      orders, offset, limit,
-    );
+    const orders = replies[0]?.sortOrders ?? [];
+    const page = mergePage(replies.map((reply, i) => ({ hits: reply.hits, index: asked[i]!.meta.path, shard: asked[i]!.shard })), orders, offset, limit);
     let aggregations: unknown;
     if (request.aggs !== undefined) {
-      const partials = replies.flatMap((r) => (r.reply.aggregations === undefined ? [] : [r.reply.aggregations]));
+      const partials = replies.flatMap((r) => (r.aggregations === undefined ? [] : [r.aggregations]));
       aggregations = renderAggregations(partials, total);
     }
     const took = duration(Number(process.hrtime.bigint() - started) / 1e9, ctx.options.human);
     // With a cursor, a page starts after every match ordered before it: what `#rank` counts from.
-    const rankFrom = cursor === undefined ? offset : replies.reduce((sum, r) => sum + (r.reply.before ?? 0), 0);
+    const rankFrom = cursor === undefined ? offset : replies.reduce((sum, r) => sum + (r.before ?? 0), 0);
     return new SearchPage(page, {
       rankFrom, comments: ctx.options.comments, multiIndex, selector: request.selector, sortValues: parsed?.sort !== undefined,
       highlight: parsed?.highlight !== undefined,
@@ -261,7 +261,9 @@ interface PageOptions {
  * does, instead of copying every body into a new object and serialising it
  * all again (the copy and the JSON were ~100 µs of a 10-hit page, profiled);
  * the object form is built only when another format, an indent or a
- * `_selector` needs it.
+ * `_selector` needs it. The text is appended piece by piece into one string,
+ * which V8 flattens once when it is encoded, not joined per hit and again
+ * for the page.
  */
 class SearchPage implements Reply {
   readonly status = 200;
@@ -269,57 +271,86 @@ class SearchPage implements Reply {
   private built: Record<string, unknown> | undefined;
   private readonly best: number;
 
-  constructor(private readonly page: readonly ShardHit[], private readonly options: PageOptions,
+  constructor(private readonly page: readonly PageHit[], private readonly options: PageOptions,
     private readonly total: number, private readonly aggregations: unknown, private readonly took: unknown) {
-    this.best = page.reduce((max, h) => Math.max(max, h.score), 0);
-    this.json = options.selector === undefined && page.every((h) => h.bodyJson !== undefined) ? this.spliced() : undefined;
+    let best = 0;
+    let spliceable = options.selector === undefined;
+    for (const { hit } of page) {
+      if (hit.score > best) best = hit.score;
+      if (hit.bodyJson === undefined) spliceable = false;
+    }
+    this.best = best;
+    this.json = spliceable ? this.spliced() : undefined;
   }
 
   get value(): Record<string, unknown> {
     if (this.built !== undefined) return this.built;
     const value: Record<string, unknown> = {};
     if (this.aggregations !== undefined) value.aggregations = this.aggregations;
-    const hits = this.page.map((h, i) => this.hit(h, i));
+    const selector = this.options.selector;
+    // A drill selector (`_id`, `a.b`) reads one top-level field: a hit's own field (`_id`…) needs no body, any other
+    // needs the body alone; only a `{…}` selector, or none, picks from the whole hit with its fields in order.
+    const top = selector === undefined || isSelectorSet(selector) ? undefined : selector.trim().split('.', 1)[0]!;
+    const hits = this.page.map((h, i) => selectOrNull(top === undefined ? this.hit(h, i, true) : this.drillable(h, i, top), selector));
     return this.built = Object.assign(value, { hits, count: hits.length, total: this.total, took: this.took });
   }
 
   /** The `#` fields of a hit (`comments`), in the order both forms write them. */
-  private comments(hit: ShardHit, i: number): Array<[string, unknown]> {
+  private comments({ hit, shard, index }: PageHit, i: number): Array<[string, unknown]> {
     const fields: Array<[string, unknown]> = [
-      ['#docid', hit.docid], ['#shard', hit.shard], ['#rank', this.options.rankFrom + i], ['#weight', hit.score],
+      ['#docid', hit.docid], ['#shard', shard], ['#rank', this.options.rankFrom + i], ['#weight', hit.score],
       ['#percent', this.best > 0 ? Math.round((100 * hit.score) / this.best) : 100],
     ];
-    if (this.options.multiIndex) fields.push(['#index', hit.index]);
+    if (this.options.multiIndex) fields.push(['#index', index]);
     return fields;
   }
 
-  private hit(hit: ShardHit, i: number): unknown {
-    const value: Record<string, unknown> = Object.assign({}, bodyOf(hit));
+  /** A hit as an object: its body's fields (with `withBody`), then its own (`_id`, `_version`…). */
+  private hit(page: PageHit, i: number, withBody: boolean): Record<string, unknown> {
+    const { hit } = page;
+    const value: Record<string, unknown> = withBody ? Object.assign({}, bodyOf(hit)) : {};
     value._id = hit.id;
     value._version = hit.version;
-    if (this.options.sortValues) value._sort = this.sortOf(hit);
+    if (this.options.sortValues) value._sort = this.sortOf(page);
     if (this.options.highlight) value._highlight = hit.highlight ?? {};
-    if (this.options.comments) for (const [key, v] of this.comments(hit, i)) value[key] = v;
-    // A missing drill path on a hit is null (API.md §1.3).
-    return selectOrNull(value, this.options.selector);
+    if (this.options.comments) for (const [key, v] of this.comments(page, i)) value[key] = v;
+    return value;
+  }
+
+  /** What a drill selector starting at `top` reads the same from as from the whole hit: its own fields, or its body. */
+  private drillable(page: PageHit, i: number, top: string): unknown {
+    const own = this.hit(page, i, false);
+    return Object.hasOwn(own, top) ? own : bodyOf(page.hit);
   }
 
   /** Where the hit stands: its sort values (with the index path when several are searched), the `_search_after` of the next page. */
-  private sortOf(hit: ShardHit): unknown[] {
+  private sortOf({ hit, index }: PageHit): unknown[] {
     const values: unknown[] = hit.sortValues ?? [];
-    return this.options.multiIndex ? [...values, hit.index] : values;
+    return this.options.multiIndex ? [...values, index] : values;
   }
 
   private spliced(): string {
-    const hits = this.page.map((hit, i) => {
-      let tail = `"_id":${JSON.stringify(hit.id)},"_version":${hit.version}`;
-      if (this.options.sortValues) tail += `,"_sort":${JSON.stringify(this.sortOf(hit))}`;
-      if (this.options.highlight) tail += `,"_highlight":${JSON.stringify(hit.highlight ?? {})}`;
-      if (this.options.comments) for (const [key, v] of this.comments(hit, i)) tail += `,"${key}":${JSON.stringify(v) ?? 'null'}`;
+    const { sortValues, highlight, comments } = this.options;
+    let json = this.aggregations === undefined ? '{"hits":[' : `{"aggregations":${JSON.stringify(this.aggregations)},"hits":[`;
+    for (let i = 0; i < this.page.length; i++) {
+      const page = this.page[i]!;
+      const hit = page.hit;
       const source = hit.bodyJson!;
-      return source.length === 2 ? `{${tail}}` : `${source.slice(0, -1)},${tail}}`;
-    });
-    const head = this.aggregations === undefined ? '{' : `{"aggregations":${JSON.stringify(this.aggregations)},`;
-    return `${head}"hits":[${hits.join(',')}],"count":${hits.length},"total":${this.total},"took":${JSON.stringify(this.took)}}`;
+      if (i > 0) json += ',';
+      // The source's fields, then the hit's own: `{` alone for an empty body.
+      json += source.length === 2 ? '{' : `${source.slice(0, -1)},`;
+      json += `"_id":${typeof hit.id === 'number' ? String(hit.id) : JSON.stringify(hit.id)},"_version":${hit.version}`;
+      if (sortValues) json += `,"_sort":${JSON.stringify(this.sortOf(page))}`;
+      if (highlight) json += `,"_highlight":${JSON.stringify(hit.highlight ?? {})}`;
+      if (comments) for (const [key, v] of this.comments(page, i)) json += `,"${key}":${JSON.stringify(v) ?? 'null'}`;
+      json += '}';
+    }
+    return `${json}],"count":${this.page.length},"total":${this.total},"took":${JSON.stringify(this.took)}}`;
   }
+}
+
+/** `{a,b.c}`: a selector that keeps several paths (response/selector.ts), as opposed to one that drills. */
+function isSelectorSet(selector: string): boolean {
+  const s = selector.trim();
+  return s.startsWith('{') && s.endsWith('}');
 }
