@@ -15,9 +15,9 @@
 // where absolute figures do not. One keep-alive connection per server: a
 // warm-up pass, then PASSES (default 2) timed passes of the 1,000 queries of
 // queries.json, each query sent to every server (and the floor's empty
-// search to the bare one) in turn. Then the same queries from CONNECTIONS
-// (default 50) connections at once, in 5 rounds of 1,000 searches that
-// alternate between the servers.
+// search to the bare one) in turn, the first turn rotating. Then the same
+// queries from CONNECTIONS (default 50) connections at once, in 5 rounds of
+// 1,000 searches per server that alternate between the servers.
 //
 // Prints per server: q/s and its ratio to the floor, the server's `took`
 // p50/p99, its CPU per search (user + system of the process, all threads,
@@ -39,7 +39,7 @@ import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 import { concurrentSearches, freePort, httpCall, round1, searchBodyFor, startBareHttpServer, summarize, tookUs } from './bench-lib.mjs';
-import { cpuSeconds } from './load-lib.mjs';
+import { cpuSeconds, stopOnInterrupt } from './load-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PEERS = resolve(process.env.PEERS_DIR ?? join(ROOT, '../shared/bench/peers'));
@@ -88,6 +88,12 @@ async function startServer(name, root, profileDir) {
 
 const servers = [];
 let bare;
+const stopAll = async () => {
+  bare?.stop();
+  bare = undefined;
+  await Promise.all(servers.splice(0).map((s) => s.stop()));
+};
+stopOnInterrupt(stopAll);
 try {
   servers.push(await startServer('this', ROOT, process.env.SERVER_PROFILE));
   if (process.env.BASE_ROOT) servers.push(await startServer('base', resolve(process.env.BASE_ROOT)));
@@ -98,19 +104,27 @@ try {
   for (let i = 0; i < 200; i++) await httpCall(bareAgent, bare.port, 'SEARCH', INDEX, FLOOR_BODY);
 
   const cpuBefore = servers.map((s) => cpuSeconds(s.child.pid));
+  const floorTurn = { floor: true };
+  const turns = [...servers, floorTurn];
+  let step = 0;
   for (let pass = 0; pass < PASSES; pass++) {
     for (const body of bodies) {
-      for (const server of servers) {
+      // Each server, and the floor, takes its turn first as often as the others (no place in the order favoured).
+      step++;
+      for (let t = 0; t < turns.length; t++) {
+        const server = turns[(step + t) % turns.length];
         const start = clock();
+        if (server === floorTurn) {
+          await httpCall(bareAgent, bare.port, 'SEARCH', INDEX, FLOOR_BODY);
+          floorLat.push(Number(clock() - start) / 1000);
+          continue;
+        }
         const reply = await httpCall(server.agent, server.port, 'SEARCH', INDEX, body);
         server.lat.push(Number(clock() - start) / 1000);
         if (reply.status !== 200) throw new Error(`${server.root}: ${body} answered ${reply.status}: ${reply.text}`);
         server.took.push(tookUs(reply.value.took));
         if (pass === 0 && process.env.RESPONSES) server.responses.push(reply.text.replace(/"took":("[^"]*"|[\d.e-]+)/, '"took":-'));
       }
-      const start = clock();
-      await httpCall(bareAgent, bare.port, 'SEARCH', INDEX, FLOOR_BODY);
-      floorLat.push(Number(clock() - start) / 1000);
     }
   }
   servers.forEach((s, i) => { s.cpuUs = (1e6 * (cpuSeconds(s.child.pid) - cpuBefore[i])) / s.lat.length; });
@@ -121,7 +135,7 @@ try {
 
   for (const s of servers) Object.assign(s, { concurrentLat: [], concurrentS: 0, concurrentCpuS: 0 });
   for (let round = 0; round < CONCURRENT_ROUNDS; round++) {
-    for (const s of servers) {
+    for (const s of round % 2 === 0 ? servers : [...servers].reverse()) {
       const cpu0 = cpuSeconds(s.child.pid);
       const r = await concurrentSearches(s.port, INDEX, bodies, CONNECTIONS, bodies.length);
       s.concurrentCpuS += cpuSeconds(s.child.pid) - cpu0;
@@ -158,6 +172,5 @@ try {
   }
   for (const f of figures) console.log(JSON.stringify(f));
 } finally {
-  bare?.stop();
-  for (const s of servers) await s.stop();
+  await stopAll();
 }

@@ -23,7 +23,11 @@
 // Environment: RUN (default 1), SHARDS (default 1; other values are recorded as
 // engine `tessera-<n>shards`), PEERS_OUT (where results/ goes, as run.sh),
 // SELECTOR (e.g. `_id`: hits carry only what the selector picks; engine
-// `tessera-selector`), KEEP_DATA=1 (keep the data directory and print it).
+// `tessera-selector`), KEEP_DATA=1 (keep the data directory and print it),
+// CONNECTIONS (50: the group of searches from that many connections at once),
+// SERVER_ROOT (another built checkout whose server is measured, for an A/B with
+// this bench), SERVER_PROFILE=DIR (the server runs with `--cpu-prof
+// --cpu-prof-dir DIR`).
 //
 // The `geo` group (search-geo.mjs): 1,000 seeded circle queries on the accounts
 // sample in an index of its own, run after the figures above are taken;
@@ -48,6 +52,8 @@ import { runGeoGroup, runGeoOnly } from './search-geo.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PEERS = resolve(process.env.PEERS_DIR ?? join(ROOT, '../shared/bench/peers'));
+// The checkout whose (built) server is measured: this one, or another for an A/B with the same bench.
+const SERVER_ROOT = resolve(process.env.SERVER_ROOT ?? ROOT);
 const CORPUS = resolve(process.env.CORPUS ?? join(PEERS, '../../data/debian-packages.ndjson.gz'));
 const RUN = process.env.RUN ?? '1';
 const SHARDS = Number(process.env.SHARDS ?? 1);
@@ -160,7 +166,8 @@ async function main() {
   const data = mkdtempSync(join(tmpdir(), 'tessera-bench-search-'));
   const port = await freePort();
   let stderr = '';
-  const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, join(ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
+  const profile = process.env.SERVER_PROFILE === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.SERVER_PROFILE)];
+  const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profile, join(SERVER_ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
     { stdio: ['ignore', 'inherit', 'pipe'] });
   server.stderr.on('data', (d) => { stderr += d; process.stderr.write(d); });
   const exited = new Promise((res) => server.once('exit', res));
@@ -276,10 +283,10 @@ async function main() {
 
     let commit = 'unknown';
     try {
-      const git = (args) => execSync(`git ${args}`, { cwd: ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
+      const git = (args) => execSync(`git ${args}`, { cwd: SERVER_ROOT, stdio: ['ignore', 'pipe', 'ignore'] }).toString().trim();
       commit = git('rev-parse --short HEAD') + (git('status --porcelain -- packages') === '' ? '' : '+uncommitted packages/');
     } catch { /* not a checkout */ }
-    const version = JSON.parse(readFileSync(join(ROOT, 'packages/cli/package.json'), 'utf8')).version;
+    const version = JSON.parse(readFileSync(join(SERVER_ROOT, 'packages/cli/package.json'), 'utf8')).version;
     const result = {
       engine: ENGINE, version: `tessera ${version} (${commit}, node ${process.version}, ${SHARDS} shard${SHARDS === 1 ? '' : 's'})`, run: RUN,
       docs: docs.length, parse_s: Math.round(parseS * 100) / 100,

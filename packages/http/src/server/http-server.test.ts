@@ -195,6 +195,18 @@ describe('requests and responses', () => {
   });
 });
 
+describe('string bodies short and long', () => {
+  test('are sent as their UTF-8 bytes with their byte length, whole and in order when pipelined', async () => {
+    // Short bodies go out as one string with the head, long ones (4 KiB and more) through a buffer of their own.
+    const bodies = ['é', 'x'.repeat(4095), `${'ü'.repeat(2048)}😀`, 'a'.repeat(4096), `"${'数'.repeat(9000)}"`];
+    const r = await start({}, (req) => ({ status: 200, headers: { 'Content-Type': 'text/plain; charset=utf-8' }, body: bodies[Number(req.path.slice(1))]! }));
+    const { responses, rest } = await rawExchange(r.port, [bodies.map((_, i) => get(`/${i}`)).join('')], { responses: bodies.length });
+    expect(rest.length).toBe(0);
+    expect(responses.map((res) => res.body.toString('utf8'))).toEqual(bodies);
+    expect(responses.map((res) => Number(res.headers['content-length']))).toEqual(bodies.map((b) => Buffer.byteLength(b)));
+  });
+});
+
 describe('connections', () => {
   test('keep-alive: sequential requests share one connection', async () => {
     const r = await start();

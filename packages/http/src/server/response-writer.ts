@@ -18,6 +18,8 @@ const RELEASE_BUFFER = Symbol.for('tessera.release');
 export const CONTINUE = 'HTTP/1.1 100 Continue\r\n\r\n';
 const ERROR_CONTENT_TYPE = 'Content-Type: application/json; charset=utf-8\r\n';
 const NON_ASCII = /[^\x00-\x7f]/;
+/** Bodies from this many bytes are written through a buffer of their own (write()): below, as one string. */
+const LONG_BODY_BYTES = 4096;
 
 /** What the writer needs from its connection. */
 export interface ResponseWriterOwner {
@@ -114,8 +116,14 @@ export class ResponseWriter {
       return socket.write(head, 'latin1');
     }
     if (typeof body === 'string' && (extra === '' || !NON_ASCII.test(extra))) {
-      // An ASCII head and a UTF-8 body encode together in one string write.
-      return socket.write(head + body, 'utf8');
+      // An ASCII head and a UTF-8 body encode together in one write: a short one as one string; a long one into
+      // one buffer of the exact size, as the string write would first copy head + body into a new flat string
+      // on the heap (sampled: ~11 KB per 9 KB search page) and then encode it off the heap all the same.
+      if (bodyBytes < LONG_BODY_BYTES) return socket.write(head + body, 'utf8');
+      const bytes = Buffer.allocUnsafe(head.length + bodyBytes);
+      bytes.write(head, 0, 'latin1');
+      bytes.write(body, head.length, 'utf8');
+      return socket.write(bytes);
     }
     socket.cork();
     socket.write(head, 'latin1');
