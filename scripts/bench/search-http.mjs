@@ -25,6 +25,8 @@
 // and CPU per search; with BASE_ROOT, this checkout's figures over the base's.
 // The last lines are the same as JSON.
 //
+// SERVER_ROOT: another built checkout in this checkout's place (swapping it
+// with BASE_ROOT tells a difference of builds from one of places in the turn).
 // SELECTOR (e.g. `_id`): hits carry only what it picks, as in search.mjs.
 // SERVER_PROFILE=DIR: this checkout's server runs with `--cpu-prof
 // --cpu-prof-dir DIR` (the profile covers the whole run).
@@ -95,7 +97,7 @@ const stopAll = async () => {
 };
 stopOnInterrupt(stopAll);
 try {
-  servers.push(await startServer('this', ROOT, process.env.SERVER_PROFILE));
+  servers.push(await startServer('this', resolve(process.env.SERVER_ROOT ?? ROOT), process.env.SERVER_PROFILE));
   if (process.env.BASE_ROOT) servers.push(await startServer('base', resolve(process.env.BASE_ROOT)));
   bare = await startBareHttpServer();
   const bareAgent = new Agent({ keepAlive: true, maxSockets: 1 });

@@ -17,6 +17,8 @@
 //    durable commit like the peers.
 // 4. Runs the 1,000 queries of queries.json (+ 100 facet queries) over HTTP on
 //    one keep-alive connection (node:http), sequentially: one warm-up pass, one timed pass.
+//    Then the bare node:http floor, and the same 1,000 queries from CONNECTIONS
+//    connections at once (5,000 searches).
 // 5. Writes results/tessera-run<RUN>.json in the shape of the peers' common.py
 //    and prints a table, with the agreement of totals with Xapian's results.
 //
