@@ -352,7 +352,7 @@ export class ShardNode {
 function searchIndexStats(m: ShardIndexMetrics): NodeStatsReply['shards'][number]['search'] {
   return {
     segments: m.segments, segmentBytes: m.segmentBytes, writeBufferBytes: m.writeBufferBytes, flushes: m.flushes, flushFailures: m.flushFailures,
-    merges: m.merges, mergeFailures: m.mergeFailures,
+    merges: m.merges, mergeFailures: m.mergeFailures, writeHolds: m.writeHolds,
   };
 }
 

@@ -304,9 +304,10 @@ export interface NodeStatsReply {
     bytes: number;
     /** LevelDB batch writes, buffered and synced (`commit`). */
     commitSeconds: { buffered: LatencyHistogramReply; synced: LatencyHistogramReply };
-    /** The copy's search index: segments, write buffer bytes, and its flushes and merges (failures included) since it was opened. */
+    /** The copy's search index: segments, write buffer bytes, its flushes and merges (failures included) and the writes its replay bound held back, since it was opened. */
     search?: {
       segments: number; segmentBytes: number; writeBufferBytes: number; flushes: number; flushFailures: number; merges: number; mergeFailures: number;
+      writeHolds: number;
     };
     /** Present while the copy's flushes keep failing: its write buffers cannot become segments. */
     flushFailure?: { message: string; failures: number; sinceMs: number };

@@ -153,10 +153,10 @@ describe('Metrics', () => {
     expect(calls).toBe(2);
   });
 
-  it('segment flushes and merges per node, flush-failing copies per node, segments and write buffer bytes per index', async () => {
+  it('segment flushes, merges and writes held back per node, flush-failing copies per node, segments and write buffer bytes per index', async () => {
     const metrics = new Metrics();
     const search = (flushes: number, flushFailures: number, merges: number, mergeFailures: number, segments: number, writeBufferBytes: number) => ({
-      segments, segmentBytes: 0, writeBufferBytes, flushes, flushFailures, merges, mergeFailures,
+      segments, segmentBytes: 0, writeBufferBytes, flushes, flushFailures, merges, mergeFailures, writeHolds: flushes * 10,
     });
     const copy = (index: string, shard: number) => ({
       index, shard, documents: 0, seq: 0, bytes: 0, commitSeconds: { buffered: histogram([0, 0, 0], 0), synced: histogram([0, 0, 0], 0) },
@@ -181,6 +181,9 @@ describe('Metrics', () => {
     expect(samples(body, 'tessera_index_merges_total')).toEqual(['tessera_index_merges_total{node="n1"} 1', 'tessera_index_merges_total{node="n2"} 2']);
     expect(samples(body, 'tessera_index_merge_failures_total')).toEqual([
       'tessera_index_merge_failures_total{node="n1"} 1', 'tessera_index_merge_failures_total{node="n2"} 0',
+    ]);
+    expect(samples(body, 'tessera_index_write_holds_total')).toEqual([
+      'tessera_index_write_holds_total{node="n1"} 60', 'tessera_index_write_holds_total{node="n2"} 40',
     ]);
     expect(samples(body, 'tessera_index_flush_failing_copies')).toEqual([
       'tessera_index_flush_failing_copies{node="n1"} 1', 'tessera_index_flush_failing_copies{node="n2"} 0',

@@ -123,13 +123,14 @@ export class Metrics {
     }
     // Per node: the search index of its shard copies (ENGINE.md "Write path": flushes and merges), and their LevelDB
     // memory (engine store/store-memory.ts: held, memtables written out early, writes held back).
-    const search = (field: 'flushes' | 'flushFailures' | 'merges' | 'mergeFailures') => (node: NodeStatsReply) =>
+    const search = (field: 'flushes' | 'flushFailures' | 'merges' | 'mergeFailures' | 'writeHolds') => (node: NodeStatsReply) =>
       sumOverCopies(node, (copy) => copy.search?.[field] ?? 0);
     for (const [Kind, name, help, figure] of [
       [Counter, 'tessera_index_flushes_total', 'Write buffers the shard copies on a node flushed into segments, since each copy was opened', search('flushes')],
       [Counter, 'tessera_index_flush_failures_total', 'Segment flushes that failed on a node (each is logged and retried; while one keeps failing /readyz is 503)', search('flushFailures')],
       [Counter, 'tessera_index_merges_total', 'Segment merges the shard copies on a node completed, since each copy was opened', search('merges')],
       [Counter, 'tessera_index_merge_failures_total', 'Segment merges that failed on a node (each is logged and retried after the next flush)', search('mergeFailures')],
+      [Counter, 'tessera_index_write_holds_total', 'Write batches on a node held back until a segment flush ended, because the shard copy\'s buffers held the changes a crash may leave to replay (twice writeBufferOps): flushes falling behind the writes', search('writeHolds')],
       [Gauge, 'tessera_store_memory_bytes', 'What the LevelDB databases of a node\'s shard copies hold in memory (their memtables, LevelDB\'s figure), bounded by storeMemoryBytesMax',
         (node: NodeStatsReply) => node.store?.bytes],
       [Counter, 'tessera_store_memtable_flushes_total', 'LevelDB memtables of a node\'s shard copies written out early: the databases together held more than storeMemoryBytesMax, or a copy stopped being written to',

@@ -267,6 +267,7 @@ describe('ShardIndex', () => {
       expect(index.unpersistedEntries).toBe(20);
       const held = index.admit();
       expect(held).toBeInstanceOf(Promise);
+      expect(index.metrics().writeHolds).toBe(1);
       await held;
       expect(index.persistedSeq).toBeGreaterThanOrEqual(10);
       for (let again = index.admit(); again !== undefined; again = index.admit()) await again;

@@ -133,6 +133,8 @@ export interface ShardIndexMetrics {
   flushFailures: number;
   merges: number;
   mergeFailures: number;
+  /** Times a write batch was held back by `admit` (the replay bound) until a flush ended: flushes falling behind the writes. */
+  writeHolds: number;
   replayedEntries: number;
   replayFailures: number;
 }
@@ -171,7 +173,7 @@ export class ShardIndex {
   private readonly onPersisted: () => void;
   private readonly policy: TieredMergePolicy;
   private readonly onBackgroundError: (error: unknown, task: 'flush' | 'merge') => void;
-  private readonly counters = { flushes: 0, flushFailures: 0, merges: 0, mergeFailures: 0, replayedEntries: 0, replayFailures: 0 };
+  private readonly counters = { flushes: 0, flushFailures: 0, merges: 0, mergeFailures: 0, writeHolds: 0, replayedEntries: 0, replayFailures: 0 };
   /** The last background failure, for `/:metrics` and health checks; cleared by the next success. */
   lastError: unknown = null;
   /** The flushes failing in a row since the last one that succeeded: the buffers they hold cannot become segments. */
@@ -236,6 +238,7 @@ export class ShardIndex {
     if (this.unpersistedEntries < this.settings.replayEntriesMax || this.flushing === null || this.failingFlush !== null || this.closing) {
       return undefined;
     }
+    this.counters.writeHolds++;
     return new Promise<void>((resolve) => this.admitWaiters.push(resolve));
   }
 

@@ -31,6 +31,7 @@
 import assert from 'node:assert/strict';
 import { ByteSlicePool, growInt32, SliceReader, SliceStreams, STREAM_FIELDS } from './byte-slice-pool.js';
 import { TermHash } from './term-hash.js';
+import { packStrings, type PackedStrings, unpackStrings } from '../values/packed-strings.js';
 
 const INITIAL_TERMS = 1024;
 
@@ -80,7 +81,8 @@ export interface PostingsSnapshot {
   readonly terms: Int32Array;
   /** The skips streams' states. */
   readonly skips: Int32Array;
-  readonly names: string[];
+  /** The terms by id. */
+  readonly names: PackedStrings;
 }
 
 export class BufferedPostings {
@@ -136,7 +138,7 @@ export class BufferedPostings {
       blocks: this.pool.blocks.map((b) => b.slice()),
       terms: this.terms.slice(0, n * TERM_STRIDE),
       skips: this.skips.state.slice(0, n * STREAM_FIELDS),
-      names: this.names.slice(),
+      names: packStrings(this.names),
     };
   }
 
@@ -144,7 +146,7 @@ export class BufferedPostings {
   static fromSnapshot(s: PostingsSnapshot): BufferedPostings {
     const postings = new BufferedPostings();
     postings.pool.blocks.push(...s.blocks);
-    for (const name of s.names) postings.ids.idOf(name);
+    for (const name of unpackStrings(s.names)) postings.ids.idOf(name);
     postings.setTerms(s.terms);
     postings.skips.state = s.skips;
     return postings;

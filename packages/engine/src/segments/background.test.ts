@@ -45,7 +45,7 @@ describe('mergeInBackground', () => {
 });
 
 describe('flushInBackground', () => {
-  test('gives the bytes flushWriteBuffer gives: postings with positions, norms, numeric and string columns, deletions, docids out of order', async () => {
+  test('gives the bytes flushWriteBuffer gives: postings with positions, norms, numeric and string columns (multi-valued, non-ASCII), deletions, docids out of order', async () => {
     const buffer = new WriteBuffer();
     for (const d of [5, 3, 9, 1, 7, 2, 8]) {
       buffer.add(d, tokenDocument([
@@ -53,9 +53,11 @@ describe('flushInBackground', () => {
         { term: 'Scommon', positions: [1] },
         { term: `Q${d}`, positions: null },
         { term: 'Kmany', positions: null, freq: 3 },
+        { term: `Ké😀${d % 2}`, positions: null },
       ], {
         numbers: [{ slot: 20, values: d % 2 === 0 ? [d, d + 0.5] : [d] }, { slot: 22, values: [d] }],
-        strings: [{ slot: 21, values: [`k${d % 3}`] }],
+        // Multi-valued, with empty and astral values: the worker sorts these dictionaries from the packed strings.
+        strings: [{ slot: 21, values: [`k${d % 3}`] }, { slot: 23, values: d % 2 === 0 ? ['', `ß${d}`, '😀'] : [`z${d}`] }],
         fieldLengths: [{ field: '', length: 70_000 + d }, { field: 'title.', length: d }],
       }));
     }

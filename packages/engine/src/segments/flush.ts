@@ -9,8 +9,9 @@ import { BufferedPostings, DecodedTerm, PostingsCursor } from '../postings/buffe
 import { gatherNumeric, gatherStrings } from '../values/gather.js';
 import { SegmentWriter } from './segment-writer.js';
 import { NumericColumn } from '../values/numeric-column.js';
-import { StringColumn } from '../values/string-column.js';
-import { StringDictionary } from '../values/string-dictionary.js';
+import type { StringColumn } from '../values/string-column.js';
+import { buildStringColumn } from '../values/column-builder.js';
+import { unpackStrings } from '../values/packed-strings.js';
 import { exactFieldLength, type FlushSnapshot } from './write-buffer.js';
 import { YieldBudget } from './yield-budget.js';
 
@@ -37,9 +38,7 @@ const TERMS_PER_CHECK = 256;
 export function flushSourceOf(s: FlushSnapshot): FlushSource {
   const fields = new Map(s.fields.map((f) => [f.name, f]));
   const numeric = new Map(s.numeric.map((c) => [c.slot, new NumericColumn(c.docCount, c.min, c.max, c.offsets, c.values)]));
-  const strings = new Map(s.strings.map((c) => [c.slot, new StringColumn(
-    c.docCount, new StringDictionary(c.dictionaryBytes, c.dictionaryOffsets), c.min, c.max, c.offsets, c.ords,
-  )]));
+  const strings = new Map(s.strings.map((c) => [c.slot, buildStringColumn({ ...c, strings: unpackStrings(c.strings) })]));
   return {
     docCount: s.docCount,
     deleted: s.deleted,

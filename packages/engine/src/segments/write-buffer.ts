@@ -11,7 +11,8 @@ import assert from 'node:assert/strict';
 import { compareCodePoints } from '@tessera/documents';
 import { BufferedPostings, type PostingsSnapshot, type TextTokens } from '../postings/buffered-postings.js';
 import { MemoryPostingsIterator } from '../postings/memory-postings-iterator.js';
-import { NumericColumnBuilder, StringColumnBuilder } from '../values/column-builder.js';
+import { NumericColumnBuilder, StringColumnBuilder, type StringValues } from '../values/column-builder.js';
+import { packStrings, type PackedStrings } from '../values/packed-strings.js';
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 import { NORM_MAX, type FieldStats } from './segment-format.js';
@@ -275,13 +276,11 @@ export class WriteBuffer {
       const max = c.max === c.min ? min : c.max.slice();
       numeric.push({ slot, docCount: c.docCount, min, max, offsets: c.offsets?.slice() ?? null, values: c.values === c.min ? min : c.values.slice() });
     }
+    // The dictionaries are sorted on the segment worker (buildStringColumn): only the values are copied here.
     const strings: Array<FlushSnapshot['strings'][number]> = [];
     for (const [slot, builder] of this.strings) {
-      const c = builder.column(n);
-      strings.push({
-        slot, docCount: c.docCount, dictionaryBytes: c.dictionary.bytes.slice(), dictionaryOffsets: c.dictionary.offsets.slice(),
-        min: c.min.slice(), max: c.max.slice(), offsets: c.offsets?.slice() ?? null, ords: c.ords.slice(),
-      });
+      const v = builder.values(n);
+      strings.push({ slot, docCount: n, strings: packStrings(v.strings), localIds: v.localIds.slice(), offsets: v.offsets.slice(), multi: v.multi });
     }
     return {
       docCount: n, deleted: this.deleted.slice(0, n), inDocidOrder: this.inDocidOrder, docidOf: this.docidOf.slice(0, n),
@@ -317,10 +316,7 @@ export interface FlushSnapshot {
     readonly slot: number; readonly docCount: number; readonly min: Float64Array; readonly max: Float64Array;
     readonly offsets: Uint32Array | null; readonly values: Float64Array;
   }>;
-  readonly strings: ReadonlyArray<{
-    readonly slot: number; readonly docCount: number; readonly dictionaryBytes: Uint8Array; readonly dictionaryOffsets: Uint32Array;
-    readonly min: Int32Array; readonly max: Int32Array; readonly offsets: Uint32Array | null; readonly ords: Int32Array;
-  }>;
+  readonly strings: ReadonlyArray<{ readonly slot: number; readonly strings: PackedStrings } & Omit<StringValues, 'strings'>>;
 }
 
 /** Code point order (UTF-8 byte order), which segments use: @tessera/documents' one string order. */

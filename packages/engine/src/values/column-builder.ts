@@ -110,36 +110,24 @@ export class StringColumnBuilder {
     this.cached = undefined;
   }
 
-  /**
-   * A column over ordinals [0, docCount): sorts the dictionary and maps the
-   * buffer's ids to sorted ordinals (O(n), cached until the next add).
-   */
+  /** A column over ordinals [0, docCount) (buildStringColumn), cached until the next add. */
   column(docCount: number): StringColumn {
     if (this.cached !== undefined && this.cached.docCount === docCount) return this.cached.column;
-    this.fillTo(docCount);
-    const dictionary = StringDictionary.build(this.strings);
-    const rank = new Int32Array(this.strings.length);
-    for (let id = 0; id < this.strings.length; id++) rank[id] = dictionary.lookup(this.strings[id]!);
-    const min = new Int32Array(docCount).fill(-1);
-    const max = this.multi ? new Int32Array(docCount).fill(-1) : min;
-    const ords = this.multi ? new Int32Array(this.length) : min;
-    for (let i = 0; i < docCount; i++) {
-      const start = this.offsets[i]!;
-      const end = this.offsets[i + 1]!;
-      let lo = -1;
-      let hi = -1;
-      for (let k = start; k < end; k++) {
-        const ord = rank[this.localIds[k]!]!;
-        if (this.multi) ords[k] = ord;
-        if (lo < 0 || ord < lo) lo = ord;
-        if (ord > hi) hi = ord;
-      }
-      min[i] = lo;
-      if (this.multi) max[i] = hi;
-    }
-    const column = new StringColumn(docCount, dictionary, min, max, this.multi ? this.offsets.slice(0, docCount + 1) : null, ords);
+    const column = buildStringColumn(this.values(docCount));
     this.cached = { docCount, length: this.length, column };
     return column;
+  }
+
+  /**
+   * The values over ordinals [0, docCount) before the dictionary is sorted:
+   * views of the builder's arrays, valid until the next add. A flush copies
+   * them and leaves the sort (buildStringColumn) to the segment worker.
+   */
+  values(docCount: number): StringValues {
+    this.fillTo(docCount);
+    return {
+      docCount, strings: this.strings, localIds: this.localIds.subarray(0, this.length), offsets: this.offsets.subarray(0, docCount + 1), multi: this.multi,
+    };
   }
 
   bytes(): number {
@@ -155,6 +143,45 @@ export class StringColumnBuilder {
     for (let i = this.filled; i < ordinal; i++) this.offsets[i + 1] = this.length;
     if (ordinal > this.filled) this.filled = ordinal;
   }
+}
+
+/** A slot's string values by ordinal before their dictionary is sorted (StringColumnBuilder.values). */
+export interface StringValues {
+  readonly docCount: number;
+  /** Each distinct value once, in first-seen order: its index is its id. */
+  readonly strings: readonly string[];
+  /** The ids of every value, ordinal after ordinal. */
+  readonly localIds: Int32Array;
+  /** CSR starts of each ordinal's values in `localIds` (docCount + 1). */
+  readonly offsets: Uint32Array;
+  readonly multi: boolean;
+}
+
+/** Sort the dictionary and map the values' ids to sorted ordinals (O(n log n) in distinct values, O(n) in values). */
+export function buildStringColumn(v: StringValues): StringColumn {
+  const strings = v.strings;
+  const dictionary = StringDictionary.build(strings);
+  const rank = new Int32Array(strings.length);
+  for (let id = 0; id < strings.length; id++) rank[id] = dictionary.lookup(strings[id]!);
+  const { docCount, multi } = v;
+  const min = new Int32Array(docCount).fill(-1);
+  const max = multi ? new Int32Array(docCount).fill(-1) : min;
+  const ords = multi ? new Int32Array(v.localIds.length) : min;
+  for (let i = 0; i < docCount; i++) {
+    const start = v.offsets[i]!;
+    const end = v.offsets[i + 1]!;
+    let lo = -1;
+    let hi = -1;
+    for (let k = start; k < end; k++) {
+      const ord = rank[v.localIds[k]!]!;
+      if (multi) ords[k] = ord;
+      if (lo < 0 || ord < lo) lo = ord;
+      if (ord > hi) hi = ord;
+    }
+    min[i] = lo;
+    if (multi) max[i] = hi;
+  }
+  return new StringColumn(docCount, dictionary, min, max, multi ? v.offsets.slice() : null, ords);
 }
 
 function growFloat(a: Float64Array, capacity: number): Float64Array {

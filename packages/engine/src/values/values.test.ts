@@ -3,6 +3,7 @@ import { Bitset } from './bitset.js';
 import { NumericColumnBuilder, StringColumnBuilder } from './column-builder.js';
 import { gatherNumeric, gatherStrings } from './gather.js';
 import { NumericColumn } from './numeric-column.js';
+import { packStrings, unpackStrings } from './packed-strings.js';
 import { StringDictionary } from './string-dictionary.js';
 
 const numberArb = fc.oneof(fc.integer({ min: -50, max: 50 }), fc.double({ min: -1e6, max: 1e6, noNaN: true }));
@@ -124,5 +125,13 @@ describe('string columns', () => {
         expect(bits(got)).toEqual(bits(expected));
       }
     }), { numRuns: 20 });
+  });
+});
+
+describe('packed strings', () => {
+  test('unpack gives back the list: empty strings, astral and lone surrogates, separators inside', () => {
+    fc.assert(fc.property(fc.array(fc.oneof(fc.string(), fc.string({ unit: 'grapheme' }), fc.string({ unit: 'binary' }), fc.constantFrom('', '\u0000', '\ud800', '😀'))), (strings) => {
+      expect(unpackStrings(structuredClone(packStrings(strings)))).toEqual(strings);
+    }));
   });
 });
