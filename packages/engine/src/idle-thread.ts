@@ -2,7 +2,7 @@
  * What the engine's worker threads (the analysis thread, the segment worker)
  * may hold, and when they give it back. Each thread is a V8 isolate of its
  * own: without limits V8 sizes its young generation as the main thread's
- * (the servers' `--max-semi-space-size=32`, up to 64 MiB), and nothing
+ * (the servers' `--max-semi-space-size`, up to 64 MiB when it was 32), and nothing
  * collects a thread that has gone quiet. Measured on the Debian corpus
  * through RESTORE (`--trace-gc`): each thread held ~42 MB committed over
  * 7–10 MB live, and kept it after the load (with the segments a merge was
