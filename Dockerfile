@@ -86,5 +86,5 @@ HEALTHCHECK --interval=10s --timeout=3s --start-period=30s --retries=5 \
 # The server drains on SIGTERM (docs/operations.md, Shutdown); node is PID 1
 # and handles it itself. The flags are SERVER_NODE_FLAGS (node-flags.ts).
 STOPSIGNAL SIGTERM
-ENTRYPOINT ["node", "--max-semi-space-size=32", "packages/cli/dist/main.js"]
+ENTRYPOINT ["node", "--max-semi-space-size=16", "packages/cli/dist/main.js"]
 CMD ["serve"]

@@ -38,7 +38,15 @@
 // The `fuzzy` group (search-fuzzy.mjs): 500 seeded fuzzy words (`w~1`, `w~2`,
 // corpus words with one typo) on the Debian index, run after the peers'
 // groups and before geo.
-import { spawn, execSync } from 'node:child_process';
+//
+// Memory and indexing against Xapian in the same run (issue 24): before
+// Tessera, the peers' Xapian harness (bench_xapian.py, Debian's python3-xapian)
+// runs once on the same corpus and queries, and its peak RSS is taken as the
+// server's: VmHWM of its process. Then the server's peak over the whole run
+// (load and every query group), its RSS after start, after the load and once
+// settled after the queries, and docs/s, each beside Xapian's with the ratio.
+// XAPIAN=0 skips the harness (the ratios are then left out).
+import { spawn, spawnSync, execSync } from 'node:child_process';
 import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
@@ -47,7 +55,7 @@ import { Readable } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
-import { SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
 import { bareHttpFloor, concurrentSearches, freePort, httpCall, round1, searchBodyFor, summarize, tookUs } from './bench-lib.mjs';
 import { runFuzzyGroup } from './search-fuzzy.mjs';
 import { runGeoGroup, runGeoOnly } from './search-geo.mjs';
@@ -66,6 +74,12 @@ const INDEX = '/debian/';
 const CHUNK_BYTES = 1 << 20;
 const GROUPS = ['text1', 'text2', 'filter', 'range'];
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
+/** Debian's python: python3-xapian lives there (as run.sh). */
+const PEER_PYTHON = '/usr/bin/python3';
+/** Issue 24's targets: peak RSS at most this times Xapian's, RSS settled within this of after start, docs/s at least this times Xapian's. */
+const PEAK_RATIO_MAX = 1.2;
+const SETTLED_GROWTH_MAX = 0.2;
+const DOCS_PER_S_RATIO_MIN = 4;
 
 if (!Number.isSafeInteger(SHARDS) || SHARDS < 1) throw new Error(`SHARDS must be a positive integer, not ${process.env.SHARDS}`);
 
@@ -101,6 +115,53 @@ function memoryOf(pid) {
   const status = readFileSync(`/proc/${pid}/status`, 'utf8');
   const kb = (key) => Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
   return { peak: round1(kb('VmHWM') / 1024), now: round1(kb('VmRSS') / 1024) };
+}
+
+/**
+ * The server's RSS once it has given back what it frees when idle (idle-gc.ts looks every 5 s, and gives
+ * committed heap back in collections at least 6 s apart): sampled every second until it has not fallen for
+ * 12 s, at least 20 s and at most 60 s; MiB.
+ */
+async function settledRss(pid) {
+  const started = Date.now();
+  let low = memoryOf(pid).now;
+  let lowAt = started;
+  for (;;) {
+    await new Promise((r) => setTimeout(r, 1000));
+    const now = memoryOf(pid).now;
+    if (now < low - 0.5) { low = now; lowAt = Date.now(); }
+    const waited = Date.now() - started;
+    if (waited >= 60_000 || (waited >= 20_000 && Date.now() - lowAt >= 12_000)) return now;
+  }
+}
+
+/**
+ * The peers' Xapian harness (bench_xapian.py) once, into `outDir`/results as run.sh writes it: its result
+ * and its peak RSS, VmHWM of its process as the server's (sampled while it runs; its own figure,
+ * getrusage's ru_maxrss, is the same kernel counter, read at its end). Undefined when Xapian is not installed.
+ */
+async function runXapian(outDir) {
+  if (process.env.XAPIAN === '0') return undefined;
+  const probe = spawnSync(PEER_PYTHON, ['-c', 'import xapian'], { stdio: 'ignore' });
+  if (probe.status !== 0) {
+    console.error(`no Xapian (${PEER_PYTHON} -c 'import xapian' failed): apt-get install -y python3-xapian, or XAPIAN=0`);
+    return undefined;
+  }
+  const harness = spawn(PEER_PYTHON, [join(PEERS, 'bench_xapian.py')], {
+    stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PEERS_OUT: dirname(outDir), RUN },
+  });
+  let peak = 0;
+  const sampler = setInterval(() => {
+    try {
+      const { peak: now } = memoryOf(harness.pid);
+      if (now > peak) peak = now; // NaN once it is exiting
+    } catch { /* exited */ }
+  }, 100);
+  const code = await new Promise((res) => harness.once('exit', res));
+  clearInterval(sampler);
+  if (code !== 0) throw new Error(`bench_xapian.py exited with ${code}`);
+  const result = JSON.parse(readFileSync(join(outDir, `xapian-run${RUN}.json`), 'utf8'));
+  return { peakMb: Math.max(peak, result.rss_mb.peak_end), docsPerS: result.index.docs_per_s };
 }
 
 /**
@@ -160,6 +221,7 @@ async function main() {
   const timed = queries.filter((q) => q.group !== 'facet');
   const facets = queries.filter((q) => q.group === 'facet');
   const bodies = new Map(queries.map((q) => [q.id, searchBodyFor(q, SELECTOR)]));
+  const xapian = await runXapian(outDir);
 
   let t0 = process.hrtime.bigint();
   const docs = loadCorpus();
@@ -170,7 +232,7 @@ async function main() {
   let stderr = '';
   const profile = process.env.SERVER_PROFILE === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(process.env.SERVER_PROFILE)];
   const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...profile, join(SERVER_ROOT, 'packages/cli/dist/main.js'), 'serve', '--port', String(port), '--data', data, '--log-level', 'warn'],
-    { stdio: ['ignore', 'inherit', 'pipe'] });
+    { stdio: ['ignore', 'inherit', 'pipe'], env: { ...process.env, ...SERVER_ENV } });
   server.stderr.on('data', (d) => { stderr += d; process.stderr.write(d); });
   const exited = new Promise((res) => server.once('exit', res));
   let client;
@@ -182,7 +244,7 @@ async function main() {
         await new Promise((r) => setTimeout(r, 50));
       }
     }
-    const rssAfterStart = memoryOf(server.pid).peak;
+    const afterStart = memoryOf(server.pid);
 
     // --- Indexing: from parsed documents to the durable commit. The NDJSON bytes are laid out first, as the peers
     // hold their documents' data (`raw`) before their clock starts: the client then streams them as it would a file.
@@ -207,7 +269,7 @@ async function main() {
       throw new Error(`RESTORE indexed ${report.indexed} of ${docs.length}: ${JSON.stringify(failures)}`);
     }
     const bytesAtCommit = du(data);
-    const rssAfterBuild = memoryOf(server.pid).peak;
+    const afterBuild = memoryOf(server.pid);
     const { total: counted } = check(await call(client, 'COUNT', INDEX), 'COUNT');
     if (counted !== docs.length) throw new Error(`COUNT answered ${counted}, expected ${docs.length}`);
 
@@ -275,6 +337,8 @@ async function main() {
     const geo = await runGeoGroup(port, SHARDS);
     stats.geo = summarize(geo.lat);
     serverTook.geo = summarize(geo.took);
+    const afterAll = memoryOf(server.pid);
+    const settled = await settledRss(server.pid);
 
     agent.destroy();
     await client.close();
@@ -293,11 +357,16 @@ async function main() {
       engine: ENGINE, version: `tessera ${version} (${commit}, node ${process.version}, ${SHARDS} shard${SHARDS === 1 ? '' : 's'})`, run: RUN,
       docs: docs.length, parse_s: Math.round(parseS * 100) / 100,
       index: { seconds: Math.round(buildS * 100) / 100, docs_per_s: round1(docs.length / buildS), bytes: bytesAtCommit, mb: round1(bytesAtCommit / 1048576) },
-      rss_mb: { after_parse: rssAfterStart, peak_after_build: rssAfterBuild, peak_end: rssEnd },
+      rss_mb: {
+        after_parse: afterStart.peak, peak_after_build: afterBuild.peak, peak_end: rssEnd,
+        // Issue 24: the peak over every group (fuzzy and geo too), and the resident set now at each point.
+        peak_all: afterAll.peak, now_after_start: afterStart.now, now_after_build: afterBuild.now, now_settled: settled,
+      },
       extra: {
         shards: SHARDS, selector: SELECTOR ?? null, connections: 1, count_mode: 'exact',
         bytes_before_shutdown: bytesBeforeShutdown, bytes_after_shutdown: bytesAfterShutdown,
         facet: facetStatus, rss_note: 'server process VmHWM (client not included)',
+        xapian: xapian === undefined ? null : { peak_rss_mb: xapian.peakMb, docs_per_s: xapian.docsPerS },
         empty_search: { qps: floor.qps, p50_us: floor.p50_us, p99_us: floor.p99_us },
         bare_http: { qps: bareFloor.qps, p50_us: bareFloor.p50_us, p99_us: bareFloor.p99_us },
         concurrent: { connections: CONNECTIONS, queries: concurrent.n, qps: concurrent.wall_qps, p50_us: concurrent.p50_us, p99_us: concurrent.p99_us },
@@ -309,6 +378,7 @@ async function main() {
     const outFile = join(outDir, `${ENGINE}-run${RUN}.json`);
     writeFileSync(outFile, JSON.stringify(result));
     printTable(result, facetStatus, outFile);
+    printMemory(result, xapian);
     printAgreement(per, queries, outDir);
     console.log(`\nBeside the peers (medians over runs, count agreement): ${process.env.PEERS_OUT ? `PEERS_OUT=${process.env.PEERS_OUT} ` : ''}bash ${join(PEERS, 'run.sh')} report`);
   } finally {
@@ -342,6 +412,24 @@ function printTable(r, facetStatus, outFile) {
   console.log(`${c.connections} connections at once (the 1,000 queries, ${n(c.queries)} searches): ${n(c.qps)} q/s (${(c.qps / r.query.all1000.wall_qps).toFixed(2)}x one connection's), p50 ${ms(c.p50_us)} ms, p99 ${ms(c.p99_us)} ms`);
   console.log(`all1000 over the HTTP floor: ${(r.query.all1000.qps / b.qps).toFixed(2)}x`);
   console.log(`\nwrote ${outFile}`);
+}
+
+/** Issue 24's figures: peak and settled RSS, docs/s, each beside the Xapian harness of the same run. */
+function printMemory(r, xapian) {
+  const mb = (x) => `${x.toFixed(1)} MiB`;
+  const m = r.rss_mb;
+  console.log('\nmemory and indexing against Xapian in this run (issue 24):');
+  if (xapian === undefined) console.log('  (no Xapian harness in this run: ratios left out)');
+  else {
+    const peak = m.peak_all / xapian.peakMb;
+    console.log(`  peak RSS: Tessera ${mb(m.peak_all)}, Xapian harness ${mb(xapian.peakMb)}: ${peak.toFixed(2)}x (target <= ${PEAK_RATIO_MAX})${peak <= PEAK_RATIO_MAX ? '' : ' MISSED'}`);
+    const speed = r.index.docs_per_s / xapian.docsPerS;
+    console.log(`  indexing: Tessera ${Math.round(r.index.docs_per_s).toLocaleString('en-US')} docs/s, Xapian ${Math.round(xapian.docsPerS).toLocaleString('en-US')} docs/s: `
+      + `${speed.toFixed(2)}x (target >= ${DOCS_PER_S_RATIO_MIN})${speed >= DOCS_PER_S_RATIO_MIN ? '' : ' MISSED'}`);
+  }
+  const growth = m.now_settled / m.now_after_start - 1;
+  console.log(`  Tessera RSS: ${mb(m.now_after_start)} after start, ${mb(m.now_after_build)} after the load, ${mb(m.now_settled)} settled after the queries: `
+    + `${growth >= 0 ? '+' : ''}${(100 * growth).toFixed(0)} % of after start (target within ${100 * SETTLED_GROWTH_MAX} %)${growth <= SETTLED_GROWTH_MAX ? '' : ' MISSED'}`);
 }
 
 /**

@@ -38,7 +38,7 @@ it('collects the heap once the event loop is idle after it grew, and not while i
 });
 
 it('gives the young generation back after a burst, once a collection finds the process quiet', () => {
-  // The servers' semi-spaces.
+  // A young generation of 64 MiB: more than growthBytes.
   const { burst, reasons, after } = probe(`
     import { getHeapSpaceStatistics } from 'node:v8';
     const newSpace = () => getHeapSpaceStatistics().find((s) => s.space_name === 'new_space').space_size;

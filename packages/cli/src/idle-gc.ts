@@ -11,7 +11,7 @@
  *
  * A collection frees objects but V8 keeps the pages it committed for them —
  * above all the young generation, which a burst grows to its maximum (two
- * semi-spaces of `--max-semi-space-size`, 64 MiB for the servers) and which
+ * semi-spaces of `--max-semi-space-size`, 32 MiB for the servers) and which
  * stays committed and resident, used or not. V8 shrinks it only at a
  * collection that finds the allocation rate low over its last 5 s (measured
  * by samples taken at collections: one right after a burst still sees the

@@ -3,16 +3,18 @@
  * `node`) are started with: `npm start`, the Dockerfile, scripts/cluster and
  * the benchmarks pass these, so what is measured is what runs.
  *
- * `--max-semi-space-size=32` (MiB; Node's default is 16): bulk indexing keeps
- * a batch of documents, their terms and their records alive across many
- * allocations, and every scavenge of a small young generation copies them
- * again. On the Debian corpus (63,440 documents through RESTORE) scavenges
- * took 1.86 s at 16 MiB and 0.61 s at 64 MiB (`--trace-gc`); but 64 MiB
- * semi-spaces keep up to 128 MiB of young generation resident in a burst
- * (issue 18's hostile fuzz: peak 487 MB at 64, 433 MB at 32). V8 reads the flag when the heap is set up,
- * so it cannot be set from inside the process (`v8.setFlagsFromString` is too late).
+ * `--max-semi-space-size=16` (MiB): a young generation of up to 32 MiB,
+ * pinned (V8 otherwise sizes it from the machine's memory). It was 32 while
+ * text analysis ran on the event loop, whose scavenges copied each batch's
+ * terms again (Debian corpus through RESTORE: 1.86 s of scavenges at 16 MiB,
+ * 0.61 s at 64 MiB). With analysis on its own thread the server's CPU time
+ * for that load did not grow at 16 (medians of 3 alternating runs: 15.6 s at
+ * 16, 17.7 s at 32) and its peak RSS fell by 30 MB (issue 24). V8 reads the
+ * flag when the heap is set up, so it cannot be set from inside the process
+ * (`v8.setFlagsFromString` is too late); the engine's own threads get a
+ * smaller young generation of their own (engine idle-thread.ts).
  */
-export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=32'];
+export const SERVER_NODE_FLAGS: readonly string[] = ['--max-semi-space-size=16'];
 
 /**
  * V8 flags the server processes set from inside (program.ts, before they

@@ -14,9 +14,12 @@
  * analysed here too until the thread is ready (loading its modules takes
  * ~0.2 s, during which a bulk load would otherwise wait). The thread is
  * started on first use (or by `startTextWorker`), does not keep the process
- * alive while idle, and is started again after a failure.
+ * alive while idle, is ended once idle for THREAD_IDLE_MS (idle-thread.ts:
+ * its heap and dictionary, and this thread's mirror of it, go back), and is
+ * started again after a failure or on the next use.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { IdleRelease, startThread } from '../idle-thread.js';
 import type { AnalyzerOptions } from '../analysis/analyzer.js';
 import { analyzeRuns, DICTIONARY_TERMS_MAX, NamedDictionary, type TextRunsAnswer, type TextRunsRequest } from './text-runs.js';
 import type { TextWorkerAnswer } from './text-worker.js';
@@ -149,6 +152,20 @@ function analyzeHere(batch: RunBatch, request: TextRunsRequest): void {
 /** Requests sent and not answered yet, with the thread that has them. */
 const requests = new Map<number, { batch: RunBatch; request: TextRunsRequest; thread: Worker }>();
 
+function busyWith(thread: Worker): boolean {
+  return [...requests.values()].some((e) => e.thread === thread);
+}
+
+const release = new IdleRelease(() => {
+  const thread = worker;
+  if (thread === null || busyWith(thread)) return;
+  worker = null;
+  workerReady = false;
+  // The next thread's dictionary has another name: the mirror would be replaced at its first answer.
+  mirror = { name: '', names: [] };
+  void thread.terminate();
+});
+
 /** A thread failed or exited: what it held is analysed here. */
 function failAll(thread: Worker): void {
   for (const [id, entry] of requests) {
@@ -160,14 +177,17 @@ function failAll(thread: Worker): void {
 
 function textWorker(): Worker {
   if (worker !== null) return worker;
-  const started = new Worker(new URL('./text-worker.js', import.meta.url), { workerData: { name: `thread${++workers}` } });
+  const started = startThread(new URL('./text-worker.js', import.meta.url), { workerData: { name: `thread${++workers}` } });
   let settle!: () => void;
   workerSettled = new Promise((resolve) => {
     settle = resolve;
   });
   started.on('message', (answer: TextWorkerAnswer) => {
     if ('ready' in answer) {
-      if (worker === started) workerReady = true;
+      if (worker === started) {
+        workerReady = true;
+        if (!busyWith(started)) release.idle();
+      }
       settle();
       return;
     }
@@ -184,7 +204,10 @@ function textWorker(): Worker {
         void started.terminate();
       }
     }
-    if (![...requests.values()].some((e) => e.thread === started)) started.unref();
+    if (!busyWith(started)) {
+      started.unref();
+      if (worker === started) release.idle();
+    }
   });
   const lost = (): void => {
     if (worker === started) {
@@ -221,6 +244,7 @@ function send(): void {
   }
   try {
     requests.set(request.id, { batch, request, thread });
+    release.busy();
     // Busy: keep the process alive until the answer is in.
     thread.ref();
     // Copied, not transferred: a failed request is analysed here from the same runs.

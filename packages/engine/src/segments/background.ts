@@ -2,11 +2,13 @@
  * Segment work off the event loop: `flushInBackground` and
  * `mergeInBackground` hand a flush or a merge to the process's segment worker
  * (segment-worker.ts), one thread shared by every shard, started on first
- * use and not keeping the process alive while idle. If the thread dies, the
- * work it held fails (ShardIndex retries it) and the next request starts a
- * new thread.
+ * use and not keeping the process alive while idle, and ended once idle for
+ * THREAD_IDLE_MS (idle-thread.ts: what its heap holds goes back). If the
+ * thread dies, the work it held fails (ShardIndex retries it) and the next
+ * request starts a new thread.
  */
-import { Worker } from 'node:worker_threads';
+import type { Worker } from 'node:worker_threads';
+import { IdleRelease, startThread } from '../idle-thread.js';
 import type { Bitset } from '../values/bitset.js';
 import type { SegmentReader } from './segment-reader.js';
 import type { SegmentWorkerAnswer, SegmentWorkerRequest } from './segment-worker.js';
@@ -20,6 +22,15 @@ interface Pending {
 let worker: Worker | null = null;
 let nextId = 1;
 const pending = new Map<number, Pending>();
+const release = new IdleRelease(() => {
+  const thread = worker;
+  if (thread === null || pending.size > 0) return;
+  worker = null;
+  // Its exit must not fail the work of the thread that follows it.
+  thread.removeAllListeners();
+  thread.on('error', () => undefined);
+  void thread.terminate();
+});
 
 function failAll(error: Error): void {
   for (const p of pending.values()) p.reject(error);
@@ -28,7 +39,7 @@ function failAll(error: Error): void {
 
 function segmentWorker(): Worker {
   if (worker !== null) return worker;
-  const started = new Worker(new URL('./segment-worker.js', import.meta.url));
+  const started = startThread(new URL('./segment-worker.js', import.meta.url));
   started.on('message', (answer: SegmentWorkerAnswer) => {
     const p = pending.get(answer.id);
     if (p === undefined) return;
@@ -36,7 +47,10 @@ function segmentWorker(): Worker {
     if ('error' in answer) p.reject(new Error(`segment worker: ${answer.error}`));
     else p.resolve(answer.bytes);
     // Idle: let the process exit even with the thread alive.
-    if (pending.size === 0) started.unref();
+    if (pending.size === 0) {
+      started.unref();
+      release.idle();
+    }
   });
   started.on('error', (err) => {
     if (worker === started) worker = null;
@@ -86,6 +100,7 @@ function buffersOf(value: unknown, into = new Set<ArrayBuffer>()): ArrayBuffer[]
 function run(request: SegmentWorkerRequest, transfer: ArrayBuffer[] = []): Promise<Uint8Array> {
   return new Promise((resolve, reject) => {
     const thread = segmentWorker();
+    release.busy();
     pending.set(request.id, { resolve, reject });
     // Busy: keep the process alive until the answer is in (a close waits for it).
     thread.ref();
