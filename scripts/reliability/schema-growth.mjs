@@ -5,43 +5,96 @@
 // index (5 shards, 500 IDs rewritten over and over, as the fuzzer does), and
 // prints, every 1,000 fields, the server's RSS, V8 heap (used and total) and
 // external memory from /:metrics, then the bytes its data directory holds.
+// With --retained, the memory that stays: after 50 warm-up fields (so code is
+// compiled) and after the last, the server writes a heap snapshot (V8 collects
+// all garbage first; SIGUSR2), and the script prints the bytes the snapshot
+// holds (its objects' own sizes, array buffers' memory included) and the
+// difference per field (not the RSS: writing a snapshot takes memory of its own). --root runs another checkout's
+// server (an A/B against the code before a change).
 // Exits 0: it measures, it judges nothing.
 //
-//   node scripts/reliability/schema-growth.mjs [fields, default 3000] [fields per document, default 1]
+//   node scripts/reliability/schema-growth.mjs [fields, default 3000] [fields per document, default 1] [--retained] [--root DIR] [--port N]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, rmSync, statSync } from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
+import { parseArgs } from 'node:util';
 
-const CLI = join(resolve(dirname(fileURLToPath(import.meta.url)), '../..'), 'packages/cli/dist/main.js');
-const FIELDS = Number(process.argv[2] ?? 3000);
-const PER_DOCUMENT = Number(process.argv[3] ?? 1);
-const PORT = 18970;
+const { values: options, positionals } = parseArgs({
+  allowPositionals: true,
+  options: { retained: { type: 'boolean', default: false }, root: { type: 'string' }, port: { type: 'string', default: '18970' } },
+});
+const ROOT = resolve(options.root ?? join(dirname(fileURLToPath(import.meta.url)), '../..'));
+const { SERVER_ENV, SERVER_NODE_FLAGS } = await import(join(ROOT, 'packages/cli/dist/node-flags.js'));
+const CLI = join(ROOT, 'packages/cli/dist/main.js');
+const FIELDS = Number(positionals[0] ?? 3000);
+const PER_DOCUMENT = Number(positionals[1] ?? 1);
+const WARM_UP_FIELDS = 50;
+const PORT = Number(options.port);
 const url = `http://127.0.0.1:${PORT}`;
 const dir = mkdtempSync(join(tmpdir(), 'tessera-schema-growth-'));
+const snapshots = join(dir, 'snapshots');
 
 function bytesUnder(path) {
   const stat = statSync(path);
   return stat.isDirectory() ? readdirSync(path).reduce((sum, name) => sum + bytesUnder(join(path, name)), 0) : stat.size;
 }
 
-async function memory() {
+async function metrics() {
   const text = await (await fetch(`${url}/:metrics`)).text();
-  const mb = (name) => (Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]) / 1e6).toFixed(1);
+  return (name) => Number(new RegExp(`^${name} (\\S+)`, 'm').exec(text)?.[1]);
+}
+
+async function memory() {
+  const m = await metrics();
+  const mb = (name) => (m(name) / 1e6).toFixed(1);
   return `RSS ${mb('process_resident_memory_bytes')} MB, heap used ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
 }
 
-const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, CLI, 'serve', '--port', String(PORT), '--data', dir, '--log-level', 'warn'],
+/** A heap snapshot of the server (a full collection first): the bytes its nodes hold. */
+async function retained() {
+  const before = new Set(readdirSync(snapshots));
+  server.kill('SIGUSR2');
+  let file;
+  for (let size = -1; ;) {
+    await new Promise((r) => setTimeout(r, 500));
+    file ??= readdirSync(snapshots).find((name) => name.endsWith('.heapsnapshot') && !before.has(name));
+    if (file === undefined) continue;
+    const now = statSync(join(snapshots, file)).size;
+    if (now === size && now > 0) break;
+    size = now;
+  }
+  const snapshot = JSON.parse(readFileSync(join(snapshots, file), 'utf8'));
+  rmSync(join(snapshots, file));
+  const fields = snapshot.snapshot.meta.node_fields;
+  const selfSize = fields.indexOf('self_size');
+  let bytes = 0;
+  for (let i = selfSize; i < snapshot.nodes.length; i += fields.length) bytes += snapshot.nodes[i];
+  return bytes;
+}
+
+const flags = options.retained ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [];
+if (options.retained) (await import('node:fs')).mkdirSync(snapshots);
+const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...flags, CLI, 'serve', '--port', String(PORT), '--data', join(dir, 'data'), '--log-level', 'error'],
   { stdio: 'inherit', env: { ...process.env, ...SERVER_ENV } });
 try {
   for (;;) {
     try { if ((await fetch(`${url}/readyz`)).ok) break; } catch { /* not listening yet */ }
     await new Promise((r) => setTimeout(r, 200));
   }
-  const put = async (id, body) => (await fetch(`${url}/growth/${id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })).arrayBuffer();
+  const put = async (id, body) => {
+    const res = await fetch(`${url}/growth/${id}`, { method: 'PUT', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) });
+    await res.arrayBuffer();
+    if (res.status >= 300) throw new Error(`PUT /growth/${id}: ${res.status}`);
+  };
   await put('seed', { _settings: { number_of_shards: 5 }, seed: 1 });
+  let start;
+  if (options.retained) {
+    for (let i = 1; i <= WARM_UP_FIELDS; i++) await put(`w${i}`, { [`w${i}`]: `word ${i}` });
+    await new Promise((r) => setTimeout(r, 3000));
+    start = await retained();
+  }
   console.log(`0 fields: ${await memory()}`);
   let fields = 0;
   for (let i = 1; fields < FIELDS; i++) {
@@ -51,7 +104,12 @@ try {
     if (fields % 1000 < PER_DOCUMENT) console.log(`${fields} fields: ${await memory()}`);
   }
   await new Promise((r) => setTimeout(r, 5000));
-  console.log(`5 s later: ${await memory()}; data directory ${(bytesUnder(dir) / 1e6).toFixed(1)} MB`);
+  console.log(`5 s later: ${await memory()}; data directory ${(bytesUnder(join(dir, 'data')) / 1e6).toFixed(1)} MB`);
+  if (options.retained) {
+    const end = await retained();
+    console.log(`retained after a full collection, ${WARM_UP_FIELDS} warm-up fields -> +${fields}: heap snapshot ${(start / 1e6).toFixed(2)} -> ${(end / 1e6).toFixed(2)} MB, ` +
+      `${Math.round((end - start) / fields)} B per field`);
+  }
 } finally {
   server.kill('SIGTERM');
   await new Promise((r) => server.once('exit', r));

@@ -41,9 +41,12 @@ async function grow(shard: Shard, from: number, to: number): Promise<void> {
   }
 }
 
-function stateOf(shard: Shard): { db: ShardDatabase; schemaStorage: SchemaStorage; schemaJson: string } {
-  return (shard as unknown as { state: { db: ShardDatabase; schemaStorage: SchemaStorage; schemaJson: string } }).state;
+function stateOf(shard: Shard): { db: ShardDatabase; schemaStorage: SchemaStorage } {
+  return (shard as unknown as { state: { db: ShardDatabase; schemaStorage: SchemaStorage } }).state;
 }
+
+/** The schema the shard holds, as JSON (members in their stored order). */
+const schemaJsonOf = (shard: Shard): string => JSON.stringify(shard.indexSchema);
 
 /** What the closed shard's LevelDB holds of the schema: the base's bytes and each delta's. */
 async function storedSchemaKeys(): Promise<{ base: Buffer | undefined; deltas: Buffer[] }> {
@@ -93,7 +96,7 @@ describe('Shard: the stored schema', () => {
     });
     await grow(shard, 1, 300);
     const json = JSON.stringify(grownSchema(300));
-    expect(stateOf(shard).schemaJson).toBe(json);
+    expect(schemaJsonOf(shard)).toBe(json);
     expect(shard.indexSchema).toEqual(grownSchema(300));
     await shard.close();
 
@@ -112,7 +115,7 @@ describe('Shard: the stored schema', () => {
 
     const reopened = await Shard.open({ path });
     try {
-      expect(stateOf(reopened).schemaJson).toBe(json);
+      expect(schemaJsonOf(reopened)).toBe(json);
       expect(reopened.indexSchema).toEqual(grownSchema(300));
       expect(stateOf(reopened).schemaStorage).toEqual({ baseBytes: (stored.base as Buffer).length, deltas: stored.deltas.length, deltaBytes });
       // It goes on from there.
@@ -122,8 +125,29 @@ describe('Shard: the stored schema', () => {
       await reopened.close();
     }
     const again = await Shard.open({ path });
-    expect(stateOf(again).schemaJson).toBe(JSON.stringify(grownSchema(320)));
+    expect(schemaJsonOf(again)).toBe(JSON.stringify(grownSchema(320)));
     await again.close();
+  });
+
+  it("keeps the caller's schema object, not a copy of its own, and stores nothing for an equal schema in another object", async () => {
+    const shard = await Shard.open({ path });
+    try {
+      let schemaPuts = 0;
+      stateOf(shard).db.on('write', (ops: { type: string; key: Buffer }[]) => {
+        for (const op of ops) if (op.type === 'put' && op.key.subarray(0, META_SCHEMA.length).equals(META_SCHEMA)) schemaPuts++;
+      });
+      const sent = grownSchema(2);
+      await shard.write({ op: 'index', id: 'a', body: { f1: 'x', f2: 'y' }, schema: sent });
+      expect(shard.indexSchema).toBe(sent);
+      expect(schemaPuts).toBe(1);
+      // The same schema decoded again (as over a wire): held from now on, nothing written.
+      const equal = grownSchema(2);
+      await shard.write({ op: 'index', id: 'b', body: { f1: 'z' }, schema: equal });
+      expect(shard.indexSchema).toBe(equal);
+      expect(schemaPuts).toBe(1);
+    } finally {
+      await shard.close();
+    }
   });
 
   it('a shard holding only a base, as written before deltas, opens with it and adds deltas to it', async () => {
@@ -136,12 +160,12 @@ describe('Shard: the stored schema', () => {
       await db.put(META_SCHEMA, Buffer.from(base));
     });
     const reopened = await Shard.open({ path });
-    expect(stateOf(reopened).schemaJson).toBe(base);
+    expect(schemaJsonOf(reopened)).toBe(base);
     await grow(reopened, 51, 52);
     await reopened.close();
     expect((await storedSchemaKeys()).deltas.length).toBe(2);
     const again = await Shard.open({ path });
-    expect(stateOf(again).schemaJson).toBe(JSON.stringify(grownSchema(52)));
+    expect(schemaJsonOf(again)).toBe(JSON.stringify(grownSchema(52)));
     await again.close();
   });
 

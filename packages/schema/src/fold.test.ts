@@ -1,3 +1,5 @@
+import { setFlagsFromString } from 'node:v8';
+import { runInNewContext } from 'node:vm';
 import fc from 'fast-check';
 import { TesseraError } from '@tessera/errors';
 import { foldDocument, type FoldResult, indexedValues } from './fold.js';
@@ -63,6 +65,36 @@ describe('foldDocument: dynamic fields', () => {
     expect(r.changed).toBe(false);
     expect(r.document.stored).toEqual({ a: null, b: [], c: [null] });
     expect(r.document.values).toEqual([]);
+  });
+});
+
+/** `value` and everything under it, frozen: changing any of it throws (modules are strict). */
+function deepFreeze<T>(value: T): T {
+  if (value !== null && typeof value === 'object') {
+    for (const child of Object.values(value)) deepFreeze(child);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+describe('foldDocument: a grown schema is a new value sharing what did not change', () => {
+  test('the schema passed in is left as it is; only the nodes on the new field\'s path are new', () => {
+    const schema = deepFreeze(createSchema({ a: { _type: 'text' }, user: { name: { _type: 'text' }, city: { _type: 'keyword' } }, n: { _type: 'integer' } }));
+    const r = foldDocument(schema, { a: 'x', user: { zip: 'z1' } });
+    expect(r.changed).toBe(true);
+    expect(r.schema).not.toBe(schema);
+    expect(r.schema.user).not.toBe(schema.user);
+    expect(r.schema.user).toEqual({ _type: 'object', name: { _type: 'text' }, city: { _type: 'keyword' }, zip: { _type: 'text' } });
+    // Untouched fields are the very nodes of the schema passed in.
+    expect(r.schema.a).toBe(schema.a);
+    expect(r.schema.n).toBe(schema.n);
+    expect((r.schema.user as Record<string, unknown>).name).toBe((schema.user as Record<string, unknown>).name);
+    expect(schema).toEqual({ a: { _type: 'text' }, user: { _type: 'object', name: { _type: 'text' }, city: { _type: 'keyword' } }, n: { _type: 'integer' } });
+    // A document bringing several fields under one object copies that object once.
+    const two = foldDocument(r.schema, { user: { p: 'q', r: 's' }, b: { c: 1 } });
+    expect(two.schema.user).toEqual({ ...(r.schema.user as object), p: { _type: 'text' }, r: { _type: 'text' } });
+    expect(two.schema.b).toEqual({ _type: 'object', c: { _type: 'integer' } });
+    expect(two.schema.a).toBe(schema.a);
   });
 });
 
@@ -234,6 +266,8 @@ describe('foldDocument properties', () => {
       let schema: Schema = {};
       for (const d of [d1, d2]) {
         const before = structuredClone(schema);
+        // A fold never changes the schema it is given (a change would throw on the frozen tree).
+        deepFreeze(schema);
         let r: FoldResult;
         try {
           r = foldDocument(schema, d);
@@ -269,6 +303,19 @@ describe('indexedValues', () => {
     // Another schema object: folded with it.
     const grown = createSchema({ t: { _type: 'text' }, n: { _type: 'integer' }, secret: { _type: 'keyword', _store: false }, x: { _type: 'text' } });
     expect(indexedValues(grown, folded.document.stored).values).not.toBe(folded.document.values);
+  });
+
+  test('a remembered stored form does not keep the schema it was folded with alive', async () => {
+    setFlagsFromString('--expose-gc');
+    const gc = runInNewContext('gc') as () => void;
+    let grown: Schema | undefined = createSchema({ t: { _type: 'text' }, x: { _type: 'text' } });
+    const stored = foldDocument(grown, { t: 'kept' }).document.stored;
+    const gone = new WeakRef(grown);
+    grown = undefined;
+    await new Promise((resolve) => setImmediate(resolve));
+    gc();
+    expect(gone.deref()).toBeUndefined();
+    expect(stored).toEqual({ t: 'kept' });
   });
 
   test('a stored form without its _store: false fields is not remembered; the form kept for indexing is', () => {

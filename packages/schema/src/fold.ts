@@ -77,7 +77,11 @@ export function foldDocument(schema: Schema, body: unknown, options: FoldOptions
   const folder = new Folder(schema, options);
   const stored = folder.root(body);
   // Folding `stored` again with this schema gives these values: remember them for indexedValues.
-  if (!folder.changed && (!folder.unstored || options.keepUnstored === true)) FOLDED.set(stored, { schema, values: folder.values });
+  if (!folder.changed && (!folder.unstored || options.keepUnstored === true)) {
+    let folded = FOLDED.get(schema);
+    if (folded === undefined) FOLDED.set(schema, folded = new WeakMap());
+    folded.set(stored, folder.values);
+  }
   return { schema: folder.schema, changed: folder.changed, document: { stored, values: folder.values, unstored: folder.unstored } };
 }
 
@@ -93,14 +97,19 @@ export function foldDocument(schema: Schema, body: unknown, options: FoldOptions
  * fields out is not remembered (its values have them, folding it would not).
  */
 export function indexedValues(schema: Schema, body: unknown, options: FoldOptions = {}): { values: readonly IndexedValue[]; changed: boolean } {
-  const known = isPlainObject(body) ? FOLDED.get(body) : undefined;
-  if (known !== undefined && known.schema === schema) return { values: known.values, changed: false };
+  const known = isPlainObject(body) ? FOLDED.get(schema)?.get(body) : undefined;
+  if (known !== undefined) return { values: known, changed: false };
   const folded = foldDocument(schema, body, options);
   return { values: folded.document.values, changed: folded.changed };
 }
 
-/** Stored forms → the schema they were folded with and their values (see indexedValues). */
-const FOLDED = new WeakMap<object, { schema: Schema; values: readonly IndexedValue[] }>();
+/**
+ * Schema → stored forms folded with it → their values (see indexedValues). Keyed by the schema first, so that a
+ * stored form kept alive (a shard's document cache) keeps only its values, not the schema it was folded with:
+ * keyed by the stored form, every cached document held the schema of its day, hundreds of versions of a growing
+ * schema (docs/reliability.md, R8).
+ */
+const FOLDED = new WeakMap<Schema, WeakMap<object, readonly IndexedValue[]>>();
 
 class Folder {
   schema: Schema;
@@ -108,6 +117,8 @@ class Folder {
   readonly values: IndexedValue[] = [];
   /** A value was left out of the stored form by `_store: false`. */
   unstored = false;
+  /** The nodes of `schema` this fold made (see define): the only ones it changes. */
+  private readonly copied = new Set<SchemaNode>();
   private readonly options: FoldOptions;
 
   constructor(schema: Schema, options: FoldOptions) {
@@ -161,24 +172,29 @@ class Folder {
     return node;
   }
 
-  /** Record options on the node at `segs` (creating it), cloning the schema on its first change. */
+  /**
+   * Record options on the node at `segs` (creating it). The schema passed in is a value, never changed: the nodes
+   * on the path are copied (once per fold) and the rest of the tree is shared with it, so the versions of a growing
+   * schema that shards, caches and the cluster state hold share their fields instead of each holding a whole copy.
+   */
   private define(segs: readonly string[], options: Record<string, unknown>): void {
-    if (!this.changed) {
-      this.schema = structuredClone(this.schema);
-      this.changed = true;
-    }
+    this.changed = true;
+    if (!this.copied.has(this.schema)) this.schema = this.copy(this.schema);
     let node: SchemaNode = this.schema;
     for (const given of segs) {
       // A UUID name never becomes a schema key: UUID-named children share `<uuid_field>` (§8.7).
       const s = isUuidName(given) && !hasOwn(node, given) ? UUID_FIELD_NAME : given;
-      let next = node[s];
-      if (!isPlainObject(next)) {
-        next = {};
-        node[s] = next;
-      }
-      node = next as SchemaNode;
+      const next = node[s];
+      node = node[s] = isPlainObject(next) ? (this.copied.has(next) ? next : this.copy(next)) : this.copy({});
     }
     Object.assign(node, options);
+  }
+
+  /** A shallow copy of a node, which this fold may change. */
+  private copy(node: SchemaNode): SchemaNode {
+    const copy = { ...node };
+    this.copied.add(copy);
+    return copy;
   }
 
   private field(segs: readonly string[], raw: unknown, parent: Inherited): Stored | typeof DROP {

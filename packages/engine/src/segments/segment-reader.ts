@@ -13,7 +13,10 @@ import { NumericColumn } from '../values/numeric-column.js';
 import { indexOfSorted } from '../values/sorted-search.js';
 import { StringColumn } from '../values/string-column.js';
 import { StringDictionary } from '../values/string-dictionary.js';
-import { SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats, type Section, type SegmentHeader } from './segment-format.js';
+import {
+  SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldHeader, type FieldStats, type NumericHeader, type Section, type SegmentHeader,
+  type StringHeader,
+} from './segment-format.js';
 import { align8 } from './segment-writer.js';
 import { TermDictionary, TermsIterator } from './term-dictionary.js';
 
@@ -40,9 +43,20 @@ export class SegmentReader implements PostingsSource {
   private readonly cacheKey = `${nextReaderKey++}\u0000`;
   /** Recent lookups (null: absent), copies of the cursor's scratch info; cleared when full. */
   private readonly termInfos = new Map<string, TermPostingsInfo | null>();
+  /**
+   * The header's entries by slot and by field; the columns and field lengths over the bytes are made on first use
+   * and kept (`numbers`, `strings`, `norms`). A segment holds the fields of every document in it, thousands when documents
+   * bring their own: made eagerly they cost about a dozen objects per field and segment, most never sorted,
+   * aggregated or scored on.
+   */
+  private readonly numberHeaders = new Map<number, NumericHeader>();
+  private readonly stringHeaders = new Map<number, StringHeader>();
+  private readonly fieldHeaders = new Map<string, FieldHeader>();
   private readonly numbers = new Map<number, NumericColumn>();
   private readonly strings = new Map<number, StringColumn>();
-  private readonly norms = new Map<string, { stats: FieldStats; norms: Uint16Array }>();
+  private readonly norms = new Map<string, Uint16Array>();
+  /** Where the sections start in `bytes`: after the magic, the header's length and the header, 8-byte aligned. */
+  private readonly base: number;
 
   /**
    * Open a segment over `bytes` (kept, not copied). `bytes.byteOffset` must be
@@ -58,38 +72,19 @@ export class SegmentReader implements PostingsSource {
     assert.equal(header.format, SEGMENT_FORMAT, 'unsupported segment format');
     this.header = header;
     const base = align8(8 + headerLength);
-    const u8 = (s: Section): Uint8Array => bytes.subarray(base + s[0], base + s[0] + s[1]);
-    const u32 = (s: Section): Uint32Array => new Uint32Array(bytes.buffer, bytes.byteOffset + base + s[0], s[1] / 4);
-    const i32 = (s: Section): Int32Array => new Int32Array(bytes.buffer, bytes.byteOffset + base + s[0], s[1] / 4);
-    const f64 = (s: Section): Float64Array => new Float64Array(bytes.buffer, bytes.byteOffset + base + s[0], s[1] / 8);
+    this.base = base;
     this.docCount = header.docCount;
-    this.docids = u32(header.docids);
+    this.docids = this.u32(header.docids);
     this.docidOf = this.docids;
     assert.equal(this.docids.length, this.docCount, 'segment docids section has the wrong size');
     // The padding after postings/positions is part of the view (unpackBlock over-reads).
     this.postings = bytes.subarray(base + header.postings[0], base + header.postings[0] + header.postings[1] + SEGMENT_TAIL_PAD_BYTES);
-    this.positions = u8(header.positions);
-    this.dictionary = new TermDictionary(u8(header.dictionary), u32(header.dictionaryBlocks), header.termCount);
+    this.positions = this.u8(header.positions);
+    this.dictionary = new TermDictionary(this.u8(header.dictionary), this.u32(header.dictionaryBlocks), header.termCount);
     this.lookupCursor = new TermsIterator(this.dictionary);
-    for (const f of header.fields) {
-      this.norms.set(f.field, {
-        stats: { docCount: f.docCount, sumLength: f.sumLength },
-        norms: new Uint16Array(bytes.buffer, bytes.byteOffset + base + f.norms[0], f.norms[1] / 2),
-      });
-    }
-    for (const h of header.numbers) {
-      const min = f64(h.min);
-      this.numbers.set(h.slot, h.offsets === undefined
-        ? new NumericColumn(this.docCount, min, min, null, min, true)
-        : new NumericColumn(this.docCount, min, f64(h.max!), u32(h.offsets), f64(h.values!), true));
-    }
-    for (const h of header.strings) {
-      const dictionary = new StringDictionary(u8(h.dictionaryBytes), u32(h.dictionaryOffsets));
-      const min = i32(h.min);
-      this.strings.set(h.slot, h.offsets === undefined
-        ? new StringColumn(this.docCount, dictionary, min, min, null, min)
-        : new StringColumn(this.docCount, dictionary, min, i32(h.max!), u32(h.offsets), i32(h.ords!)));
-    }
+    for (const f of header.fields) this.fieldHeaders.set(f.field, f);
+    for (const h of header.numbers) this.numberHeaders.set(h.slot, h);
+    for (const h of header.strings) this.stringHeaders.set(h.slot, h);
     this.deleted = deleted ?? new Bitset(this.docCount);
     assert.equal(this.deleted.size, this.docCount, 'deletion bitset size differs from the segment');
     this.deletedCount = this.deleted.count();
@@ -141,33 +136,74 @@ export class SegmentReader implements PostingsSource {
   }
 
   numericColumn(slot: number): NumericColumn | null {
-    return this.numbers.get(slot) ?? null;
+    const made = this.numbers.get(slot);
+    if (made !== undefined) return made;
+    const h = this.numberHeaders.get(slot);
+    if (h === undefined) return null;
+    const min = this.f64(h.min);
+    const column = h.offsets === undefined
+      ? new NumericColumn(this.docCount, min, min, null, min, true)
+      : new NumericColumn(this.docCount, min, this.f64(h.max!), this.u32(h.offsets), this.f64(h.values!), true);
+    this.numbers.set(slot, column);
+    return column;
   }
 
   stringColumn(slot: number): StringColumn | null {
-    return this.strings.get(slot) ?? null;
+    const made = this.strings.get(slot);
+    if (made !== undefined) return made;
+    const h = this.stringHeaders.get(slot);
+    if (h === undefined) return null;
+    const dictionary = new StringDictionary(this.u8(h.dictionaryBytes), this.u32(h.dictionaryOffsets));
+    const min = this.i32(h.min);
+    const column = h.offsets === undefined
+      ? new StringColumn(this.docCount, dictionary, min, min, null, min)
+      : new StringColumn(this.docCount, dictionary, min, this.i32(h.max!), this.u32(h.offsets), this.i32(h.ords!));
+    this.strings.set(slot, column);
+    return column;
   }
 
   numericSlots(): number[] {
-    return [...this.numbers.keys()];
+    return [...this.numberHeaders.keys()];
   }
 
   stringSlots(): number[] {
-    return [...this.strings.keys()];
+    return [...this.stringHeaders.keys()];
   }
 
   fieldNames(): string[] {
-    return [...this.norms.keys()];
+    return [...this.fieldHeaders.keys()];
   }
 
   /** Field lengths by ordinal (saturated at NORM_MAX), or null when no doc has the field. */
   fieldNorms(field: string): Uint16Array | null {
-    return this.norms.get(field)?.norms ?? null;
+    const made = this.norms.get(field);
+    if (made !== undefined) return made;
+    const f = this.fieldHeaders.get(field);
+    if (f === undefined) return null;
+    const norms = new Uint16Array(this.bytes.buffer, this.bytes.byteOffset + this.base + f.norms[0], f.norms[1] / 2);
+    this.norms.set(field, norms);
+    return norms;
   }
 
   /** The field's doc count and length sum over all docs of the segment (deleted ones included, as in Lucene). */
   fieldStats(field: string): FieldStats | null {
-    return this.norms.get(field)?.stats ?? null;
+    return this.fieldHeaders.get(field) ?? null;
+  }
+
+  private u8(s: Section): Uint8Array {
+    return this.bytes.subarray(this.base + s[0], this.base + s[0] + s[1]);
+  }
+
+  private u32(s: Section): Uint32Array {
+    return new Uint32Array(this.bytes.buffer, this.bytes.byteOffset + this.base + s[0], s[1] / 4);
+  }
+
+  private i32(s: Section): Int32Array {
+    return new Int32Array(this.bytes.buffer, this.bytes.byteOffset + this.base + s[0], s[1] / 4);
+  }
+
+  private f64(s: Section): Float64Array {
+    return new Float64Array(this.bytes.buffer, this.bytes.byteOffset + this.base + s[0], s[1] / 8);
   }
 
   /** The ordinal of `docid`, or −1 (binary search). */

@@ -40,9 +40,9 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   }
   const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
   const applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[] = [];
-  let newSchemaJson: string | undefined;
-  /** The schema this batch stores, parsed, and what LevelDB holds of it once the batch is written. */
-  let newSchema: { schema: Record<string, unknown>; json: string; storage: SchemaStorage } | undefined;
+  /** The schema this batch stores (the last change's), and what LevelDB holds of it once the batch is written. */
+  let changedSchema: Record<string, unknown> | undefined;
+  let newSchema: { schema: Record<string, unknown>; storage: SchemaStorage } | undefined;
   const counters = { ...state.counters };
   const seen = new Set<string>();
   let batch: ReturnType<ShardDatabase['batch']> | undefined;
@@ -96,11 +96,10 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
         outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
       }
       if (typeof id === 'number' && id > counters.maxNumericId) counters.maxNumericId = id;
-      if (change.schemaJson !== undefined) newSchemaJson = change.schemaJson;
+      if (change.schema !== undefined) changedSchema = change.schema;
     }
-    if (newSchemaJson !== undefined) {
-      const schema = JSON.parse(newSchemaJson) as Record<string, unknown>;
-      newSchema = { schema, json: newSchemaJson, storage: writeSchemaChange(batch, state.schemaStorage, state.schema, schema, newSchemaJson) };
+    if (changedSchema !== undefined) {
+      newSchema = { schema: changedSchema, storage: writeSchemaChange(batch, state.schemaStorage, state.schema, changedSchema) };
     }
     batch.put(META_COUNTERS, encodeCounters(counters));
     // The position as of changes already durable: it never claims one this batch may lose.
@@ -136,7 +135,6 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   }
   state.counters = counters;
   if (newSchema !== undefined) {
-    state.schemaJson = newSchema.json;
     state.schema = newSchema.schema;
     state.schemaStorage = newSchema.storage;
   }

@@ -35,8 +35,12 @@ export interface Change {
   readonly epoch: number;
   /** A put's terms and values, computed before the write is queued (a schema 400 writes nothing). */
   terms?: IndexableDocument | null;
-  /** The schema the terms were computed with, as JSON, when it is newer than the stored one. */
-  schemaJson?: string;
+  /**
+   * The schema the terms were computed with, when it differs from the stored one: the caller's object itself
+   * (schemas are values, never mutated), which the shard keeps once the batch is written, so the copies of an
+   * index hold the coordinator's schema rather than one copy each.
+   */
+  schema?: Record<string, unknown>;
   /** A bulk load's: not put in the document cache once written, text analysed on the analysis thread. */
   uncached?: boolean;
 }

@@ -68,7 +68,6 @@ export async function openIndex(state: ShardState, options: ShardIndexOptions): 
 async function loadSchema(state: ShardState): Promise<void> {
   const stored = await readStoredSchema(state.db);
   state.schema = stored.schema;
-  state.schemaJson = stored.json;
   state.schemaStorage = stored.storage;
 }
 

@@ -77,9 +77,11 @@ export class ShardState {
   readonly commitSeconds = { buffered: new LatencyHistogram(), synced: new LatencyHistogram() };
   /** The searchable index: write buffer, segments, merges (shard/recovery.ts opens it). */
   index!: ShardIndex;
-  /** The index schema the shard indexes with (cluster state, sent with each write) and its JSON: the stored one. */
+  /**
+   * The index schema the shard indexes with (cluster state, sent with each write): the stored one. Once a write
+   * brought it, the caller's object itself, shared with the index's other copies and the coordinator (never mutated).
+   */
   schema: Record<string, unknown> = {};
-  schemaJson = '{}';
   /** What LevelDB holds of the schema (base and deltas, store/stored-schema.ts): where the next change goes. */
   schemaStorage: SchemaStorage = NO_STORED_SCHEMA;
   /** Runs the scripts of writes on this copy when it is the primary (ShardOptions.scripts). */

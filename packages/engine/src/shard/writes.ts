@@ -6,6 +6,7 @@
  * 400 writes nothing), and hands one Change to the batch writer.
  */
 import assert from 'node:assert/strict';
+import { isDeepStrictEqual } from 'node:util';
 import { documentIdKey, validateDocumentId } from '../documents/document-id.js';
 import type { DocumentId, Mutation, StoredDocument, WriteRequest, WriteResult } from '../documents/types.js';
 import { decideWrite, validateWriteRequest } from '../documents/write.js';
@@ -185,14 +186,13 @@ async function mutateLocked(state: ShardState, id: DocumentId, key: string, deci
  */
 export function prepareTerms(state: ShardState, change: Change, schema: Record<string, unknown> | undefined): void {
   if (schema !== undefined && schema !== state.schema) {
-    const json = JSON.stringify(schema);
-    if (json !== state.schemaJson) change.schemaJson = json;
-    // The same schema in the caller's object (schemas are values, never mutated): keep that one, so
-    // the next writes skip this comparison and indexing finds the caller's fold (indexedValues).
-    else state.schema = schema;
+    // The same schema in the caller's object (schemas are values, never mutated): keep that one, so the next
+    // writes skip this comparison, indexing finds the caller's fold (indexedValues) and no copy is held.
+    if (isDeepStrictEqual(schema, state.schema)) state.schema = schema;
+    else change.schema = schema;
   }
   if (change.kind === 'put') {
-    const indexSchema = change.schemaJson === undefined ? state.schema : (schema as Record<string, unknown>);
+    const indexSchema = change.schema ?? state.schema;
     // A bulk write's text is analysed on the analysis thread while the batch is written (commitBatch waits for
     // it); a single write's here, where it costs less than the hop to the thread and back.
     change.terms = state.index.prepare({ seq: 0, docid: 1, id: change.id, body: change.indexed ?? change.body, version: change.version }, indexSchema,

@@ -28,7 +28,6 @@ export const NO_STORED_SCHEMA: SchemaStorage = { baseBytes: 0, deltas: 0, deltaB
 
 export interface StoredSchema {
   readonly schema: Record<string, unknown>;
-  readonly json: string;
   readonly storage: SchemaStorage;
 }
 
@@ -42,12 +41,11 @@ export async function readStoredSchema(db: ShardDatabase): Promise<StoredSchema>
   const deltas = await db.iterator(schemaDeltaRange()).all();
   if (base === undefined) {
     if (deltas.length > 0) throw corrupted(`${deltas.length} schema deltas`, 'they have no base schema');
-    return { schema: {}, json: '{}', storage: NO_STORED_SCHEMA };
+    return { schema: {}, storage: NO_STORED_SCHEMA };
   }
-  const baseJson = base.toString('utf8');
   let schema: Record<string, unknown>;
   try {
-    schema = JSON.parse(baseJson) as Record<string, unknown>;
+    schema = JSON.parse(base.toString('utf8')) as Record<string, unknown>;
   } catch (err) {
     throw corrupted('the base schema', (err as Error).message);
   }
@@ -62,11 +60,7 @@ export async function readStoredSchema(db: ShardDatabase): Promise<StoredSchema>
     }
     deltaBytes += value.length;
   }
-  return {
-    schema,
-    json: deltas.length === 0 ? baseJson : JSON.stringify(schema),
-    storage: { baseBytes: base.length, deltas: deltas.length, deltaBytes },
-  };
+  return { schema, storage: { baseBytes: base.length, deltas: deltas.length, deltaBytes } };
 }
 
 function corrupted(what: string, why: string): Error {
@@ -74,12 +68,12 @@ function corrupted(what: string, why: string): Error {
 }
 
 /**
- * Put the change from the stored schema `from` to `to` (whose JSON is
- * `toJson`) into `batch`: a delta, or a new base and the deltas deleted.
- * Returns what the store holds once the batch is written.
+ * Put the change from the stored schema `from` to `to` into `batch`: a
+ * delta, or a new base (`to` as JSON) and the deltas deleted. Returns what
+ * the store holds once the batch is written.
  */
 export function writeSchemaChange(batch: ReturnType<ShardDatabase['batch']>, storage: SchemaStorage,
-  from: Record<string, unknown>, to: Record<string, unknown>, toJson: string): SchemaStorage {
+  from: Record<string, unknown>, to: Record<string, unknown>): SchemaStorage {
   if (storage.baseBytes > 0) {
     const delta = diffSchema(from, to);
     if (delta === undefined) return storage;
@@ -89,7 +83,7 @@ export function writeSchemaChange(batch: ReturnType<ShardDatabase['batch']>, sto
       return { baseBytes: storage.baseBytes, deltas: storage.deltas + 1, deltaBytes: storage.deltaBytes + encoded.length };
     }
   }
-  const base = Buffer.from(toJson, 'utf8');
+  const base = Buffer.from(JSON.stringify(to), 'utf8');
   batch.put(META_SCHEMA, base);
   for (let n = 1; n <= storage.deltas; n++) batch.del(schemaDeltaKey(n));
   return { baseBytes: base.length, deltas: 0, deltaBytes: 0 };
