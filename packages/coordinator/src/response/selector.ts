@@ -7,9 +7,15 @@ import { isPlainObject } from '@tessera/schema';
 
 const MISSING = Symbol('missing');
 
+/** `{a,b.c}`: a selector that keeps several paths, as opposed to one that drills (`a.b`). */
+export function isSelectorSet(selector: string): boolean {
+  const s = selector.trim();
+  return s.startsWith('{') && s.endsWith('}');
+}
+
 export function applySelector(value: unknown, selector: string): unknown {
   const s = selector.trim();
-  if (s.startsWith('{') && s.endsWith('}')) {
+  if (isSelectorSet(s)) {
     const out: Record<string, unknown> = {};
     for (const part of s.slice(1, -1).split(',')) {
       const path = part.trim();
@@ -32,7 +38,7 @@ export function applySelector(value: unknown, selector: string): unknown {
 export function selectOrNull(value: unknown, selector: string | undefined): unknown {
   if (selector === undefined) return value;
   const s = selector.trim();
-  if (s.startsWith('{') && s.endsWith('}')) return applySelector(value, s);
+  if (isSelectorSet(s)) return applySelector(value, s);
   const found = drill(value, s);
   return found === MISSING ? null : found;
 }

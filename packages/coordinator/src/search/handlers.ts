@@ -24,7 +24,7 @@ import type { IndexMeta } from '../state/cluster-state.js';
 import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
-import { selectOrNull } from '../response/selector.js';
+import { isSelectorSet, selectOrNull } from '../response/selector.js';
 import { mergePage, type PageHit } from './merge.js';
 
 
@@ -347,10 +347,4 @@ class SearchPage implements Reply {
     parts.push(`],"count":${this.page.length},"total":${this.total},"took":${JSON.stringify(this.took)}}`);
     return parts.join('');
   }
-}
-
-/** `{a,b.c}`: a selector that keeps several paths (response/selector.ts), as opposed to one that drills. */
-function isSelectorSet(selector: string): boolean {
-  const s = selector.trim();
-  return s.startsWith('{') && s.endsWith('}');
 }
