@@ -1,7 +1,12 @@
-// Helpers the search benchmarks share (search.mjs, search-http.mjs, search-geo.mjs, search-fuzzy.mjs).
-import { spawn } from 'node:child_process';
+// Helpers the search benchmarks share (search.mjs, search-http.mjs, search-geo.mjs, search-fuzzy.mjs, engine-search.mjs).
+import { spawn, spawnSync } from 'node:child_process';
+import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
+
+/** Debian's python: python3-xapian lives there (as the peers' run.sh). */
+const PEER_PYTHON = '/usr/bin/python3';
 
 /** mulberry32: a small seeded generator, so every run draws the same queries. */
 export function random(seed) {
@@ -162,4 +167,55 @@ export async function concurrentSearches(port, path, bodies, connections, total)
   const wallS = Number(clock() - t0) / 1e9;
   agent.destroy();
   return { ...summarize(lat), wall_qps: round1(lat.length / wallS), lat, wall_s: wallS };
+}
+
+/** results/ beside the peers' scripts, or under PEERS_OUT (run.sh and compare.py look there too). */
+export function resultsDir(peersDir) {
+  const out = resolve(process.env.PEERS_OUT ?? peersDir);
+  const dir = join(out, 'results');
+  try {
+    mkdirSync(dir, { recursive: true });
+    accessSync(dir, constants.W_OK);
+  } catch (err) {
+    console.error(`${dir} is not writable (${err.code ?? err.message}): set PEERS_OUT to a writable folder, and pass the same PEERS_OUT to run.sh`);
+    process.exit(2);
+  }
+  return dir;
+}
+
+/** VmHWM (peak resident set) and VmRSS of a process, MiB. */
+export function memoryOf(pid) {
+  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
+  const kb = (key) => Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
+  return { peak: round1(kb('VmHWM') / 1024), now: round1(kb('VmRSS') / 1024) };
+}
+
+/**
+ * The peers' Xapian harness (bench_xapian.py) once, into `outDir`/results as run.sh writes it: its result
+ * and its peak RSS, VmHWM of its process as the server's (sampled while it runs; its own figure,
+ * getrusage's ru_maxrss, is the same kernel counter, read at its end), docs/s, and its timed (warm) pass per
+ * query group (`query`: group → {qps, p50_us, p99_us}). Undefined when Xapian is not installed or XAPIAN=0.
+ */
+export async function runXapian(peersDir, outDir, run) {
+  if (process.env.XAPIAN === '0') return undefined;
+  const probe = spawnSync(PEER_PYTHON, ['-c', 'import xapian'], { stdio: 'ignore' });
+  if (probe.status !== 0) {
+    console.error(`no Xapian (${PEER_PYTHON} -c 'import xapian' failed): apt-get install -y python3-xapian, or XAPIAN=0`);
+    return undefined;
+  }
+  const harness = spawn(PEER_PYTHON, [join(peersDir, 'bench_xapian.py')], {
+    stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PEERS_OUT: dirname(outDir), RUN: run },
+  });
+  let peak = 0;
+  const sampler = setInterval(() => {
+    try {
+      const { peak: now } = memoryOf(harness.pid);
+      if (now > peak) peak = now; // NaN once it is exiting
+    } catch { /* exited */ }
+  }, 100);
+  const code = await new Promise((res) => harness.once('exit', res));
+  clearInterval(sampler);
+  if (code !== 0) throw new Error(`bench_xapian.py exited with ${code}`);
+  const result = JSON.parse(readFileSync(join(outDir, `xapian-run${run}.json`), 'utf8'));
+  return { peakMb: Math.max(peak, result.rss_mb.peak_end), docsPerS: result.index.docs_per_s, query: result.query };
 }

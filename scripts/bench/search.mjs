@@ -46,8 +46,8 @@
 // (load and every query group), its RSS after start, after the load and once
 // settled after the queries, and docs/s, each beside Xapian's with the ratio.
 // XAPIAN=0 skips the harness (the ratios are then left out).
-import { spawn, spawnSync, execSync } from 'node:child_process';
-import { accessSync, constants, existsSync, lstatSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { spawn, execSync } from 'node:child_process';
+import { existsSync, lstatSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { Agent } from 'node:http';
 import { cpus, tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
@@ -56,7 +56,9 @@ import { fileURLToPath } from 'node:url';
 import { gunzipSync } from 'node:zlib';
 import { Client } from 'undici';
 import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flags.js';
-import { bareHttpFloor, concurrentSearches, freePort, httpCall, round1, searchBodyFor, summarize, tookUs } from './bench-lib.mjs';
+import {
+  bareHttpFloor, concurrentSearches, freePort, httpCall, memoryOf, resultsDir, round1, runXapian, searchBodyFor, summarize, tookUs,
+} from './bench-lib.mjs';
 import { runFuzzyGroup } from './search-fuzzy.mjs';
 import { runGeoGroup, runGeoOnly } from './search-geo.mjs';
 
@@ -74,28 +76,12 @@ const INDEX = '/debian/';
 const CHUNK_BYTES = 1 << 20;
 const GROUPS = ['text1', 'text2', 'filter', 'range'];
 const CONNECTIONS = Number(process.env.CONNECTIONS ?? 50);
-/** Debian's python: python3-xapian lives there (as run.sh). */
-const PEER_PYTHON = '/usr/bin/python3';
 /** Issue 24's targets: peak RSS at most this times Xapian's, RSS settled within this of after start, docs/s at least this times Xapian's. */
 const PEAK_RATIO_MAX = 1.2;
 const SETTLED_GROWTH_MAX = 0.2;
 const DOCS_PER_S_RATIO_MIN = 4;
 
 if (!Number.isSafeInteger(SHARDS) || SHARDS < 1) throw new Error(`SHARDS must be a positive integer, not ${process.env.SHARDS}`);
-
-/** results/ beside the peers' scripts, or under PEERS_OUT (run.sh and compare.py look there too). */
-function resultsDir() {
-  const out = resolve(process.env.PEERS_OUT ?? PEERS);
-  const dir = join(out, 'results');
-  try {
-    mkdirSync(dir, { recursive: true });
-    accessSync(dir, constants.W_OK);
-  } catch (err) {
-    console.error(`${dir} is not writable (${err.code ?? err.message}): set PEERS_OUT to a writable folder, and pass the same PEERS_OUT to run.sh`);
-    process.exit(2);
-  }
-  return dir;
-}
 
 /** Apparent size of every file below `path`, as the peers' common.du. */
 function du(path) {
@@ -108,13 +94,6 @@ function du(path) {
     } catch { /* removed meanwhile (a compaction) */ }
   }
   return total;
-}
-
-/** VmHWM (peak resident set) and VmRSS of a process, MiB. */
-function memoryOf(pid) {
-  const status = readFileSync(`/proc/${pid}/status`, 'utf8');
-  const kb = (key) => Number(status.match(new RegExp(`^${key}:\\s+(\\d+) kB`, 'm'))?.[1] ?? NaN);
-  return { peak: round1(kb('VmHWM') / 1024), now: round1(kb('VmRSS') / 1024) };
 }
 
 /**
@@ -133,35 +112,6 @@ async function settledRss(pid) {
     const waited = Date.now() - started;
     if (waited >= 60_000 || (waited >= 20_000 && Date.now() - lowAt >= 12_000)) return now;
   }
-}
-
-/**
- * The peers' Xapian harness (bench_xapian.py) once, into `outDir`/results as run.sh writes it: its result
- * and its peak RSS, VmHWM of its process as the server's (sampled while it runs; its own figure,
- * getrusage's ru_maxrss, is the same kernel counter, read at its end). Undefined when Xapian is not installed.
- */
-async function runXapian(outDir) {
-  if (process.env.XAPIAN === '0') return undefined;
-  const probe = spawnSync(PEER_PYTHON, ['-c', 'import xapian'], { stdio: 'ignore' });
-  if (probe.status !== 0) {
-    console.error(`no Xapian (${PEER_PYTHON} -c 'import xapian' failed): apt-get install -y python3-xapian, or XAPIAN=0`);
-    return undefined;
-  }
-  const harness = spawn(PEER_PYTHON, [join(PEERS, 'bench_xapian.py')], {
-    stdio: ['ignore', 'ignore', 'inherit'], env: { ...process.env, PEERS_OUT: dirname(outDir), RUN },
-  });
-  let peak = 0;
-  const sampler = setInterval(() => {
-    try {
-      const { peak: now } = memoryOf(harness.pid);
-      if (now > peak) peak = now; // NaN once it is exiting
-    } catch { /* exited */ }
-  }, 100);
-  const code = await new Promise((res) => harness.once('exit', res));
-  clearInterval(sampler);
-  if (code !== 0) throw new Error(`bench_xapian.py exited with ${code}`);
-  const result = JSON.parse(readFileSync(join(outDir, `xapian-run${RUN}.json`), 'utf8'));
-  return { peakMb: Math.max(peak, result.rss_mb.peak_end), docsPerS: result.index.docs_per_s };
 }
 
 /**
@@ -215,13 +165,13 @@ function check(reply, what) {
 }
 
 async function main() {
-  const outDir = resultsDir();
+  const outDir = resultsDir(PEERS);
   const queriesFile = JSON.parse(readFileSync(join(PEERS, 'queries.json'), 'utf8'));
   const queries = queriesFile.queries;
   const timed = queries.filter((q) => q.group !== 'facet');
   const facets = queries.filter((q) => q.group === 'facet');
   const bodies = new Map(queries.map((q) => [q.id, searchBodyFor(q, SELECTOR)]));
-  const xapian = await runXapian(outDir);
+  const xapian = await runXapian(PEERS, outDir, RUN);
 
   let t0 = process.hrtime.bigint();
   const docs = loadCorpus();
