@@ -378,6 +378,28 @@ describe('Shard: group commit', () => {
 });
 
 describe('Shard: persistence', () => {
+  it('fetches the hits of a search on a cold cache with one read each: the ID comes from the _id column', async () => {
+    let shard = await openShard();
+    const ids: Array<string | number> = [1, 'two', 3.5, 'four', -7];
+    for (const id of ids) await shard.write({ op: 'index', id, body: { tag: 'x', id: String(id) } });
+    await shard.write({ op: 'index', id: 'two', body: { tag: 'x', id: 'two', again: true } });
+    await shard.close();
+
+    shard = await openShard();
+    const db = databaseOf(shard);
+    const getMany = db.getMany.bind(db);
+    let keysRead = 0;
+    db.getMany = ((keys: unknown[], ...rest: unknown[]) => {
+      keysRead += keys.length;
+      return (getMany as (...args: unknown[]) => unknown)(keys, ...rest);
+    }) as typeof db.getMany;
+    const result = await shard.search({ k: 10 });
+    expect(result.hits.map((h) => h.id).sort()).toEqual([...ids].sort());
+    for (const hit of result.hits) expect(hit.body.id).toBe(String(hit.id));
+    expect(result.hits.find((h) => h.id === 'two')?.body.again).toBe(true);
+    expect(keysRead).toBe(ids.length);
+  });
+
   it('keeps every document, the counters and the operation log across close and reopen', async () => {
     let shard = await openShard();
     await shard.write({ op: 'index', id: 1, body: { a: 1 } });

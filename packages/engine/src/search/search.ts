@@ -124,3 +124,22 @@ export function sortPlan(key: SortKey, schema: Schema): SortPlan {
   if (key.value === undefined && spec.type !== 'geo') return { kind: 'slot', slot: spec.slot, order: key.order, reference: null };
   return distanceSortPlan(key, spec);
 }
+
+/**
+ * The `_id` of a live document, read from the readers' `_id` value column
+ * (slot 0, indexed with every document), so that fetching a hit needs no
+ * read of the docid → ID key first; undefined when no reader holds it live
+ * (a write since the snapshot) or its column has no value.
+ */
+export function liveDocumentId(readers: readonly SearchReader[], docid: number): string | number | undefined {
+  for (const reader of readers) {
+    const ordinal = reader.ordinalOf(docid);
+    if (ordinal < 0 || !reader.isLiveOrdinal(ordinal)) continue;
+    const strings = reader.stringColumn(ID_SLOT);
+    if (strings !== null && strings.valueCount(ordinal) === 1) return strings.valueAt(ordinal, 0);
+    const numbers = reader.numericColumn(ID_SLOT);
+    if (numbers !== null && numbers.valueCount(ordinal) === 1) return numbers.valueAt(ordinal, 0);
+    return undefined;
+  }
+  return undefined;
+}

@@ -9,7 +9,7 @@ import {
 } from '@tessera/search-model';
 import { Highlighter, type HitHighlight } from '../highlight/highlighter.js';
 import { planAggregations } from '../collect/index.js';
-import { search } from '../search/index.js';
+import { liveDocumentId, search } from '../search/index.js';
 import type { ShardState } from './state.js';
 
 export interface ShardSearchRequest {
@@ -58,11 +58,12 @@ export async function searchShard(state: ShardState, request: ShardSearchRequest
   const schema = request.schema ?? state.schema;
   // Bound before the search starts, so a bad `_aggs` is a 400 even on a shard without documents.
   const aggregations = request.aggs === undefined ? undefined : planAggregations(request.aggs, schema);
-  const result = search(state.index.readers(), {
+  const readers = state.index.readers();
+  const result = search(readers, {
     query, sort, k: request.k, countOnly: request.countOnly,
     ...(aggregations === undefined ? {} : { aggregations }), ...(request.after === undefined ? {} : { after: request.after }),
   }, schema);
-  const docs = await Promise.all(result.hits.map((h) => state.getByDocid(h.docid)));
+  const docs = await Promise.all(result.hits.map((h) => state.getByDocid(h.docid, () => liveDocumentId(readers, h.docid))));
   const hits: ShardSearchResult['hits'] = [];
   const highlighter = request.highlight === undefined ? null : new Highlighter(query, request.highlight, schema);
   result.hits.forEach((h, i) => {

@@ -144,12 +144,21 @@ export class ShardState {
     return this.cache.get(key) ?? (this.neverWritten(id) ? undefined : await this.readDocument(id, key));
   }
 
-  /** The current document with this #docid, or undefined. Shared object: never mutate it. */
-  async getByDocid(docid: number): Promise<StoredDocument | undefined> {
+  /**
+   * The current document with this #docid, or undefined. Shared object: never mutate it.
+   * `idOf`, when the caller can tell the ID (a search hit's `_id` column), saves the read of the docid → ID key
+   * on a cache miss.
+   */
+  async getByDocid(docid: number, idOf?: () => DocumentId | undefined): Promise<StoredDocument | undefined> {
     this.checkOpen();
     if (!Number.isSafeInteger(docid) || docid < 1 || docid > DOCID_MAX) return undefined;
     const cached = this.cache.getByDocid(docid);
     if (cached !== undefined) return cached;
+    const id = idOf?.();
+    if (id !== undefined) {
+      const doc = await this.get(id);
+      if (doc?.docid === docid) return doc;
+    }
     const tag = await this.readKey(docidKey(docid));
     if (tag === undefined) return undefined;
     const doc = await this.get(decodeIdTag(tag));
