@@ -1,3 +1,4 @@
+import { gunzipSync } from 'node:zlib';
 import type { HttpRequest } from '@tessera/http';
 import { prefersHtml, StaticFiles } from './static-files.js';
 
@@ -38,6 +39,9 @@ describe('StaticFiles', () => {
     const zipped = served.file(request({ 'accept-encoding': 'gzip, deflate' }), 'app-ABC123.js');
     expect(zipped?.headers?.['Content-Encoding']).toBe('gzip');
     expect((zipped?.body as Buffer).length).toBeLessThan((files.get('app-ABC123.js') as Buffer).length);
+    expect(gunzipSync(zipped?.body as Buffer)).toEqual(files.get('app-ABC123.js'));
+    // Compressed once, on the first request that took it: the same bytes after.
+    expect(served.file(request({ 'accept-encoding': 'gzip' }), 'app-ABC123.js')?.body).toBe(zipped?.body);
     expect(served.file(request(), 'app-ABC123.js')?.headers?.['Content-Encoding']).toBeUndefined();
     expect(served.file(request({ 'accept-encoding': 'gzip' }), 'tiny-XYZ.css')?.headers?.['Content-Encoding']).toBeUndefined();
   });

@@ -2,7 +2,9 @@
  * Serving a fixed set of files given as bytes (the web dashboard's bundle,
  * API.md §16.4): the coordinator never reads the file system per request, so
  * a path can only name one of the files it was given (no traversal, no
- * listing). Each file's type, ETag and gzip form are computed once.
+ * listing). Each file's type and ETag are computed once, at start; its gzip
+ * form once, on the first request that accepts it (compressing the bundle
+ * and its source map at level 9 took ~80 ms of every server's start).
  *
  * Caching: the page (`index`) is revalidated on every load (`no-cache` with
  * its ETag, 304 when unchanged); every other file is named by its content
@@ -16,8 +18,10 @@ import mime from 'mime-types';
 interface ServedFile {
   headers: Readonly<Record<string, string>>;
   body: Buffer;
-  /** The gzip form, for a compressible type worth it. */
-  gzip: Buffer | undefined;
+  /** Worth compressing (a compressible type, not tiny). */
+  compressible: boolean;
+  /** The gzip form, once made. */
+  gzip?: Buffer;
 }
 
 /** Smaller files are sent as they are: compression would save less than its header costs. */
@@ -47,7 +51,7 @@ export class StaticFiles {
       };
       if (name === index) Object.assign(headers, { 'Content-Security-Policy': PAGE_POLICY, 'Referrer-Policy': 'no-referrer' });
       const compressible = /^(text\/|application\/(javascript|json)|image\/svg)/.test(type) && body.length >= GZIP_BYTES_MIN;
-      this.files.set(name, { headers, body, gzip: compressible ? gzipSync(body, { level: 9 }) : undefined });
+      this.files.set(name, { headers, body, compressible });
     }
   }
 
@@ -65,13 +69,14 @@ export class StaticFiles {
     const file = this.files.get(name);
     if (file === undefined) return undefined;
     const headers: Record<string, string> = { ...file.headers };
-    if (file.gzip !== undefined) headers.Vary = 'Accept-Encoding';
+    if (file.compressible) headers.Vary = 'Accept-Encoding';
     if (matchesEtag(req.headers['if-none-match'], file.headers.ETag as string)) {
       delete headers['Content-Type'];
       return { status: 304, headers };
     }
-    if (file.gzip !== undefined && negotiateEncoding(req.headers['accept-encoding']) === 'gzip') {
+    if (file.compressible && negotiateEncoding(req.headers['accept-encoding']) === 'gzip') {
       headers['Content-Encoding'] = 'gzip';
+      file.gzip ??= gzipSync(file.body, { level: 9 });
       return { status: 200, headers, body: file.gzip };
     }
     return { status: 200, headers, body: file.body };
