@@ -1,9 +1,13 @@
 /**
- * How `tessera import` and `tessera dump` authenticate to a server with a
- * master key (API.md §16.3): `--api-key KEY`, else TESSERA_API_KEY (the same
- * variable the server reads), sent as `Authorization: Bearer KEY`.
+ * How the client commands (`tessera import`, `dump`, `snapshot`) reach a
+ * server: its URL (`--url`, else TESSERA_URL, else the default), and a
+ * master key (API.md §16.3): `--api-key KEY`, else TESSERA_API_KEY (the
+ * same variable the server reads), sent as `Authorization: Bearer KEY`.
  */
 
+export const DEFAULT_URL = 'http://127.0.0.1:8880';
+/** The server URL when `--url` is not given. */
+export const URL_ENV = 'TESSERA_URL';
 export const API_KEY_ENV = 'TESSERA_API_KEY';
 
 /** The request headers carrying the key; none without one. */

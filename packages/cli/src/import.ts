@@ -24,12 +24,8 @@ import { pipeline, Readable } from 'node:stream';
 import { createGunzip } from 'node:zlib';
 import { msgpackValueLength } from '@tessera/http';
 import { Pool } from 'undici';
-import { authHeaders, authHint } from './client-auth.js';
+import { authHeaders, authHint, DEFAULT_URL } from './client-auth.js';
 import { mebibytes, Progress } from './progress.js';
-
-export const DEFAULT_URL = 'http://127.0.0.1:8880';
-/** The server URL when `--url` is not given. */
-export const URL_ENV = 'TESSERA_URL';
 
 /**
  * Largest item the importer holds, bytes: the server's default `bodyBytesMax`

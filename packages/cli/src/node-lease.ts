@@ -11,8 +11,8 @@
  * again as soon as etcd answers. Stopping revokes the lease, so coordinators
  * see the node leave at once.
  */
-import { noop } from 'cockatiel';
-import { Etcd3, EtcdLeaseInvalidError, type Lease } from 'etcd3';
+import { isEtcdLeaseInvalid, loadEtcdLibrary } from '@tessera/coordinator';
+import type { Etcd3, Lease } from 'etcd3';
 import type { Logger } from 'pino';
 
 export interface EtcdRegistrationOptions {
@@ -32,7 +32,6 @@ const KEEP_ALIVES_PER_TTL = 3;
 const CALL_TIMEOUT_MS = 3000;
 
 export class EtcdRegistration {
-  private readonly client: Etcd3;
   private lease: Lease | undefined;
   private renewing: Promise<void> | undefined;
   /** Why etcd could not be reached, while it cannot (logged once per outage). */
@@ -40,14 +39,7 @@ export class EtcdRegistration {
   private readonly timer: NodeJS.Timeout;
   private closed = false;
 
-  private constructor(private readonly options: EtcdRegistrationOptions) {
-    this.client = new Etcd3({
-      hosts: options.endpoints,
-      dialTimeout: CALL_TIMEOUT_MS,
-      // Each call reaches etcd before its deadline or fails; the next renewal tries again (no breaker to wait out once etcd is back).
-      faultHandling: { host: () => noop, global: noop },
-      grpcOptions: { 'grpc.max_reconnect_backoff_ms': 1000, 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': CALL_TIMEOUT_MS },
-    });
+  private constructor(private readonly client: Etcd3, private readonly options: EtcdRegistrationOptions) {
     const every = Math.max(100, Math.floor(options.ttlMs / KEEP_ALIVES_PER_TTL));
     this.timer = setInterval(() => void this.renew(), every);
     this.timer.unref();
@@ -55,7 +47,15 @@ export class EtcdRegistration {
 
   /** Registers (resolves once registered, or once the first try failed: the node serves either way) and keeps the registration. */
   static async start(options: EtcdRegistrationOptions): Promise<EtcdRegistration> {
-    const registration = new EtcdRegistration(options);
+    const { etcd3: { Etcd3 }, cockatiel: { noop } } = await loadEtcdLibrary();
+    const client = new Etcd3({
+      hosts: options.endpoints,
+      dialTimeout: CALL_TIMEOUT_MS,
+      // Each call reaches etcd before its deadline or fails; the next renewal tries again (no breaker to wait out once etcd is back).
+      faultHandling: { host: () => noop, global: noop },
+      grpcOptions: { 'grpc.max_reconnect_backoff_ms': 1000, 'grpc.keepalive_time_ms': 10_000, 'grpc.keepalive_timeout_ms': CALL_TIMEOUT_MS },
+    });
+    const registration = new EtcdRegistration(client, options);
     await registration.renew();
     return registration;
   }
@@ -85,7 +85,7 @@ export class EtcdRegistration {
           this.reachable();
           return;
         } catch (err) {
-          if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+          if (!isEtcdLeaseInvalid(err)) throw err;
           this.lease.release();
           this.lease = undefined;
           log.warn({ key }, 'the node\'s etcd lease ended: registering again');

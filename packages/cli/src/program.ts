@@ -18,11 +18,8 @@ import {
   REDACTED, redactSecrets, serveOptionsOf, SETTINGS, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
 } from './config.js';
 import { runCoordinator } from './coordinator.js';
-import { runDump } from './dump.js';
-import { runRestore, runSnapshot } from './snapshot.js';
 import { anonymousExposure } from './exposure.js';
-import { DEFAULT_URL, runImport, URL_ENV } from './import.js';
-import { API_KEY_ENV } from './client-auth.js';
+import { API_KEY_ENV, DEFAULT_URL, URL_ENV } from './client-auth.js';
 import { collectWhenIdle, IDLE_COLLECTOR_DEFAULTS } from './idle-gc.js';
 import { SERVER_RUNTIME_V8_FLAGS } from './node-flags.js';
 import { CLOSE_AFTER_DRAIN_MS_MAX, exitAfterLog, exitOnCrash, stopOnSignals } from './lifecycle.js';
@@ -139,6 +136,8 @@ them again). Bad lines are reported on standard error as FILE:LINE: message
 and do not stop the rest; the exit code is 1 when any line failed.`)
     .action(async (file: string, flags: { index: string; url?: string; batch: number; concurrency: number; format?: 'ndjson' | 'msgpack'; progressInterval: number; quiet?: boolean; apiKey?: string }) => {
       try {
+        // The client commands are loaded when run: they bring undici, which every server start would otherwise import.
+        const { runImport } = await import('./import.js');
         const summary = await runImport({
           source: file,
           index: flags.index,
@@ -165,6 +164,7 @@ and do not stop the rest; the exit code is 1 when any line failed.`)
     .option('--api-key <key>', API_KEY_HELP)
     .action(async (flags: { index: string; url?: string; output: string; apiKey?: string }) => {
       try {
+        const { runDump } = await import('./dump.js');
         await runDump({ index: flags.index, url: flags.url ?? (env[URL_ENV] || DEFAULT_URL), output: flags.output, apiKey: flags.apiKey ?? env[API_KEY_ENV] });
       } catch (err) {
         throw new CliExit((err as Error).message, 1);
@@ -187,6 +187,7 @@ and do not stop the rest; the exit code is 1 when any line failed.`)
     .action(async (flags: { out?: string; url?: string; progressInterval: number; quiet?: boolean; apiKey?: string }) => {
       if (flags.out === undefined) throw new CliExit('give the directory to write with --out DIR (or run `tessera snapshot restore DIR --data DIR`)', 2);
       try {
+        const { runSnapshot } = await import('./snapshot.js');
         await runSnapshot({
           out: flags.out, url: flags.url ?? (env[URL_ENV] || DEFAULT_URL), apiKey: flags.apiKey ?? env[API_KEY_ENV],
           progress: flags.quiet !== true, progressIntervalMs: flags.progressInterval * 1000,
@@ -209,6 +210,7 @@ and do not stop the rest; the exit code is 1 when any line failed.`)
     .option('-q, --quiet', 'no progress bar or progress lines')
     .action(async (from: string, flags: { data: string; name: string; progressInterval: number; quiet?: boolean }) => {
       try {
+        const { runRestore } = await import('./snapshot.js');
         await runRestore({ from, data: flags.data, nodeName: flags.name, progress: flags.quiet !== true, progressIntervalMs: flags.progressInterval * 1000 });
       } catch (err) {
         throw new CliExit((err as Error).message, 1);

@@ -12,6 +12,7 @@ export { IndexRegistry } from './indexes/registry.js';
 export { EMPTY_CLUSTER_STATE } from './state/cluster-state.js';
 export { LocalStateStore } from './state/local-store.js';
 export { etcdLeasedKey, EtcdStateStore, type EtcdStateStoreOptions } from './state/etcd-store.js';
+export { isEtcdLeaseInvalid, loadEtcdLibrary } from './state/etcd-client.js';
 export { CoordinatorGroup, type CoordinatorRecord } from './cluster/coordinator-group.js';
 export { nodeRegistrationKey, type NodeRegistration } from './cluster/node-leases.js';
 export type { LeaseEvent, LeaseId, LeasedEntry, LeasedValue, StateStore } from './state/store.js';

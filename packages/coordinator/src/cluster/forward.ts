@@ -15,7 +15,7 @@
 import { Readable } from 'node:stream';
 import { TesseraError } from '@tessera/errors';
 import type { HttpRequest, HttpResponse } from '@tessera/http';
-import { Pool } from 'undici';
+import type { Pool } from 'undici';
 import { apiErrors } from '../errors.js';
 
 /** Methods a coordinator that is not elected answers itself: they change nothing. */
@@ -54,7 +54,7 @@ export class Forwarder {
     const headers: Record<string, string> = { [FORWARDED_HEADER]: this.name };
     for (const [name, value] of Object.entries(req.headers)) if (!NOT_FORWARDED.has(name)) headers[name] = value;
     try {
-      const response = await this.poolFor(origin).request({
+      const response = await (await this.poolFor(origin)).request({
         method: req.method,
         path: req.query === '' ? req.path : `${req.path}?${req.query}`,
         headers,
@@ -80,11 +80,14 @@ export class Forwarder {
     this.pool = undefined;
   }
 
-  private poolFor(origin: string): Pool {
+  /** undici is loaded on the first forward: a coordinator alone never forwards, and the import costs every start. */
+  private async poolFor(origin: string): Promise<Pool> {
     if (this.pool?.origin !== origin) {
+      const { Pool: UndiciPool } = await import('undici');
+      if (this.pool?.origin === origin) return this.pool.pool;
       void this.pool?.pool.close();
       const ca = this.options.ca;
-      this.pool = { origin, pool: new Pool(origin, { connections: 64, pipelining: 1, ...(ca === undefined ? {} : { connect: { ca } }) }) };
+      this.pool = { origin, pool: new UndiciPool(origin, { connections: 64, pipelining: 1, ...(ca === undefined ? {} : { connect: { ca } }) }) };
     }
     return this.pool.pool;
   }

@@ -41,8 +41,8 @@
  * and applies what it missed, as events.
  */
 import assert from 'node:assert/strict';
-import { ExponentialBackoff, noop } from 'cockatiel';
-import { Etcd3, EtcdLeaseInvalidError, type IKeyValue, type IWatchResponse } from 'etcd3';
+import type { Etcd3, IKeyValue, IWatchResponse } from 'etcd3';
+import { isEtcdLeaseInvalid, loadEtcdLibrary } from './etcd-client.js';
 import { delay, PrefixWatch, RECONNECT_BACKOFF_MS_MAX, withTimeout } from './etcd-watch.js';
 import { stateErrors } from './errors.js';
 import { LEASE_TABLE_LIMITS, leasedEntriesUnder, type LeaseTableLimits } from './lease-table.js';
@@ -143,6 +143,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
   static async open<T>(options: EtcdStateStoreOptions<T>): Promise<EtcdStateStore<T>> {
     assert.ok(options.prefix.replace(/\/+$/, '').length > 0, 'an etcd state store needs a non-empty key prefix');
     const callTimeoutMs = options.callTimeoutMs ?? ETCD_CALL_TIMEOUT_MS;
+    const { etcd3: { Etcd3 }, cockatiel: { ExponentialBackoff, noop } } = await loadEtcdLibrary();
     const client = new Etcd3({
       hosts: options.endpoints,
       dialTimeout: callTimeoutMs,
@@ -292,7 +293,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
       await this.call('revoke a lease', (options) => this.client.leaseClient.leaseRevoke({ ID: lease }, options));
     } catch (err) {
       // Already ended (or never was one): nothing to do, as the interface says.
-      if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+      if (!isEtcdLeaseInvalid(err)) throw err;
       this.leaseGone(lease);
       return;
     } finally {
@@ -331,7 +332,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
         revision = Number(response.header.revision);
       }
     } catch (err) {
-      if (!(err instanceof EtcdLeaseInvalidError)) throw err;
+      if (!isEtcdLeaseInvalid(err)) throw err;
       this.leaseGone(lease);
       return false;
     }
@@ -397,7 +398,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
       return result;
     } catch (err) {
       // An answer from etcd: it is reachable; the caller decides what it means.
-      if (err instanceof EtcdLeaseInvalidError) {
+      if (isEtcdLeaseInvalid(err)) {
         this.callFailureReason = undefined;
         throw err;
       }
