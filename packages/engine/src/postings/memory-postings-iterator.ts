@@ -34,7 +34,8 @@ export class MemoryPostingsIterator {
   private index = -1;
   /** Posting index whose positions are in positionsBuffer. */
   private positionsIndex = -1;
-  private positionsBuffer = new Int32Array(64);
+  /** 16 entries: 64 bytes, which V8 keeps on its heap (a larger typed array is an off-heap allocation per iterator, per query). */
+  private positionsBuffer = new Int32Array(16);
 
   /**
    * Iterate term `termId` of `postings`. `docidOf[ordinal]` maps buffer

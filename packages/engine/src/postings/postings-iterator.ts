@@ -22,6 +22,18 @@ export interface PostingsSource {
   readonly docidOf: Uint32Array | null;
 }
 
+/**
+ * Placeholders until an iterator decodes its first block. A query makes an
+ * iterator per term and segment and drops it, and each typed array of its
+ * own is an off-heap allocation (~1–3 µs): the block arrays share one
+ * backing store, made on the first decode, and the positions buffer is made
+ * on the first positions() call.
+ */
+const NO_BYTES = new Uint8Array(0);
+const NO_BLOCK = new Uint32Array(0);
+const NO_POSITIONS = new Int32Array(0);
+const POSITIONS_BUFFER_MIN = 64;
+
 export class PostingsIterator {
   /** Current docid: −1 before the start, NO_MORE_DOCS at the end. */
   docid = -1;
@@ -30,8 +42,8 @@ export class PostingsIterator {
   /** Frequency of the term in the current document. */
   freq = 0;
 
-  private postings: Uint8Array = new Uint8Array(0);
-  private positionsBytes: Uint8Array = new Uint8Array(0);
+  private postings: Uint8Array = NO_BYTES;
+  private positionsBytes: Uint8Array = NO_BYTES;
   private docidOf: Uint32Array | null = null;
   private df = 0;
   private maxFreq = 0;
@@ -43,13 +55,13 @@ export class PostingsIterator {
   private block = -1;
   private blockLength = 0;
   private index = 0;
-  private readonly ordinals = new Uint32Array(BLOCK_SIZE);
-  private readonly docids = new Uint32Array(BLOCK_SIZE);
-  private readonly freqs = new Uint32Array(BLOCK_SIZE);
+  private ordinals = NO_BLOCK;
+  private docids = NO_BLOCK;
+  private freqs = NO_BLOCK;
   /** Position-stream cursor: at the positions of doc `positionsDoc` of the decoded block. */
   private positionsPointer = 0;
   private positionsDoc = 0;
-  private positionsBuffer = new Int32Array(64);
+  private positionsBuffer = NO_POSITIONS;
   /** The whole list already decoded (postings cache): blocks are copied from it, not unpacked. */
   private decoded: DecodedPostings | null = null;
 
@@ -150,7 +162,7 @@ export class PostingsIterator {
     this.positionsPointer = p;
     this.positionsDoc = this.index;
     const n = this.freq;
-    if (this.positionsBuffer.length < n) this.positionsBuffer = new Int32Array(Math.max(n, this.positionsBuffer.length * 2));
+    if (this.positionsBuffer.length < n) this.positionsBuffer = new Int32Array(Math.max(n, POSITIONS_BUFFER_MIN, this.positionsBuffer.length * 2));
     const out = this.positionsBuffer;
     let position = 0;
     for (let k = 0; k < n; k++) {
@@ -246,6 +258,12 @@ export class PostingsIterator {
   }
 
   private decodeBlock(b: number): void {
+    if (this.ordinals === NO_BLOCK) {
+      const storage = new ArrayBuffer(3 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT);
+      this.ordinals = new Uint32Array(storage, 0, BLOCK_SIZE);
+      this.docids = new Uint32Array(storage, BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE);
+      this.freqs = new Uint32Array(storage, 2 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE);
+    }
     const bytes = this.postings;
     let p: number;
     let previous: number;
