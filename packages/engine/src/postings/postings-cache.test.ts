@@ -42,6 +42,20 @@ describe('decoded postings cache', () => {
     expect(walk(new PostingsIterator().reset(source, info, decoded), targets)).toEqual(walk(new PostingsIterator().reset(source, info), targets));
     const all = (it: PostingsIterator): number[] => { const out: number[] = []; for (let d = it.next(); d !== NO_MORE_DOCS; d = it.next()) out.push(d, it.freq); return out; };
     expect(all(new PostingsIterator().reset(source, info, decoded))).toEqual(all(new PostingsIterator().reset(source, info)));
+    // Block-max walks: skipped blocks hand over their ordinals, read blocks report their last docid, read in place.
+    const blocks = (it: PostingsIterator): Array<number | number[]> => {
+      const out: Array<number | number[]> = [];
+      for (let b = 0; b < it.blocks; b++) {
+        if (b % 2 === 0) {
+          it.skipBlock(b, (ordinals, count) => out.push(Array.from(ordinals.subarray(0, count))));
+        } else {
+          out.push(it.next(), it.blockLastDocid(), it.blockMaxFreq());
+          while (it.inBlock) out.push(it.next(), it.freq);
+        }
+      }
+      return out;
+    };
+    expect(blocks(new PostingsIterator().reset(source, info, decoded))).toEqual(blocks(new PostingsIterator().reset(source, info)));
   });
 
   test('evicts the least recently used lists beyond the budget and refuses a list over an eighth of it', () => {

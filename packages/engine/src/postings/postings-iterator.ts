@@ -55,9 +55,17 @@ export class PostingsIterator {
   private block = -1;
   private blockLength = 0;
   private index = 0;
-  private ordinals = NO_BLOCK;
-  private docids = NO_BLOCK;
-  private freqs = NO_BLOCK;
+  /**
+   * The current block's postings from `offset` on: the iterator's own arrays
+   * (offset 0) for a block unpacked from bytes, or a cached decoded list's
+   * arrays (offset: the block's start), read in place without a copy.
+   */
+  private ordinals: Uint32Array = NO_BLOCK;
+  private docids: Uint32Array = NO_BLOCK;
+  private freqs: Uint32Array = NO_BLOCK;
+  private offset = 0;
+  /** The iterator's own block arrays, once a block was unpacked from bytes. */
+  private own: DecodedPostings | null = null;
   /** Position-stream cursor: at the positions of doc `positionsDoc` of the decoded block. */
   private positionsPointer = 0;
   private positionsDoc = 0;
@@ -114,9 +122,10 @@ export class PostingsIterator {
     const i = this.index + 1;
     if (i < this.blockLength) {
       this.index = i;
-      this.ordinal = this.ordinals[i]!;
-      this.freq = this.freqs[i]!;
-      return (this.docid = this.docids[i]!);
+      const j = this.offset + i;
+      this.ordinal = this.ordinals[j]!;
+      this.freq = this.freqs[j]!;
+      return (this.docid = this.docids[j]!);
     }
     if (this.docid === NO_MORE_DOCS) return NO_MORE_DOCS;
     if (this.block + 1 >= this.blockCount) return this.exhaust();
@@ -128,7 +137,7 @@ export class PostingsIterator {
   advance(target: number): number {
     if (this.docid >= target) return this.docid;
     let b = this.block;
-    if (b < 0 || this.blockLength === 0 || this.docids[this.blockLength - 1]! < target) {
+    if (b < 0 || this.blockLength === 0 || this.docids[this.offset + this.blockLength - 1]! < target) {
       b++;
       if (b >= this.blockCount) return this.exhaust();
       // Skip whole blocks whose last docid is below target (the last block needs no check).
@@ -138,9 +147,10 @@ export class PostingsIterator {
       this.index = -1;
     }
     const docids = this.docids;
+    const offset = this.offset;
     let i = this.index + 1;
     const n = this.blockLength;
-    while (i < n && docids[i]! < target) i++;
+    while (i < n && docids[offset + i]! < target) i++;
     if (i === n) return this.exhaust();
     return this.setIndex(i);
   }
@@ -156,7 +166,7 @@ export class PostingsIterator {
     let p = this.positionsPointer;
     // Skip the positions of the block's documents passed over since the last call.
     for (let d = this.positionsDoc; d < this.index; d++) {
-      for (let k = this.freqs[d]!; k > 0; k--) while (b[p++]! >= 0x80);
+      for (let k = this.freqs[this.offset + d]!; k > 0; k--) while (b[p++]! >= 0x80);
     }
     // Stay at the current document's start, so a second call decodes the same positions.
     this.positionsPointer = p;
@@ -215,7 +225,8 @@ export class PostingsIterator {
     assert.ok(b === this.nextBlock && !this.inBlock, 'skipBlock: only the next, unread block');
     if (ordinalsOut !== undefined) {
       this.decodeBlock(b);
-      ordinalsOut(this.ordinals, this.blockLength);
+      const { ordinals, offset, blockLength } = this;
+      ordinalsOut(offset === 0 ? ordinals : ordinals.subarray(offset, offset + blockLength), blockLength);
     }
     // Between blocks: nothing decoded is current; next()/advance() read block b + 1.
     this.block = b;
@@ -235,7 +246,7 @@ export class PostingsIterator {
 
   /** Last docid of the current block: the block-max bound holds up to here. */
   blockLastDocid(): number {
-    return this.block < 0 ? -1 : this.docids[this.blockLength - 1]!;
+    return this.block < 0 ? -1 : this.docids[this.offset + this.blockLength - 1]!;
   }
 
   private exhaust(): number {
@@ -247,9 +258,10 @@ export class PostingsIterator {
 
   private setIndex(i: number): number {
     this.index = i;
-    this.ordinal = this.ordinals[i]!;
-    this.freq = this.freqs[i]!;
-    return (this.docid = this.docids[i]!);
+    const j = this.offset + i;
+    this.ordinal = this.ordinals[j]!;
+    this.freq = this.freqs[j]!;
+    return (this.docid = this.docids[j]!);
   }
 
   private skipLastDocid(b: number): number {
@@ -258,12 +270,6 @@ export class PostingsIterator {
   }
 
   private decodeBlock(b: number): void {
-    if (this.ordinals === NO_BLOCK) {
-      const storage = new ArrayBuffer(3 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT);
-      this.ordinals = new Uint32Array(storage, 0, BLOCK_SIZE);
-      this.docids = new Uint32Array(storage, BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE);
-      this.freqs = new Uint32Array(storage, 2 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE);
-    }
     const bytes = this.postings;
     let p: number;
     let previous: number;
@@ -278,22 +284,22 @@ export class PostingsIterator {
       this.positionsPointer = this.positionsBase + readU32(bytes, entry + 12);
     }
     this.positionsDoc = 0;
-    const ordinals = this.ordinals;
-    const freqs = this.freqs;
     const tail = b === this.blockCount - 1 ? this.df - b * BLOCK_SIZE : BLOCK_SIZE;
     const decoded = this.decoded;
     if (decoded !== null) {
-      const start = b * BLOCK_SIZE;
-      const docids = this.docids;
-      for (let i = 0; i < tail; i++) {
-        ordinals[i] = decoded.ordinals[start + i]!;
-        docids[i] = decoded.docids[start + i]!;
-        freqs[i] = decoded.freqs[start + i]!;
-      }
+      this.ordinals = decoded.ordinals;
+      this.docids = decoded.docids;
+      this.freqs = decoded.freqs;
+      this.offset = b * BLOCK_SIZE;
       this.blockLength = tail;
       this.block = b;
       return;
     }
+    const own = this.own ?? (this.own = blockArrays());
+    const ordinals = this.ordinals = own.ordinals;
+    const freqs = this.freqs = own.freqs;
+    this.docids = own.docids;
+    this.offset = 0;
     if (tail === BLOCK_SIZE) {
       p = unpackBlock(bytes, p + 1, bytes[p]!, ordinals, 1);
       unpackBlock(bytes, p + 1, bytes[p]!, freqs, 1);
@@ -344,4 +350,14 @@ export class PostingsIterator {
 
 function readU32(b: Uint8Array, p: number): number {
   return (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
+}
+
+/** One block's arrays over one backing store (one off-heap allocation instead of three). */
+function blockArrays(): DecodedPostings {
+  const storage = new ArrayBuffer(3 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT);
+  return {
+    ordinals: new Uint32Array(storage, 0, BLOCK_SIZE),
+    docids: new Uint32Array(storage, BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE),
+    freqs: new Uint32Array(storage, 2 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE),
+  };
 }
