@@ -148,11 +148,29 @@ export class PostingsIterator {
     }
     const docids = this.docids;
     const offset = this.offset;
-    let i = this.index + 1;
     const n = this.blockLength;
-    while (i < n && docids[offset + i]! < target) i++;
-    if (i === n) return this.exhaust();
-    return this.setIndex(i);
+    // Galloping: steps of 1, 2, 4… past postings below target, then a binary search in the last step
+    // (a conjunction's targets often lie far into a long list's block).
+    let lo = this.index + 1;
+    let step = 1;
+    while (lo < n && docids[offset + lo]! < target) {
+      const next = lo + step;
+      if (next >= n || docids[offset + next]! >= target) {
+        let hi = next >= n ? n : next;
+        // First index in (lo, hi] — or n — whose docid is ≥ target.
+        lo++;
+        while (lo < hi) {
+          const mid = (lo + hi) >>> 1;
+          if (docids[offset + mid]! < target) lo = mid + 1;
+          else hi = mid;
+        }
+        break;
+      }
+      lo = next;
+      step *= 2;
+    }
+    if (lo >= n) return this.exhaust();
+    return this.setIndex(lo);
   }
 
   /**
