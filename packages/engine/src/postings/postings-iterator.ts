@@ -140,9 +140,25 @@ export class PostingsIterator {
     if (b < 0 || this.blockLength === 0 || this.docids[this.offset + this.blockLength - 1]! < target) {
       b++;
       if (b >= this.blockCount) return this.exhaust();
-      // Skip whole blocks whose last docid is below target (the last block needs no check).
+      // Skip whole blocks whose last docid is below target (the last block needs no check), galloping
+      // over the skip table: the first block from b whose last docid reaches target.
       const last = this.blockCount - 1;
-      while (b < last && this.skipLastDocid(b) < target) b++;
+      let step = 1;
+      while (b < last && this.skipLastDocid(b) < target) {
+        const next = b + step;
+        if (next >= last || this.skipLastDocid(next) >= target) {
+          let hi = next >= last ? last : next;
+          b++;
+          while (b < hi) {
+            const mid = (b + hi) >>> 1;
+            if (this.skipLastDocid(mid) < target) b = mid + 1;
+            else hi = mid;
+          }
+          break;
+        }
+        b = next;
+        step *= 2;
+      }
       this.decodeBlock(b);
       this.index = -1;
     }
