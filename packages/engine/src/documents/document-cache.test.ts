@@ -1,5 +1,11 @@
+import fc from 'fast-check';
 import { encodeBody, encodeDocumentRecord } from '../store/records.js';
-import { DECODED_ENTRIES_MAX, DocumentCache, DocumentCacheBudget, entryBytes } from './document-cache.js';
+import { DECODED_ENTRIES_MAX, DocumentCache, DocumentCacheBudget, entryBytes as entryBytesOfKey } from './document-cache.js';
+
+/** Bytes an entry counts, for the one-byte-longer keys of these tests ('s' + ID). */
+function entryBytes(recordBytes: number, id = 'a'): number {
+  return entryBytesOfKey(Buffer.byteLength(id) + 1, recordBytes);
+}
 
 /** A document record as LevelDB stores it; `pad` characters of body make it larger. */
 function record(id: string, docid: number, version = 1, pad = 0): Buffer {
@@ -10,7 +16,7 @@ function record(id: string, docid: number, version = 1, pad = 0): Buffer {
 function recordOfEntryBytes(id: string, docid: number, bytes: number): Buffer {
   let pad = 0;
   for (let made = record(id, docid, 1, pad); ; made = record(id, docid, 1, pad)) {
-    const missing = bytes - entryBytes(made.length);
+    const missing = bytes - entryBytes(made.length, id);
     if (missing === 0) return made;
     pad += missing;
   }
@@ -70,18 +76,18 @@ describe('DocumentCache', () => {
     const budget = 64 * 1024 * 1024;
     const cache = new DocumentCache(budget);
     const share = budget / 64;
-    cache.set('ordinary', 1, record('ordinary', 1, 1, 4096));
-    cache.set('huge', 2, recordOfEntryBytes('huge', 2, share + 1));
-    cache.set('share', 3, recordOfEntryBytes('share', 3, share));
-    expect(cache.get('ordinary')?.id).toBe('ordinary');
-    expect(cache.get('huge')).toBeUndefined();
-    expect(cache.get('share')?.id).toBe('share');
+    cache.set('sordinary', 1, record('ordinary', 1, 1, 4096));
+    cache.set('shuge', 2, recordOfEntryBytes('huge', 2, share + 1));
+    cache.set('sshare', 3, recordOfEntryBytes('share', 3, share));
+    expect(cache.get('sordinary')?.id).toBe('ordinary');
+    expect(cache.get('shuge')).toBeUndefined();
+    expect(cache.get('sshare')?.id).toBe('share');
     // A small budget still takes entries up to 64 KiB (or itself).
     const small = new DocumentCache(200 * 1024);
-    small.set('a', 1, recordOfEntryBytes('a', 1, 64 * 1024));
-    small.set('b', 2, recordOfEntryBytes('b', 2, 64 * 1024 + 1));
-    expect(small.get('a')?.id).toBe('a');
-    expect(small.get('b')).toBeUndefined();
+    small.set('sa', 1, recordOfEntryBytes('a', 1, 64 * 1024));
+    small.set('sb', 2, recordOfEntryBytes('b', 2, 64 * 1024 + 1));
+    expect(small.get('sa')?.id).toBe('a');
+    expect(small.get('sb')).toBeUndefined();
   });
 
   it('finds documents by docid and forgets the docid of a re-created document', () => {
@@ -93,6 +99,20 @@ describe('DocumentCache', () => {
     expect(cache.getByDocid(7)?.id).toBe('a');
     cache.delete('sa');
     expect(cache.getByDocid(7)).toBeUndefined();
+  });
+
+  it('an entry of another ID with the same #docid is stale: it goes', () => {
+    const cache = new DocumentCache(10_000);
+    cache.set('sa', 1, record('a', 1));
+    cache.set('sb', 1, record('b', 1));
+    expect(cache.get('sa')).toBeUndefined();
+    expect(cache.getByDocid(1)?.id).toBe('b');
+    expect(cache.size).toBe(1);
+    // Other caches (shard copies) number their documents on their own.
+    const other = new DocumentCache(cache.budget);
+    other.set('sa', 1, record('a', 1));
+    expect(cache.getByDocid(1)?.id).toBe('b');
+    expect(other.getByDocid(1)?.id).toBe('a');
   });
 
   it('find counts a hit and makes the entry the most recent, but leaves a miss uncounted', () => {
@@ -131,7 +151,7 @@ describe('DocumentCache', () => {
     expect(one.bytes + two.bytes).toBe(3 * ENTRY);
     expect(budget.bytes).toBe(3 * ENTRY);
     // Each alone under its own bound would have kept everything; together they never pass the one budget.
-    for (let i = 0; i < 20; i++) (i % 2 === 0 ? one : two).set(`s${i}x`, 10 + i, record(String.fromCharCode(65 + i), 10 + i));
+    for (let i = 0; i < 20; i++) (i % 2 === 0 ? one : two).set(`s${String.fromCharCode(65 + i)}`, 10 + i, record(String.fromCharCode(65 + i), 10 + i));
     expect(budget.bytes).toBeLessThanOrEqual(3 * ENTRY);
     expect(one.size + two.size).toBe(3);
   });
@@ -187,5 +207,50 @@ describe('DocumentCache', () => {
     const again = cache.get('sa');
     expect(again).not.toBe(first);
     expect(again).toEqual(first);
+  });
+
+  it('never answers what was not set last, and stays within its budget (random operations on two caches of one budget)', () => {
+    const op = fc.oneof(
+      fc.record({ kind: fc.constant('set' as const), cache: fc.nat(1), id: fc.nat(40), docid: fc.integer({ min: 1, max: 60 }), pad: fc.nat(600) }),
+      fc.record({ kind: fc.constant('delete' as const), cache: fc.nat(1), id: fc.nat(40) }),
+      fc.record({ kind: fc.constant('get' as const), cache: fc.nat(1), id: fc.nat(40) }),
+      fc.record({ kind: fc.constant('byDocid' as const), cache: fc.nat(1), docid: fc.integer({ min: 1, max: 60 }) }),
+      fc.record({ kind: fc.constant('clear' as const), cache: fc.nat(1) }));
+    fc.assert(fc.property(fc.integer({ min: 0, max: 20_000 }), fc.array(op, { maxLength: 300 }), (bytesMax, ops) => {
+      const budget = new DocumentCacheBudget(bytesMax);
+      const caches = [new DocumentCache(budget), new DocumentCache(budget)];
+      // What each cache was last given per key (the cache holds a subset of it).
+      const models = [new Map<string, { docid: number; pad: number }>(), new Map<string, { docid: number; pad: number }>()];
+      for (const o of ops) {
+        const cache = caches[o.cache] as DocumentCache;
+        const model = models[o.cache] as Map<string, { docid: number; pad: number }>;
+        if (o.kind === 'set') {
+          const key = `s${o.id}`;
+          for (const [k, v] of model) if (v.docid === o.docid && k !== key) model.delete(k);
+          model.set(key, { docid: o.docid, pad: o.pad });
+          cache.set(key, o.docid, record(String(o.id), o.docid, 1, o.pad));
+        } else if (o.kind === 'delete') {
+          model.delete(`s${o.id}`);
+          cache.delete(`s${o.id}`);
+        } else if (o.kind === 'clear') {
+          model.clear();
+          cache.clear();
+          expect(cache.size).toBe(0);
+        } else {
+          const doc = o.kind === 'get' ? cache.get(`s${o.id}`) : cache.getByDocid(o.docid);
+          if (doc !== undefined) {
+            const expected = model.get(`s${String(doc.id)}`);
+            expect(expected).toBeDefined();
+            expect(doc.docid).toBe(expected?.docid);
+            expect(doc.body.pad).toBe('x'.repeat(expected?.pad ?? 0));
+            if (o.kind === 'get') expect(doc.id).toBe(String(o.id));
+            else expect(doc.docid).toBe(o.docid);
+          }
+        }
+        expect(budget.bytes).toBeLessThanOrEqual(bytesMax);
+      }
+      for (const cache of caches) cache.clear();
+      expect(budget.bytes).toBe(0);
+    }), { numRuns: 200 });
   });
 });
