@@ -80,6 +80,8 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
         assert.ok(bodyBytes !== undefined && body !== undefined);
         const doc: StoredDocument = withExtras(withOrigin({ id, docid, version, seq, body }, change), change);
         const record = encodeDocumentRecord(doc, bodyBytes);
+        // Before LevelDB has it: the ID filter never answers "no" for a stored document.
+        state.ids.add(change.key);
         batch.put(change.documentKey, record);
         batch.put(oplogKey(seq), encodeOplogEntry(withExtras(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), change), bodyBytes));
         applied.push({ change, record, seq, docid });
