@@ -111,6 +111,7 @@ export class Shard {
         documents: counters.documents, seq: counters.seq, segments, replayedEntries, ms: Math.round(performance.now() - openStartedMs),
         logCheckMs: Math.round(logCheckedMs - openStartedMs), storeOpenMs: Math.round(storeOpenedMs - logCheckedMs), segmentsMs, replayMs,
       }, 'shard copy opened');
+      state.fillIds();
       return new Shard(state);
     } catch (err) {
       await db.close().catch(noop);
@@ -285,6 +286,7 @@ export class Shard {
     if (s.position.dirty) await s.writer.submit(BARRIER, false).catch(noop);
     await s.writer.idle();
     while (s.reads.size > 0) await Promise.allSettled([...s.reads.values()].map((flight) => flight.promise));
+    await s.idsFilled;
     await s.oplog.settled();
     s.cache.clear();
     await s.index.close();

@@ -15,8 +15,9 @@ import assert from 'node:assert/strict';
 import type { TesseraError } from '@tessera/errors';
 import type { ScriptRunner } from '@tessera/scripting';
 import type { ContentVolumes } from '../content/volumes.js';
-import { DocumentCache, estimateDocumentBytes } from '../documents/document-cache.js';
+import { DocumentCache } from '../documents/document-cache.js';
 import { documentIdKey, validateDocumentId } from '../documents/document-id.js';
+import { IdFilter } from '../documents/id-filter.js';
 import type { DocumentId, StoredDocument, WriteResult } from '../documents/types.js';
 import { engineErrors } from '../errors.js';
 import type { ShardIndex } from '../indexing/index.js';
@@ -24,7 +25,7 @@ import type { EngineLogger } from '../logger.js';
 import { ReplicaPosition, Tombstones, type ReplicationState } from '../replication/index.js';
 import { GetCoalescer } from '../store/get-coalescer.js';
 import { GroupCommit, type BatchOutcome } from '../store/group-commit.js';
-import { decodeIdTag, docidKey, DOCID_MAX, documentKey } from '../store/keys.js';
+import { decodeIdTag, docidKey, DOCID_MAX, documentKey, PREFIX_DOCUMENTS, spaceRange } from '../store/keys.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { Oplog, type ShardDatabase } from '../store/oplog.js';
 import { decodeDocumentRecord, type ShardCounters } from '../store/records.js';
@@ -48,6 +49,10 @@ export type CommitBatch = (state: ShardState, changes: Change[], sync: boolean) 
 export class ShardState {
   counters: ShardCounters;
   readonly cache: DocumentCache;
+  /** The IDs this copy may hold, so a write of a new one reads nothing (documents/id-filter.ts). */
+  readonly ids: IdFilter;
+  /** The filling of `ids` from LevelDB at open, while it runs. */
+  idsFilled: Promise<void> = Promise.resolve();
   readonly writer: GroupCommit<Change, WriteResult | null>;
   readonly oplog: Oplog;
   private readonly reader: GetCoalescer;
@@ -114,6 +119,8 @@ export class ShardState {
     this.reopenBytesMin = 2 * settings.storeWriteBufferBytes + (1 << 20);
     this.position = new ReplicaPosition(replication);
     this.cache = new DocumentCache(settings.documentCache ?? settings.documentCacheBytesMax);
+    this.ids = new IdFilter(counters.documents);
+    if (counters.lastDocid === 0) this.ids.markComplete();
     this.oplog = new Oplog(db, settings.oplogEntriesMax, oplogFirstSeq);
     this.reader = new GetCoalescer(db);
     this.writer = new GroupCommit((changes, sync) => commitBatch(this, changes, sync), {
@@ -141,7 +148,7 @@ export class ShardState {
 
   /** The current document, from the cache or LevelDB (for a write deciding on it, under its lock). */
   async current(id: DocumentId, key: string): Promise<StoredDocument | undefined> {
-    return this.cache.get(key) ?? (this.neverWritten(id) ? undefined : await this.readDocument(id, key));
+    return this.cache.get(key) ?? (this.neverWritten(id, key) ? undefined : await this.readDocument(id, key));
   }
 
   /**
@@ -187,13 +194,30 @@ export class ShardState {
   }
 
   /**
-   * No document has this ID: the shard never assigned a docid, or the ID is a number above every one it ever
-   * wrote. No LevelDB read is needed then (a bulk load of ascending numeric IDs reads nothing). The counters only
-   * grow and are written in the batch of the change that raised them, and a document's earlier writes finish
-   * (under its lock) before the next one looks.
+   * No document has this ID (`key`, its documentIdKey): the shard never assigned a docid, the ID is a number
+   * above every one it ever wrote, or the ID filter has never seen it. No LevelDB read is needed then (a bulk
+   * load of ascending numeric IDs, or of new string IDs, reads nothing). The counters only grow and are written
+   * in the batch of the change that raised them, a put's key enters the filter before its batch is written, and
+   * a document's earlier writes finish (under its lock) before the next one looks.
    */
-  neverWritten(id: DocumentId): boolean {
-    return this.counters.lastDocid === 0 || (typeof id === 'number' && id > this.counters.maxNumericId);
+  neverWritten(id: DocumentId, key: string): boolean {
+    return this.counters.lastDocid === 0 || (typeof id === 'number' && id > this.counters.maxNumericId) || !this.ids.mayHave(key);
+  }
+
+  /**
+   * Reads the IDs of the stored documents into the ID filter, in the background (writes read LevelDB until it
+   * is done). Stops when the copy closes; if LevelDB fails meanwhile (a reopen), the filter stays incomplete and
+   * writes keep reading.
+   */
+  fillIds(): void {
+    if (this.ids.ready) return;
+    const keys = this.db.keys(spaceRange(PREFIX_DOCUMENTS));
+    async function* ids(): AsyncGenerator<DocumentId> {
+      for await (const key of keys) yield decodeIdTag(key, 1);
+    }
+    this.idsFilled = this.ids.fill(ids(), () => this.closing)
+      .catch((err: unknown) => this.log.warn({ err }, 'could not read the stored document IDs; writes of new IDs read LevelDB'))
+      .finally(() => keys.close().catch(noop));
   }
 
   /** A document from LevelDB; concurrent misses of one ID share the get unless a write made it stale. */
@@ -212,7 +236,7 @@ export class ShardState {
       if (bytes === undefined) return undefined;
       const doc = decodeDocumentRecord(bytes);
       assert.equal(documentIdKey(doc.id), key, 'the document record holds another ID');
-      if (!flight.stale) this.cache.set(key, doc, estimateDocumentBytes(bytes.length));
+      if (!flight.stale) this.cache.set(key, doc.docid, bytes);
       return doc;
     } finally {
       if (this.reads.get(key) === flight) this.reads.delete(key);

@@ -123,7 +123,7 @@ export async function writeMany(state: ShardState, reqs: readonly WriteRequest[]
       continue;
     }
     const current = req.content === undefined && !met.has(key) && !state.locks.has(key)
-      ? state.cache.get(key) ?? (state.neverWritten(req.id) ? null : undefined) : undefined;
+      ? state.cache.get(key) ?? (state.neverWritten(req.id, key) ? null : undefined) : undefined;
     if (current === undefined) {
       met.add(key);
       later.push(i);
