@@ -9,6 +9,7 @@
  */
 import assert from 'node:assert/strict';
 import { TesseraError } from '@tessera/errors';
+import { estimateDocumentBytes } from '../documents/document-cache.js';
 import type { StoredDocument, WriteResult } from '../documents/types.js';
 import { engineErrors, isDiskFull } from '../errors.js';
 import type { BatchOutcome } from '../store/group-commit.js';
@@ -38,8 +39,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     }
   }
   const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
-  /** `record`: the document record written (a put's), for the document cache. */
-  const applied: { change: Change; record: Buffer | undefined; seq: number; docid: number }[] = [];
+  const applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[] = [];
   /** The schema this batch stores (the last change's), and what LevelDB holds of it once the batch is written. */
   let changedSchema: Record<string, unknown> | undefined;
   let newSchema: { schema: Record<string, unknown>; storage: SchemaStorage } | undefined;
@@ -84,7 +84,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
         state.ids.add(change.key);
         batch.put(change.documentKey, record);
         batch.put(oplogKey(seq), encodeOplogEntry(withExtras(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), change), bodyBytes));
-        applied.push({ change, record, seq, docid });
+        applied.push({ change, doc, bytes: estimateDocumentBytes(record.length), seq, docid });
         outcomes[i] = { ok: true, value: withExtras({ id, docid, version, seq, body, deleted: false }, change) };
       } else {
         const seq = ++counters.seq;
@@ -94,7 +94,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
         counters.documents--;
         assert.ok(counters.documents >= 0, 'document count must not go negative');
         batch.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'delete' as const }, change), undefined));
-        applied.push({ change, record: undefined, seq, docid });
+        applied.push({ change, doc: undefined, bytes: 0, seq, docid });
         outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
       }
       if (typeof id === 'number' && id > counters.maxNumericId) counters.maxNumericId = id;
@@ -148,10 +148,10 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   state.counts.batchesWritten++;
   if (sync) state.counts.batchesSynced++;
   state.counts.changesWritten += applied.length;
-  for (const { change, record, docid } of applied) {
+  for (const { change, doc, bytes } of applied) {
     state.markStale(change.key);
-    if (record === undefined || change.uncached === true) state.cache.delete(change.key);
-    else state.cache.set(change.key, docid, record);
+    if (doc === undefined || change.uncached === true) state.cache.delete(change.key);
+    else state.cache.set(change.key, doc, bytes);
   }
   state.trimOplog();
   return outcomes;

@@ -15,7 +15,7 @@ import assert from 'node:assert/strict';
 import type { TesseraError } from '@tessera/errors';
 import type { ScriptRunner } from '@tessera/scripting';
 import type { ContentVolumes } from '../content/volumes.js';
-import { DocumentCache } from '../documents/document-cache.js';
+import { DocumentCache, estimateDocumentBytes } from '../documents/document-cache.js';
 import { documentIdKey, validateDocumentId } from '../documents/document-id.js';
 import { IdFilter } from '../documents/id-filter.js';
 import type { DocumentId, StoredDocument, WriteResult } from '../documents/types.js';
@@ -236,7 +236,7 @@ export class ShardState {
       if (bytes === undefined) return undefined;
       const doc = decodeDocumentRecord(bytes);
       assert.equal(documentIdKey(doc.id), key, 'the document record holds another ID');
-      if (!flight.stale) this.cache.set(key, doc.docid, bytes);
+      if (!flight.stale) this.cache.set(key, doc, estimateDocumentBytes(bytes.length));
       return doc;
     } finally {
       if (this.reads.get(key) === flight) this.reads.delete(key);
