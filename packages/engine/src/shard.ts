@@ -43,9 +43,9 @@ import { checkLevelDbTables } from './store/table-check.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from './store/oplog.js';
 import { decodeReplicationState } from './store/records.js';
 import { commitBatch } from './shard/batch.js';
-import { BARRIER } from './shard/change.js';
+import { BARRIER, STORE_SYNC } from './shard/change.js';
 import { resolveOptions, type ShardOptions } from './shard/options.js';
-import { loadCounters, openIndex } from './shard/recovery.js';
+import { loadCounters, openIndex, replayCommitLog } from './shard/recovery.js';
 import { applyReplicated, follow, replicationState, type ShardReplicationState } from './shard/replication.js';
 import { documents, readOplog, scan, ShardSnapshot } from './shard/scan.js';
 import { searchShard, type ShardSearchRequest, type ShardSearchResult } from './shard/search.js';
@@ -93,11 +93,21 @@ export class Shard {
       throw engineErrors.storageUnavailable(err);
     }
     try {
-      const counters = await loadCounters(db, path);
+      let counters = await loadCounters(db, path);
+      const commitLog = resolved.commitLog;
+      const replay = commitLog === undefined ? undefined : await replayCommitLog(db, commitLog, path, counters.seq);
+      if (replay !== undefined && replay.replayed > 0) counters = await loadCounters(db, path);
       const firstSeq = await Oplog.bounds(db, counters.seq);
       const [replication] = await db.getMany([META_REPLICATION]);
       const state = new ShardState(db, path, options.log ?? SILENT_LOGGER, resolved, counters, firstSeq,
         replication === undefined ? INITIAL_REPLICATION_STATE : decodeReplicationState(replication), commitBatch);
+      if (commitLog !== undefined && replay !== undefined) {
+        state.commitLog = commitLog;
+        state.commitLogToken = replay.token;
+        state.durable = true;
+        // Before the log deletes a file, this copy's records in it must be in its synced LevelDB.
+        state.releaseCommitLog = commitLog.register(() => state.writer.submit(STORE_SYNC, true).then(noop));
+      }
       // Bulk writes analyse text on the analysis thread: started now, so it is ready when they come.
       if (resolved.analysisThread) void startTextWorker();
       const storeOpenedMs = performance.now();
@@ -108,7 +118,7 @@ export class Shard {
       state.scripts = options.scripts;
       const { segments, replayedEntries } = state.index.metrics();
       state.log.info({
-        documents: counters.documents, seq: counters.seq, segments, replayedEntries, ms: Math.round(performance.now() - openStartedMs),
+        documents: counters.documents, seq: counters.seq, segments, replayedEntries, commitLogReplayed: replay?.replayed, ms: Math.round(performance.now() - openStartedMs),
         logCheckMs: Math.round(logCheckedMs - openStartedMs), storeOpenMs: Math.round(storeOpenedMs - logCheckedMs), segmentsMs, replayMs,
       }, 'shard copy opened');
       return new Shard(state);
@@ -283,7 +293,10 @@ export class Shard {
     while (s.locks.size > 0) await Promise.all(s.locks.values());
     // The checkpoint lags one batch behind the changes it covers: write it down before closing.
     if (s.position.dirty) await s.writer.submit(BARRIER, false).catch(noop);
+    // The commit log may delete its files once the copies it holds records of are synced: this one is, closed.
+    if (s.commitLog !== undefined) await s.writer.submit(STORE_SYNC, true).catch(noop);
     await s.writer.idle();
+    s.releaseCommitLog();
     while (s.reads.size > 0) await Promise.allSettled([...s.reads.values()].map((flight) => flight.promise));
     await s.oplog.settled();
     s.cache.clear();

@@ -3,8 +3,9 @@
  * coordinator's calls (rpc `ShardCalls`). In the embedded server it is reached
  * through the in-process transport; as `tessera node` over WebSocket.
  */
+import { join } from 'node:path';
 import {
-  DocumentCacheBudget, documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
+  CommitLog, DocumentCacheBudget, documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
@@ -63,6 +64,8 @@ export class ShardNode {
   private readonly documentCache: DocumentCacheBudget;
   /** One bound on the LevelDB memory of every copy of the node, likewise. */
   private readonly storeMemory: StoreMemoryBudget;
+  /** The node's commit log, opened with the first copy: `?commit` writes of all its copies share its fsyncs. */
+  private commitLog: Promise<CommitLog> | undefined;
 
   constructor(private readonly options: ShardNodeOptions) {
     this.log = options.log ?? SILENT_LOGGER;
@@ -254,7 +257,10 @@ export class ShardNode {
     };
     const dropping = this.drops.get(key);
     const log = this.log.child({ index: where.index, shard: where.shard });
-    const start = (): Promise<Shard> => this.scriptRunner().then((scripts) => Shard.open({ ...options, scripts, log }));
+    const start = async (): Promise<Shard> => {
+      const [scripts, commitLog] = await Promise.all([this.scriptRunner(), this.openCommitLog()]);
+      return Shard.open({ ...options, scripts, log, commitLog });
+    };
     const opening = dropping === undefined ? start() : dropping.then(start);
     this.shards.set(key, opening);
     opening.then((shard) => {
@@ -335,6 +341,16 @@ export class ShardNode {
     await this.views.releaseAll();
     await Promise.all(all.map(async (opening) => (await opening.catch(() => undefined))?.close()));
     await (await this.scripts)?.close();
+    await (await this.commitLog?.catch(() => undefined))?.close();
+  }
+
+  /** `#` is in no index name (shard-paths.ts): the directory is never an index's. A failed open is retried with the next copy. */
+  private openCommitLog(): Promise<CommitLog> {
+    this.commitLog ??= CommitLog.open(join(this.options.dataDir, '#commit-log')).catch((err: unknown) => {
+      this.commitLog = undefined;
+      throw err;
+    });
+    return this.commitLog;
   }
 
   /** The script runner (a failed start leaves scripted writes answering 503 and is retried with the next copy opened). */

@@ -3,7 +3,9 @@
  * every change of a batch goes into one LevelDB batch together with its
  * #docid map entry, its oplog entry, the counters and the replication
  * position, so a batch is all-or-nothing and the counters are exact after
- * any crash; concurrent `commit` writes share one fsync. The document cache
+ * any crash; concurrent `commit` writes share one fsync — of the node's
+ * commit log (store/commit-log.ts) when the node has one, so the `commit`
+ * writes of all its shards share it. The document cache
  * and the search index change only once LevelDB has the batch, so a GET or
  * a search never shows an unacknowledged write.
  */
@@ -12,11 +14,12 @@ import { TesseraError } from '@tessera/errors';
 import { estimateDocumentBytes } from '../documents/document-cache.js';
 import type { StoredDocument, WriteResult } from '../documents/types.js';
 import { engineErrors, isDiskFull } from '../errors.js';
+import type { CommitLog, CommitLogOperation } from '../store/commit-log.js';
 import type { BatchOutcome } from '../store/group-commit.js';
 import { docidKey, DOCID_MAX, encodeIdTag, META_COUNTERS, META_REPLICATION, oplogKey } from '../store/keys.js';
 import type { ShardDatabase } from '../store/oplog.js';
-import { encodeCounters, encodeDocumentRecord, encodeOplogEntry, encodeReplicationState } from '../store/records.js';
-import { type SchemaStorage, writeSchemaChange } from '../store/stored-schema.js';
+import { encodeCounters, encodeDocumentRecord, encodeOplogEntry, encodeReplicationState, type ShardCounters } from '../store/records.js';
+import { type BatchWriter, type SchemaStorage, writeSchemaChange } from '../store/stored-schema.js';
 import { type Change, withExtras, withOrigin } from './change.js';
 import { recover } from './recovery.js';
 import { noop, type ShardState } from './state.js';
@@ -45,11 +48,17 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   let newSchema: { schema: Record<string, unknown>; storage: SchemaStorage } | undefined;
   const counters = { ...state.counters };
   const seen = new Set<string>();
+  const log = state.commitLog;
+  // Made durable in the node's commit log: a synced batch while every earlier batch of the copy is durable (store/commit-log.ts).
+  const logged = log !== undefined && sync && state.durable && !changes.some((change) => change.storeSync === true);
+  const operations: CommitLogOperation[] | undefined = logged ? [] : undefined;
+  const prevSeq = state.counters.seq;
   let batch: ReturnType<ShardDatabase['batch']> | undefined;
   let writing = false;
   let positionWritten = false;
   try {
     batch = state.db.batch();
+    const writer = recording(batch, operations);
     for (let i = 0; i < changes.length; i++) {
       const change = changes[i];
       if (change.kind === 'barrier') {
@@ -72,7 +81,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
           }
           docid = ++counters.lastDocid;
           counters.documents++;
-          batch.put(docidKey(docid), encodeIdTag(id));
+          writer.put(docidKey(docid), encodeIdTag(id));
         }
         const seq = ++counters.seq;
         const bodyBytes = change.bodyBytes;
@@ -80,18 +89,18 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
         assert.ok(bodyBytes !== undefined && body !== undefined);
         const doc: StoredDocument = withExtras(withOrigin({ id, docid, version, seq, body }, change), change);
         const record = encodeDocumentRecord(doc, bodyBytes);
-        batch.put(change.documentKey, record);
-        batch.put(oplogKey(seq), encodeOplogEntry(withExtras(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), change), bodyBytes));
+        writer.put(change.documentKey, record);
+        writer.put(oplogKey(seq), encodeOplogEntry(withExtras(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), change), bodyBytes));
         applied.push({ change, doc, bytes: estimateDocumentBytes(record.length), seq, docid });
         outcomes[i] = { ok: true, value: withExtras({ id, docid, version, seq, body, deleted: false }, change) };
       } else {
         const seq = ++counters.seq;
         const docid = change.docid;
-        batch.del(change.documentKey);
-        batch.del(docidKey(docid));
+        writer.del(change.documentKey);
+        writer.del(docidKey(docid));
         counters.documents--;
         assert.ok(counters.documents >= 0, 'document count must not go negative');
-        batch.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'delete' as const }, change), undefined));
+        writer.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'delete' as const }, change), undefined));
         applied.push({ change, doc: undefined, bytes: 0, seq, docid });
         outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
       }
@@ -99,12 +108,12 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
       if (change.schema !== undefined) changedSchema = change.schema;
     }
     if (changedSchema !== undefined) {
-      newSchema = { schema: changedSchema, storage: writeSchemaChange(batch, state.schemaStorage, state.schema, changedSchema) };
+      newSchema = { schema: changedSchema, storage: writeSchemaChange(writer, state.schemaStorage, state.schema, changedSchema) };
     }
-    batch.put(META_COUNTERS, encodeCounters(counters));
+    writer.put(META_COUNTERS, encodeCounters(counters));
     // The position as of changes already durable: it never claims one this batch may lose.
     if (state.position.dirty) {
-      batch.put(META_REPLICATION, encodeReplicationState(state.position.snapshot()));
+      writer.put(META_REPLICATION, encodeReplicationState(state.position.snapshot()));
       state.position.dirty = false;
       positionWritten = true;
     }
@@ -115,9 +124,13 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     if (stalled !== undefined) await stalled;
     writing = true;
     const writeStartedMs = performance.now();
-    await batch.write({ sync });
+    await batch.write({ sync: sync && !logged });
+    if (log !== undefined && operations !== undefined) {
+      await logDurably(state, log, { token: state.commitLogToken, path: state.path, prevSeq, seq: counters.seq, operations }, counters);
+    }
     (sync ? state.commitSeconds.synced : state.commitSeconds.buffered).observe((performance.now() - writeStartedMs) / 1000);
   } catch (err) {
+    state.durable = false;
     if (batch !== undefined) await batch.close().catch(noop);
     if (positionWritten) state.position.dirty = true;
     state.counts.batchesFailed++;
@@ -134,6 +147,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     throw engineErrors.storageUnavailable(err);
   }
   state.counters = counters;
+  state.durable = sync;
   if (newSchema !== undefined) {
     state.schema = newSchema.schema;
     state.schemaStorage = newSchema.storage;
@@ -163,4 +177,33 @@ async function textAnalysed(applied: readonly { change: Change }[]): Promise<voi
     if (text !== undefined && !text.resolved) (waits ??= new Set()).add(text.ready);
   }
   if (waits !== undefined) await Promise.all(waits);
+}
+
+/** `batch`, with every operation also recorded in `operations` when the batch goes to the commit log. */
+function recording(batch: ReturnType<ShardDatabase['batch']>, operations: CommitLogOperation[] | undefined): BatchWriter {
+  if (operations === undefined) return batch;
+  return {
+    put(key: Buffer, value: Buffer) {
+      batch.put(key, value);
+      operations.push({ type: 'put', key, value });
+    },
+    del(key: Buffer) {
+      batch.del(key);
+      operations.push({ type: 'del', key });
+    },
+  };
+}
+
+/**
+ * Make a batch LevelDB has (unsynced) durable in the commit log; if the log
+ * cannot take it, sync LevelDB instead (a synced write makes the log's
+ * earlier records durable with it).
+ */
+async function logDurably(state: ShardState, log: CommitLog, record: Parameters<CommitLog['append']>[0], counters: ShardCounters): Promise<void> {
+  try {
+    await log.append(record);
+  } catch (err) {
+    state.log.warn({ err }, 'the commit log refused a batch; it is synced in LevelDB instead');
+    await state.db.put(META_COUNTERS, encodeCounters(counters), { sync: true });
+  }
 }

@@ -9,7 +9,9 @@
 import assert from 'node:assert/strict';
 import { statfs } from 'node:fs/promises';
 import { ShardIndex, type ShardIndexOptions } from '../indexing/index.js';
-import { META_COUNTERS, META_FORMAT } from '../store/keys.js';
+import { randomBytes } from 'node:crypto';
+import type { CommitLog } from '../store/commit-log.js';
+import { META_COMMIT_LOG_TOKEN, META_COUNTERS, META_FORMAT } from '../store/keys.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from '../store/oplog.js';
 import { decodeCounters, decodeFormat, encodeCounters, encodeFormat, SHARD_FORMAT, type ShardCounters } from '../store/records.js';
 import { readStoredSchema } from '../store/stored-schema.js';
@@ -32,6 +34,36 @@ export async function loadCounters(db: ShardDatabase, path: string): Promise<Sha
   if (version !== SHARD_FORMAT) throw engineErrors.formatUnsupported(path, version);
   assert.ok(counters !== undefined, 'shard format marker without counters');
   return decodeCounters(counters);
+}
+
+/**
+ * With the node's commit log (store/commit-log.ts): the copy's token (made
+ * at its first open with the log) and the batches the log holds past the
+ * end of the copy's LevelDB, re-applied in order, then LevelDB synced so the
+ * log may drop them. LevelDB holds a prefix of the copy's batches, and a
+ * batch went to the log only when every earlier one was durable, so the
+ * first record past that prefix starts where it ends; one that does not
+ * means the two disagree, and the open is refused rather than guessed.
+ */
+export async function replayCommitLog(db: ShardDatabase, log: CommitLog, path: string, seq: number): Promise<{ token: Buffer; replayed: number }> {
+  const [stored] = await db.getMany([META_COMMIT_LOG_TOKEN]);
+  const token = stored ?? randomBytes(16);
+  let replayed = 0;
+  if (stored !== undefined) {
+    for await (const record of log.records(token)) {
+      if (record.seq <= seq) continue;
+      if (record.prevSeq > seq) {
+        throw engineErrors.storeCorrupted(`the commit log's records of ${path}`, `the next record follows seq ${record.prevSeq}, the database ends at seq ${seq}`);
+      }
+      await db.batch(record.operations);
+      seq = record.seq;
+      replayed++;
+    }
+  }
+  // Synced: what was re-applied, and what LevelDB holds unsynced from before a crash of the process.
+  await db.put(META_COMMIT_LOG_TOKEN, token, { sync: true });
+  log.replayed(token);
+  return { token, replayed };
 }
 
 /**

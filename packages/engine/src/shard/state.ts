@@ -23,6 +23,7 @@ import type { ShardIndex } from '../indexing/index.js';
 import type { EngineLogger } from '../logger.js';
 import { ReplicaPosition, Tombstones, type ReplicationState } from '../replication/index.js';
 import { GetCoalescer } from '../store/get-coalescer.js';
+import type { CommitLog } from '../store/commit-log.js';
 import { GroupCommit, type BatchOutcome } from '../store/group-commit.js';
 import { decodeIdTag, docidKey, DOCID_MAX, documentKey } from '../store/keys.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
@@ -96,6 +97,14 @@ export class ShardState {
   storeMemory: StoreMemoryBudget | undefined;
   /** Stops the store-memory budget watching the database (resolves once no flush of it runs). */
   releaseStoreMemory: () => Promise<void> = () => Promise.resolve();
+  /** The node's commit log, which `commit` batches are made durable in (store/commit-log.ts); undefined: LevelDB syncs them. */
+  commitLog: CommitLog | undefined;
+  /** This copy's ID in the commit log (stored in its LevelDB: META_COMMIT_LOG_TOKEN). */
+  commitLogToken: Buffer = Buffer.alloc(0);
+  /** Every batch written so far is durable (synced in LevelDB or the commit log): the next synced one may go to the log. */
+  durable = false;
+  /** Stops the commit log running this copy's checkpoint. */
+  releaseCommitLog: () => void = noop;
   /** Whether puts analyse their text on the analysis thread (ShardOptions.analysisThread). */
   readonly analysisThread: boolean;
 
