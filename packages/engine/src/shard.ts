@@ -45,7 +45,7 @@ import { decodeReplicationState } from './store/records.js';
 import { commitBatch } from './shard/batch.js';
 import { BARRIER, STORE_SYNC } from './shard/change.js';
 import { resolveOptions, type ShardOptions } from './shard/options.js';
-import { loadCounters, openIndex, replayCommitLog } from './shard/recovery.js';
+import { commitLogToken, loadCounters, openIndex } from './shard/recovery.js';
 import { applyReplicated, follow, replicationState, type ShardReplicationState } from './shard/replication.js';
 import { documents, readOplog, scan, ShardSnapshot } from './shard/scan.js';
 import { searchShard, type ShardSearchRequest, type ShardSearchResult } from './shard/search.js';
@@ -93,17 +93,17 @@ export class Shard {
       throw engineErrors.storageUnavailable(err);
     }
     try {
-      let counters = await loadCounters(db, path);
+      const counters = await loadCounters(db, path);
       const commitLog = resolved.commitLog;
-      const replay = commitLog === undefined ? undefined : await replayCommitLog(db, commitLog, path, counters.seq);
-      if (replay !== undefined && replay.replayed > 0) counters = await loadCounters(db, path);
+      const token = commitLog === undefined ? undefined : await commitLogToken(db);
       const firstSeq = await Oplog.bounds(db, counters.seq);
       const [replication] = await db.getMany([META_REPLICATION]);
       const state = new ShardState(db, path, options.log ?? SILENT_LOGGER, resolved, counters, firstSeq,
         replication === undefined ? INITIAL_REPLICATION_STATE : decodeReplicationState(replication), commitBatch);
-      if (commitLog !== undefined && replay !== undefined) {
+      if (commitLog !== undefined && token !== undefined) {
         state.commitLog = commitLog;
-        state.commitLogToken = replay.token;
+        state.commitLogToken = token;
+        state.commitLogPath = commitLog.copyPath(path);
         state.durable = true;
         // Before the log deletes a file, this copy's records in it must be in its synced LevelDB.
         state.releaseCommitLog = commitLog.register(() => state.writer.submit(STORE_SYNC, true).then(noop));
@@ -118,7 +118,7 @@ export class Shard {
       state.scripts = options.scripts;
       const { segments, replayedEntries } = state.index.metrics();
       state.log.info({
-        documents: counters.documents, seq: counters.seq, segments, replayedEntries, commitLogReplayed: replay?.replayed, ms: Math.round(performance.now() - openStartedMs),
+        documents: counters.documents, seq: counters.seq, segments, replayedEntries, ms: Math.round(performance.now() - openStartedMs),
         logCheckMs: Math.round(logCheckedMs - openStartedMs), storeOpenMs: Math.round(storeOpenedMs - logCheckedMs), segmentsMs, replayMs,
       }, 'shard copy opened');
       return new Shard(state);

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import {
-  CommitLog, DocumentCacheBudget, documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
+  type CommitLog, COMMIT_LOG_DIRECTORY, DocumentCacheBudget, documentInfo, openCommitLog, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
@@ -40,6 +40,13 @@ export interface ShardNodeOptions {
   scripts?: ScriptRunnerOptions;
   /** Runs before a write as primary (`doc.write`, `doc.writeMany`); throws to refuse it (primary-lease.ts). */
   primaryWriteGate?: (where: ShardRef) => void;
+  /**
+   * Make the `?commit` batches of the node's copies durable in one commit log (`<dataDir>/#commit-log`, engine
+   * store/commit-log.ts), one fdatasync per round for all of them. Default true; false: each copy syncs its
+   * LevelDB. The log must have one writer: the worker threads of `serve --shard-workers` share a data directory, so
+   * theirs is off and the process replays what a run without them left (`replayCommitLog`) before they start.
+   */
+  commitLog?: boolean;
   /** The node's logger (a child of the process's); each shard copy logs through a child bound to its index and shard. Default: silent. */
   log?: EngineLogger;
 }
@@ -258,7 +265,7 @@ export class ShardNode {
     const dropping = this.drops.get(key);
     const log = this.log.child({ index: where.index, shard: where.shard });
     const start = async (): Promise<Shard> => {
-      const [scripts, commitLog] = await Promise.all([this.scriptRunner(), this.openCommitLog()]);
+      const [scripts, commitLog] = await Promise.all([this.scriptRunner(), this.options.commitLog === false ? undefined : this.openCommitLog()]);
       return Shard.open({ ...options, scripts, log, commitLog });
     };
     const opening = dropping === undefined ? start() : dropping.then(start);
@@ -344,9 +351,9 @@ export class ShardNode {
     await (await this.commitLog?.catch(() => undefined))?.close();
   }
 
-  /** `#` is in no index name (shard-paths.ts): the directory is never an index's. A failed open is retried with the next copy. */
+  /** Opened (the last process's files replayed) before the first copy opens; a failed open is retried with the next copy. */
   private openCommitLog(): Promise<CommitLog> {
-    this.commitLog ??= CommitLog.open(join(this.options.dataDir, '#commit-log')).catch((err: unknown) => {
+    this.commitLog ??= replayCommitLog(this.options.dataDir, this.log).then((log) => log, (err: unknown) => {
       this.commitLog = undefined;
       throw err;
     });
@@ -474,4 +481,18 @@ function jsonFaithful(value: unknown): boolean {
   if (proto !== Object.prototype && proto !== null) return false;
   for (const key in value) if (!jsonFaithful((value as Record<string, unknown>)[key])) return false;
   return true;
+}
+
+/**
+ * Open the commit log of the node in `dataDir`, replaying into their copies
+ * the files a crashed or powered-off run left there, and log what that found.
+ */
+export async function replayCommitLog(dataDir: string, log: EngineLogger): Promise<CommitLog> {
+  const { log: commitLog, recovery } = await openCommitLog(join(dataDir, COMMIT_LOG_DIRECTORY));
+  if (recovery.failed.length > 0) {
+    log.error({ failed: recovery.failed.map(({ path, error }) => ({ path, err: error })) },
+      'commit log: copies could not be brought up to date; their files stay for the next start');
+  }
+  if (recovery.records > 0) log.info({ files: recovery.files, records: recovery.records, replayed: recovery.replayed }, 'commit log replayed');
+  return commitLog;
 }

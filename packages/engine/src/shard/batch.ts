@@ -126,7 +126,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     const writeStartedMs = performance.now();
     await batch.write({ sync: sync && !logged });
     if (log !== undefined && operations !== undefined) {
-      await logDurably(state, log, { token: state.commitLogToken, path: state.path, prevSeq, seq: counters.seq, operations }, counters);
+      await logDurably(state, log, { token: state.commitLogToken, path: state.commitLogPath, prevSeq, seq: counters.seq, operations }, counters);
     }
     (sync ? state.commitSeconds.synced : state.commitSeconds.buffered).observe((performance.now() - writeStartedMs) / 1000);
   } catch (err) {

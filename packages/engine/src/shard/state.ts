@@ -101,6 +101,8 @@ export class ShardState {
   commitLog: CommitLog | undefined;
   /** This copy's ID in the commit log (stored in its LevelDB: META_COMMIT_LOG_TOKEN). */
   commitLogToken: Buffer = Buffer.alloc(0);
+  /** How the commit log's records name this copy (CommitLog.copyPath). */
+  commitLogPath = '';
   /** Every batch written so far is durable (synced in LevelDB or the commit log): the next synced one may go to the log. */
   durable = false;
   /** Stops the commit log running this copy's checkpoint. */

@@ -15,8 +15,10 @@
  * together in the next (one writev, one fdatasync). After a crash or power
  * loss the shard's LevelDB holds a prefix of its batches (unsynced tails
  * are lost from the end: LevelDB's log is written in order, and a record
- * broken mid-log refuses the open, store/log-check.ts); at open the copy
- * re-applies the records of its batches past that prefix (`replay`).
+ * broken mid-log refuses the open, store/log-check.ts); when the node opens
+ * its log again, before any copy, each copy named in the files left there
+ * gets the records of its batches past that prefix re-applied (`replay`,
+ * shard/recovery.ts), and the files are deleted.
  *
  * A record goes here only while every earlier batch of the copy is durable
  * (synced in LevelDB or here): otherwise an unsynced batch lost before it
@@ -24,24 +26,23 @@
  * LevelDB as before (shard/batch.ts).
  *
  * Files: `commit-NNNNNN.log` in the log's directory; a process appends to a
- * new one. Records of the files found at start are what `replay` reads; a
- * file is deleted once no copy needs it: past `rotateBytes` the log starts a
- * new file, every open copy syncs its LevelDB (`register`'s checkpoint), and
- * the older files whose copies have all been opened (or whose directories
- * are gone) are removed.
+ * new one. Past `rotateBytes` the log starts a new file, every open copy
+ * syncs its LevelDB (`register`'s checkpoint; a closing copy syncs too), and
+ * the older files are deleted. A file whose copy could not be brought up to
+ * date at open (its LevelDB corrupt, say) stays for the next open.
  *
  * Record: u32 LE payload length, u32 LE CRC-32C of the payload, payload:
  * 16-byte copy token (a random ID stored in the copy's LevelDB, so a copy
  * re-created in the same directory never gets the old one's records),
- * u16 path length + path (the copy's directory), f64 seq before and after
+ * u16 path length + path (the copy's directory, relative to the log's, so a
+ * data directory moved whole keeps its log), f64 seq before and after
  * the batch, u32 operation count, then per operation u8 type (0 put, 1 del),
  * u32 key length + key, and for a put u32 value length + value. Reading a
  * file stops at the first record cut short or failing its CRC: a torn tail.
  */
 import assert from 'node:assert/strict';
-import { existsSync } from 'node:fs';
 import { mkdir, open, readdir, readFile, unlink, type FileHandle } from 'node:fs/promises';
-import { join } from 'node:path';
+import { join, relative, resolve } from 'node:path';
 import { crc32c } from '@node-rs/crc32';
 
 export type CommitLogOperation = { type: 'put'; key: Buffer; value: Buffer } | { type: 'del'; key: Buffer };
@@ -59,10 +60,28 @@ export interface CommitLogOptions {
   rotateBytes?: number;
 }
 
+/**
+ * Re-applies to the copy in `path` (absolute) its records, in order, that
+ * its LevelDB lacks (shard/recovery.ts). Resolves with how many.
+ */
+export type ReplayCopy = (path: string, records: readonly CommitLogRecord[]) => Promise<number>;
+
+/** What opening the log found in the files left by the last process. */
+export interface CommitLogRecovery {
+  files: number;
+  records: number;
+  /** Batches re-applied, each to a copy whose LevelDB had lost it. */
+  replayed: number;
+  /** Copies that could not be brought up to date: their files stay. */
+  failed: { path: string; error: Error }[];
+}
+
 const FILE = /^commit-(\d{6,})\.log$/;
 const HEADER_BYTES = 8;
 const TOKEN_BYTES = 16;
 export const COMMIT_LOG_DEFAULTS = { rotateBytes: 64 * 1024 * 1024 } as const;
+/** The log's directory in a node's data directory: `#` is in no index name, so it is never an index's. */
+export const COMMIT_LOG_DIRECTORY = '#commit-log';
 
 const fileName = (n: number): string => `commit-${String(n).padStart(6, '0')}.log`;
 
@@ -70,13 +89,6 @@ interface Pending {
   record: Buffer;
   resolve: () => void;
   reject: (err: Error) => void;
-}
-
-/** Where the records of one copy lie in the files found at start. */
-interface Located {
-  file: string;
-  offset: number;
-  length: number;
 }
 
 export class CommitLog {
@@ -88,9 +100,7 @@ export class CommitLog {
   private closed = false;
   /** Checkpoints of the open copies: each syncs its copy's LevelDB. */
   private readonly checkpoints = new Set<() => Promise<void>>();
-  /** Records of the files found at start, by copy token (hex), and the directory each names. */
-  private readonly found = new Map<string, { path: string; records: Located[] }>();
-  /** Files no longer appended to, deleted once no copy needs them. */
+  /** Files no longer appended to, deleted once every copy has synced its LevelDB. */
   private readonly retired: string[];
   private checkpointing: Promise<void> | undefined;
   /** Records synced, and the fdatasyncs that synced them: their ratio is what the log saves. */
@@ -101,30 +111,26 @@ export class CommitLog {
     this.retired = retired;
   }
 
-  /** Open the log in `dir` (created if missing): index the files left by earlier processes and start a new one. */
-  static async open(dir: string, options: CommitLogOptions = {}): Promise<CommitLog> {
+  /**
+   * Open the log in `dir` (created if missing), before any copy of the node
+   * opens: the files left by the last process are replayed (`replay`, each
+   * copy's records in order) and deleted, and a new file started.
+   */
+  static async open(dir: string, replay: ReplayCopy, options: CommitLogOptions = {}): Promise<{ log: CommitLog; recovery: CommitLogRecovery }> {
     const rotateBytes = options.rotateBytes ?? COMMIT_LOG_DEFAULTS.rotateBytes;
     assert.ok(Number.isSafeInteger(rotateBytes) && rotateBytes > 0, 'rotateBytes must be a positive integer');
     await mkdir(dir, { recursive: true });
     const numbers = (await readdir(dir)).map((name) => FILE.exec(name)).filter((m) => m !== null).map((m) => Number(m[1])).sort((a, b) => a - b);
+    const recovery = await recover(dir, numbers.map(fileName), replay);
     const next = (numbers.at(-1) ?? 0) + 1;
     const file = await open(join(dir, fileName(next)), 'a');
     await syncDirectory(dir);
-    const log = new CommitLog(dir, file, next, numbers.map(fileName), rotateBytes);
-    for (const name of log.retired) await log.index(name);
-    return log;
+    return { log: new CommitLog(dir, file, next, [], rotateBytes), recovery };
   }
 
-  private async index(name: string): Promise<void> {
-    const bytes = await readFile(join(this.dir, name));
-    for (const { offset, length, payload } of frames(bytes)) {
-      const token = payload.subarray(0, TOKEN_BYTES).toString('hex');
-      const pathBytes = payload.readUInt16LE(TOKEN_BYTES);
-      const path = payload.toString('utf8', TOKEN_BYTES + 2, TOKEN_BYTES + 2 + pathBytes);
-      let entry = this.found.get(token);
-      if (entry === undefined) this.found.set(token, entry = { path, records: [] });
-      entry.records.push({ file: name, offset, length });
-    }
+  /** How records name the copy in `path`: relative to the log's directory. */
+  copyPath(path: string): string {
+    return relative(this.dir, resolve(path));
   }
 
   /**
@@ -194,12 +200,8 @@ export class CommitLog {
     } catch {
       return; // A copy could not sync: its records stay, the next rotation tries again.
     }
-    for (const [token, entry] of this.found) if (!existsSync(entry.path)) this.found.delete(token);
-    const needed = new Set<string>();
-    for (const entry of this.found.values()) for (const r of entry.records) needed.add(r.file);
     let removed = false;
     for (const name of retired) {
-      if (needed.has(name)) continue;
       try {
         await unlink(join(this.dir, name));
         this.retired.splice(this.retired.indexOf(name), 1);
@@ -207,31 +209,6 @@ export class CommitLog {
       } catch { /* left for the next checkpoint */ }
     }
     if (removed) await syncDirectory(this.dir).catch(() => undefined);
-  }
-
-  /**
-   * The records of the copy with `token` found at start, in order: what its
-   * LevelDB may have lost. Once the copy has re-applied them and synced,
-   * call `replayed`.
-   */
-  async *records(token: Buffer): AsyncGenerator<CommitLogRecord> {
-    const entry = this.found.get(token.toString('hex'));
-    if (entry === undefined) return;
-    let name: string | undefined;
-    let bytes: Buffer | undefined;
-    for (const at of entry.records) {
-      if (at.file !== name) {
-        name = at.file;
-        bytes = await readFile(join(this.dir, name));
-      }
-      assert.ok(bytes !== undefined);
-      yield decodePayload(bytes.subarray(at.offset + HEADER_BYTES, at.offset + HEADER_BYTES + at.length));
-    }
-  }
-
-  /** The copy with `token` has its records in its synced LevelDB: the files found at start no longer hold them for it. */
-  replayed(token: Buffer): void {
-    this.found.delete(token.toString('hex'));
   }
 
   /** Run `sync` (sync the copy's LevelDB) before files that hold its records are deleted; returns the unregister. */
@@ -249,8 +226,38 @@ export class CommitLog {
   }
 }
 
+/**
+ * Replay the files left by the last process, every copy's records in order
+ * (a copy's records may span files), and delete them unless a copy failed.
+ */
+async function recover(dir: string, files: readonly string[], replay: ReplayCopy): Promise<CommitLogRecovery> {
+  const recovery: CommitLogRecovery = { files: files.length, records: 0, replayed: 0, failed: [] };
+  if (files.length === 0) return recovery;
+  const byCopy = new Map<string, CommitLogRecord[]>();
+  for (const name of files) {
+    for (const { payload } of frames(await readFile(join(dir, name)))) {
+      const record = decodePayload(payload);
+      let records = byCopy.get(record.path);
+      if (records === undefined) byCopy.set(record.path, records = []);
+      records.push(record);
+      recovery.records++;
+    }
+  }
+  for (const [path, records] of byCopy) {
+    try {
+      recovery.replayed += await replay(resolve(dir, path), records);
+    } catch (err) {
+      recovery.failed.push({ path: resolve(dir, path), error: err instanceof Error ? err : new Error(String(err)) });
+    }
+  }
+  if (recovery.failed.length > 0) return recovery;
+  for (const name of files) await unlink(join(dir, name));
+  await syncDirectory(dir);
+  return recovery;
+}
+
 /** Complete records of a file, in order, up to the first torn or corrupt one. */
-function* frames(bytes: Buffer): Generator<{ offset: number; length: number; payload: Buffer }> {
+function* frames(bytes: Buffer): Generator<{ payload: Buffer }> {
   let offset = 0;
   while (offset + HEADER_BYTES <= bytes.length) {
     const length = bytes.readUInt32LE(offset);
@@ -259,7 +266,7 @@ function* frames(bytes: Buffer): Generator<{ offset: number; length: number; pay
     if (length < TOKEN_BYTES + 2 || end > bytes.length) return;
     const payload = bytes.subarray(offset + HEADER_BYTES, end);
     if (crc32c(payload) !== crc) return;
-    yield { offset, length, payload };
+    yield { payload };
     offset = end;
   }
 }
