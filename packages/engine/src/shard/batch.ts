@@ -14,11 +14,11 @@ import { TesseraError } from '@tessera/errors';
 import { estimateDocumentBytes } from '../documents/document-cache.js';
 import type { StoredDocument, WriteResult } from '../documents/types.js';
 import { engineErrors, isDiskFull } from '../errors.js';
-import type { CommitLog, CommitLogOperation } from '../store/commit-log.js';
-import type { BatchOutcome } from '../store/group-commit.js';
-import { docidKey, DOCID_MAX, encodeIdTag, META_COUNTERS, META_REPLICATION, oplogKey } from '../store/keys.js';
+import type { CommitLog, CommitLogOperation, CommitLogRecord } from '../store/commit-log.js';
+import type { BatchOutcome, PendingBatch } from '../store/group-commit.js';
+import { docidKey, DOCID_MAX, encodeIdTag, META_COMMIT_LOG_TOKEN, META_COUNTERS, META_REPLICATION, oplogKey } from '../store/keys.js';
 import type { ShardDatabase } from '../store/oplog.js';
-import { encodeCounters, encodeDocumentRecord, encodeOplogEntry, encodeReplicationState, type ShardCounters } from '../store/records.js';
+import { encodeCounters, encodeDocumentRecord, encodeOplogEntry, encodeReplicationState } from '../store/records.js';
 import { type BatchWriter, type SchemaStorage, writeSchemaChange } from '../store/stored-schema.js';
 import { type Change, withExtras, withOrigin } from './change.js';
 import { recover } from './recovery.js';
@@ -30,7 +30,7 @@ import { noop, type ShardState } from './state.js';
  * once LevelDB has the batch; if it fails, nothing in memory changes and the
  * next batch first reopens the database (`recover`).
  */
-export async function commitBatch(state: ShardState, changes: Change[], sync: boolean): Promise<BatchOutcome<WriteResult | null>[]> {
+export async function commitBatch(state: ShardState, changes: Change[], sync: boolean): Promise<BatchOutcome<WriteResult | null>[] | PendingBatch<WriteResult | null>> {
   if (state.recoveryNeeded) {
     state.recoveryRequested = false;
     try {
@@ -56,6 +56,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   let batch: ReturnType<ShardDatabase['batch']> | undefined;
   let writing = false;
   let positionWritten = false;
+  let writeStartedMs = 0;
   try {
     batch = state.db.batch();
     const writer = recording(batch, operations);
@@ -123,28 +124,16 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     const stalled = state.storeMemory?.admit();
     if (stalled !== undefined) await stalled;
     writing = true;
-    const writeStartedMs = performance.now();
+    writeStartedMs = performance.now();
     await batch.write({ sync: sync && !logged });
-    if (log !== undefined && operations !== undefined) {
-      await logDurably(state, log, { token: state.commitLogToken, path: state.commitLogPath, prevSeq, seq: counters.seq, operations }, counters);
-    }
-    (sync ? state.commitSeconds.synced : state.commitSeconds.buffered).observe((performance.now() - writeStartedMs) / 1000);
   } catch (err) {
-    state.durable = false;
     if (batch !== undefined) await batch.close().catch(noop);
     if (positionWritten) state.position.dirty = true;
-    state.counts.batchesFailed++;
-    // The outcome on disk is unknown until the reopen: make readers go to LevelDB for these documents.
-    for (const change of changes) {
-      if (change.kind === 'barrier') continue;
-      state.markStale(change.key);
-      state.cache.delete(change.key);
+    if (err instanceof assert.AssertionError && !writing) {
+      batchFailed(state, changes);
+      throw err;
     }
-    if (err instanceof assert.AssertionError && !writing) throw err;
-    if (isDiskFull(err)) state.diskFull = true;
-    state.log.error({ err, changes: changes.length, sync }, 'LevelDB batch failed; the database is reopened before the next batch');
-    state.requestRecovery();
-    throw engineErrors.storageUnavailable(err);
+    throw reopenAfter(state, changes, err, sync);
   }
   state.counters = counters;
   state.durable = sync;
@@ -152,6 +141,31 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     state.schema = newSchema.schema;
     state.schemaStorage = newSchema.storage;
   }
+  // A batch in the commit log is answered once its round is synced, but the copy's next batch need not wait for
+  // that: its record follows this one's in the log. Batches are applied (index, cache) in seq order all the same.
+  const durable = log !== undefined && operations !== undefined
+    ? logDurably(state, log, { token: state.commitLogToken, path: state.commitLogPath, prevSeq, seq: counters.seq, operations })
+    : undefined;
+  const finished = state.applying.then(() => finishBatch(state, changes, applied, outcomes, sync, durable, writeStartedMs));
+  state.applying = finished.then(noop, noop);
+  return durable === undefined ? finished : { outcomes: finished };
+}
+
+/**
+ * The rest of a batch LevelDB has: once durable (its commit-log round), the
+ * search index, the cache and the counts; resolves with the writers' outcomes.
+ */
+async function finishBatch(state: ShardState, changes: Change[], applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[],
+  outcomes: BatchOutcome<WriteResult | null>[], sync: boolean, durable: Promise<void> | undefined, writeStartedMs: number): Promise<BatchOutcome<WriteResult | null>[]> {
+  if (durable !== undefined) {
+    try {
+      await durable;
+    } catch (err) {
+      state.durable = false;
+      throw reopenAfter(state, changes, err, sync);
+    }
+  }
+  (sync ? state.commitSeconds.synced : state.commitSeconds.buffered).observe((performance.now() - writeStartedMs) / 1000);
   await textAnalysed(applied);
   // Searchable as soon as acknowledged: index in seq order before the writers are answered.
   for (const { change, seq, docid } of applied) {
@@ -167,6 +181,26 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
   }
   state.trimOplog();
   return outcomes;
+}
+
+/** A batch failed: counted, and readers sent to LevelDB for its documents (its outcome on disk is unknown until the reopen). */
+function batchFailed(state: ShardState, changes: readonly Change[]): void {
+  state.durable = false;
+  state.counts.batchesFailed++;
+  for (const change of changes) {
+    if (change.kind === 'barrier') continue;
+    state.markStale(change.key);
+    state.cache.delete(change.key);
+  }
+}
+
+/** A batch whose write (or sync) failed: the database is reopened before the next batch (shard/recovery.ts). */
+function reopenAfter(state: ShardState, changes: readonly Change[], err: unknown, sync: boolean): TesseraError {
+  batchFailed(state, changes);
+  if (isDiskFull(err)) state.diskFull = true;
+  state.log.error({ err, changes: changes.length, sync }, 'LevelDB batch failed; the database is reopened before the next batch');
+  state.requestRecovery();
+  return engineErrors.storageUnavailable(err);
 }
 
 /** Wait until the text of every put is analysed (one batch of the analysis thread, or a few). */
@@ -196,14 +230,15 @@ function recording(batch: ReturnType<ShardDatabase['batch']>, operations: Commit
 
 /**
  * Make a batch LevelDB has (unsynced) durable in the commit log; if the log
- * cannot take it, sync LevelDB instead (a synced write makes the log's
- * earlier records durable with it).
+ * cannot take it, sync LevelDB instead: a synced write of a value that never
+ * changes (the copy's token: later batches may be written already) makes
+ * every earlier write durable with it.
  */
-async function logDurably(state: ShardState, log: CommitLog, record: Parameters<CommitLog['append']>[0], counters: ShardCounters): Promise<void> {
+async function logDurably(state: ShardState, log: CommitLog, record: CommitLogRecord): Promise<void> {
   try {
     await log.append(record);
   } catch (err) {
     state.log.warn({ err }, 'the commit log refused a batch; it is synced in LevelDB instead');
-    await state.db.put(META_COUNTERS, encodeCounters(counters), { sync: true });
+    await state.db.put(META_COMMIT_LOG_TOKEN, state.commitLogToken, { sync: true });
   }
 }

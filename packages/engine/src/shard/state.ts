@@ -24,7 +24,7 @@ import type { EngineLogger } from '../logger.js';
 import { ReplicaPosition, Tombstones, type ReplicationState } from '../replication/index.js';
 import { GetCoalescer } from '../store/get-coalescer.js';
 import type { CommitLog } from '../store/commit-log.js';
-import { GroupCommit, type BatchOutcome } from '../store/group-commit.js';
+import { GroupCommit, type BatchOutcome, type PendingBatch } from '../store/group-commit.js';
 import { decodeIdTag, docidKey, DOCID_MAX, documentKey } from '../store/keys.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { Oplog, type ShardDatabase } from '../store/oplog.js';
@@ -44,7 +44,7 @@ export const noop = (): void => {};
 export const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 /** Writes one batch of changes (shard/batch.ts); given to the state so its writer can call it. */
-export type CommitBatch = (state: ShardState, changes: Change[], sync: boolean) => Promise<BatchOutcome<WriteResult | null>[]>;
+export type CommitBatch = (state: ShardState, changes: Change[], sync: boolean) => Promise<BatchOutcome<WriteResult | null>[] | PendingBatch<WriteResult | null>>;
 
 export class ShardState {
   counters: ShardCounters;
@@ -105,6 +105,8 @@ export class ShardState {
   commitLogPath = '';
   /** Every batch written so far is durable (synced in LevelDB or the commit log): the next synced one may go to the log. */
   durable = false;
+  /** The last batch's finishing (shard/batch.ts): batches are applied to the index and cache in seq order. */
+  applying: Promise<void> = Promise.resolve();
   /** Stops the commit log running this copy's checkpoint. */
   releaseCommitLog: () => void = noop;
   /** Whether puts analyse their text on the analysis thread (ShardOptions.analysisThread). */
