@@ -243,13 +243,14 @@ async function recover(dir: string, files: readonly string[], replay: ReplayCopy
       recovery.records++;
     }
   }
-  for (const [path, records] of byCopy) {
+  // The copies side by side: a start after a crash opens each of their databases once more.
+  await Promise.all([...byCopy].map(async ([path, records]) => {
     try {
       recovery.replayed += await replay(resolve(dir, path), records);
     } catch (err) {
       recovery.failed.push({ path: resolve(dir, path), error: err instanceof Error ? err : new Error(String(err)) });
     }
-  }
+  }));
   if (recovery.failed.length > 0) return recovery;
   for (const name of files) await unlink(join(dir, name));
   await syncDirectory(dir);
