@@ -72,9 +72,9 @@ it('a copy that lost its unsynced LevelDB tail gets its acknowledged commit writ
 
   for (let round = 0; round < 2; round++) {
     const { log: again, recovery } = await openCommitLog(join(after, 'log'));
-    // The first open re-applies them and deletes the files; the second finds only the empty file of the first.
+    // The first open re-applies them and deletes the files; the first's own went when it closed after its copy.
     if (round === 0) expect(recovery.replayed).toBeGreaterThan(0);
-    else expect(recovery).toMatchObject({ records: 0, replayed: 0 });
+    else expect(recovery).toMatchObject({ files: 0, records: 0, replayed: 0 });
     expect(recovery.failed).toEqual([]);
     const recovered = await Shard.open({ path: join(after, 'shard'), commitLog: again });
     try {
@@ -93,6 +93,8 @@ it('a copy that lost its unsynced LevelDB tail gets its acknowledged commit writ
 it('a torn record ends a file: the records before it are replayed, and the files go', async () => {
   const path = join(dir, 'log');
   const { log } = await CommitLog.open(path, nothingToReplay);
+  // A copy still open when the log closes (a crash, as far as the files go): they stay.
+  log.register(async () => {});
   await Promise.all([1, 2, 3].map((seq) => log.append(record(7, seq))));
   await log.close();
   const [file] = await readdir(path);

@@ -217,12 +217,19 @@ export class CommitLog {
     return () => { this.checkpoints.delete(sync); };
   }
 
-  /** Stop taking records once those pending are synced. The files stay: they are the next process's to replay. */
+  /**
+   * Stop taking records once those pending are synced. If every copy that
+   * wrote here has closed (each synced its LevelDB), the files are deleted:
+   * the next start has nothing to replay; otherwise they stay for it.
+   */
   async close(): Promise<void> {
     this.closed = true;
     while (this.syncing) await new Promise((resolve) => setImmediate(resolve));
     await this.checkpointing;
     await this.file.close();
+    if (this.checkpoints.size > 0) return;
+    for (const name of [...this.retired, fileName(this.fileNumber)]) await unlink(join(this.dir, name)).catch(() => undefined);
+    await syncDirectory(this.dir).catch(() => undefined);
   }
 }
 
