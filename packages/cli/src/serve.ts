@@ -15,7 +15,7 @@ import {
 import { dashboardFiles } from '@tessera/dashboard';
 import { bodyFormatOf, createHttpServer, mediaTypeOf, type HttpServer, type RequestHead } from '@tessera/http';
 import { CONTENT_DEFAULTS, SHARD_DEFAULTS, SHARD_INDEX_DEFAULTS, STORE_MEMORY_DEFAULTS } from '@tessera/engine';
-import { ShardNode, ShardWorkerPool } from '@tessera/node';
+import { replayCommitLog, ShardNode, ShardWorkerPool } from '@tessera/node';
 import { DOCUMENT_LIMITS_DEFAULTS } from '@tessera/schema';
 import { InProcessClient, type NodeCalls, type RpcClient } from '@tessera/rpc';
 import type { Logger } from 'pino';
@@ -210,6 +210,8 @@ function inProcessNode(options: ServeOptions, nodeDir: string, log: Logger): Emb
  * reached (a worker that cannot load fails the start).
  */
 async function workerNode(options: ServeOptions, nodeDir: string, workers: number, log: Logger): Promise<EmbeddedNode> {
+  // A run without workers may have left `?commit` batches in the node's commit log: into their copies before any opens.
+  await (await replayCommitLog(nodeDir, log)).close();
   const host: ShardHostOptions = {
     ...pickShardHost(options),
     documentCacheBytesMax: Math.floor(options.documentCacheBytesMax / workers),

@@ -30,7 +30,8 @@ const port = parentPort;
 const data = workerData as ShardWorkerData;
 const { log, destination } = await createLogger({ level: data.logLevel, pretty: data.logPretty });
 const workerLog = log.child({ worker: data.worker });
-const node = new ShardNode(shardNodeOptions(data.host, data.name, data.nodeDir, workerLog));
+// The workers share the node's directory and a commit log has one writer: theirs is off (serve.ts replayed it first).
+const node = new ShardNode({ ...shardNodeOptions(data.host, data.name, data.nodeDir, workerLog), commitLog: false });
 node.warm();
 servePort(port, node.handle, {
   close: async () => {

@@ -23,6 +23,8 @@ export { type WriteContext } from './documents/write.js';
 // The Lua runner a shard runs write scripts with: one per process, made by whoever hosts the shards.
 export { SCRIPT_DEFAULTS, ScriptRunner, type ScriptRunnerOptions, type ScriptRunnerStats } from '@tessera/scripting';
 export { OPLOG_READ_ENTRIES_MAX } from './store/oplog.js';
+export { COMMIT_LOG_DEFAULTS, COMMIT_LOG_DIRECTORY, type CommitLog, type CommitLogOptions, type CommitLogRecovery } from './store/commit-log.js';
+export { openCommitLog } from './shard/recovery.js';
 // Taken by each server process on its data directory before it serves or writes anything.
 export { directoryLocked, LOCK_DIRECTORY, lockDirectory, type DirectoryLock, type LockHolder } from './store/directory-lock.js';
 export { AGGREGATION_PARTIAL_ENTRIES_MAX, planAggregations } from './collect/index.js';

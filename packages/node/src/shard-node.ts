@@ -3,8 +3,9 @@
  * coordinator's calls (rpc `ShardCalls`). In the embedded server it is reached
  * through the in-process transport; as `tessera node` over WebSocket.
  */
+import { join } from 'node:path';
 import {
-  DocumentCacheBudget, documentInfo, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
+  type CommitLog, COMMIT_LOG_DIRECTORY, DocumentCacheBudget, documentInfo, openCommitLog, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
@@ -39,6 +40,13 @@ export interface ShardNodeOptions {
   scripts?: ScriptRunnerOptions;
   /** Runs before a write as primary (`doc.write`, `doc.writeMany`); throws to refuse it (primary-lease.ts). */
   primaryWriteGate?: (where: ShardRef) => void;
+  /**
+   * Make the `?commit` batches of the node's copies durable in one commit log (`<dataDir>/#commit-log`, engine
+   * store/commit-log.ts), one fdatasync per round for all of them. Default true; false: each copy syncs its
+   * LevelDB. The log must have one writer: the worker threads of `serve --shard-workers` share a data directory, so
+   * theirs is off and the process replays what a run without them left (`replayCommitLog`) before they start.
+   */
+  commitLog?: boolean;
   /** The node's logger (a child of the process's); each shard copy logs through a child bound to its index and shard. Default: silent. */
   log?: EngineLogger;
 }
@@ -63,6 +71,8 @@ export class ShardNode {
   private readonly documentCache: DocumentCacheBudget;
   /** One bound on the LevelDB memory of every copy of the node, likewise. */
   private readonly storeMemory: StoreMemoryBudget;
+  /** The node's commit log, opened with the first copy: `?commit` writes of all its copies share its fsyncs. */
+  private commitLog: Promise<CommitLog> | undefined;
 
   constructor(private readonly options: ShardNodeOptions) {
     this.log = options.log ?? SILENT_LOGGER;
@@ -254,7 +264,10 @@ export class ShardNode {
     };
     const dropping = this.drops.get(key);
     const log = this.log.child({ index: where.index, shard: where.shard });
-    const start = (): Promise<Shard> => this.scriptRunner().then((scripts) => Shard.open({ ...options, scripts, log }));
+    const start = async (): Promise<Shard> => {
+      const [scripts, commitLog] = await Promise.all([this.scriptRunner(), this.options.commitLog === false ? undefined : this.openCommitLog()]);
+      return Shard.open({ ...options, scripts, log, commitLog });
+    };
     const opening = dropping === undefined ? start() : dropping.then(start);
     this.shards.set(key, opening);
     opening.then((shard) => {
@@ -335,6 +348,16 @@ export class ShardNode {
     await this.views.releaseAll();
     await Promise.all(all.map(async (opening) => (await opening.catch(() => undefined))?.close()));
     await (await this.scripts)?.close();
+    await (await this.commitLog?.catch(() => undefined))?.close();
+  }
+
+  /** Opened (the last process's files replayed) before the first copy opens; a failed open is retried with the next copy. */
+  private openCommitLog(): Promise<CommitLog> {
+    this.commitLog ??= replayCommitLog(this.options.dataDir, this.log).then((log) => log, (err: unknown) => {
+      this.commitLog = undefined;
+      throw err;
+    });
+    return this.commitLog;
   }
 
   /** The script runner (a failed start leaves scripted writes answering 503 and is retried with the next copy opened). */
@@ -458,4 +481,18 @@ function jsonFaithful(value: unknown): boolean {
   if (proto !== Object.prototype && proto !== null) return false;
   for (const key in value) if (!jsonFaithful((value as Record<string, unknown>)[key])) return false;
   return true;
+}
+
+/**
+ * Open the commit log of the node in `dataDir`, replaying into their copies
+ * the files a crashed or powered-off run left there, and log what that found.
+ */
+export async function replayCommitLog(dataDir: string, log: EngineLogger): Promise<CommitLog> {
+  const { log: commitLog, recovery } = await openCommitLog(join(dataDir, COMMIT_LOG_DIRECTORY));
+  if (recovery.failed.length > 0) {
+    log.error({ failed: recovery.failed.map(({ path, error }) => ({ path, err: error })) },
+      'commit log: copies could not be brought up to date; their files stay for the next start');
+  }
+  if (recovery.records > 0) log.info({ files: recovery.files, records: recovery.records, replayed: recovery.replayed }, 'commit log replayed');
+  return commitLog;
 }

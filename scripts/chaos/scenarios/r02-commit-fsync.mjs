@@ -10,9 +10,12 @@
 // Then the trace, in the order strace saw the calls, is matched: for each
 // acknowledged `?commit` write, the server's write of its 2xx answer on the
 // client's socket (found by the tag the answer echoes), the last write of
-// the tag into a LevelDB log file before it, and an fsync/fdatasync of that
-// same file that started after that write and finished before the answer
-// was written. Ordered = all three found in that order.
+// the tag into a log file before it — a LevelDB log, or the node's commit log
+// (`#commit-log/commit-NNNNNN.log`, engine store/commit-log.ts), which a
+// `?commit` batch is appended to after its unsynced LevelDB write — and an
+// fsync/fdatasync of that same file that started after that write and
+// finished before the answer was written. Ordered = all three found in that
+// order.
 // Quick: 8 clients × 10 writes; full: 8 clients × 1,000 writes.
 import { spawnSync } from 'node:child_process';
 import { createReadStream } from 'node:fs';
@@ -117,16 +120,16 @@ export async function run({ quick, seed, workDir, log }) {
     if (synced !== undefined) ordered++;
     else if (failures.length < 10) {
       failures.push(answer === undefined ? `${tag}: no answer found in the trace`
-        : written === undefined ? `${tag}: answered (trace line ${answer.start}) with no LevelDB log write of it before`
+        : written === undefined ? `${tag}: answered (trace line ${answer.start}) with no log write of it before`
           : `${tag}: written to ${written.path} (line ${written.end}), answered (line ${answer.start}) with no fsync/fdatasync of that file between`);
     }
   }
   for (const line of failures) log(line);
-  log(`${calls.length} traced calls: ${logWrites.length} LevelDB log writes, ${syncs.length} syncs, ${answers.length} 2xx answers`);
+  log(`${calls.length} traced calls: ${logWrites.length} log writes, ${syncs.length} syncs, ${answers.length} 2xx answers`);
   const total = committed.length;
   return {
     pass: total > 0 && ordered === total,
-    figure: `${total === 0 ? 0 : ordered === total ? 100 : ((100 * ordered) / total).toFixed(2)} % ordered: ${ordered} of ${total} acknowledged ?commit writes answered after an fsync/fdatasync of the LevelDB log they were written to`,
+    figure: `${total === 0 ? 0 : ordered === total ? 100 : ((100 * ordered) / total).toFixed(2)} % ordered: ${ordered} of ${total} acknowledged ?commit writes answered after an fsync/fdatasync of the log they were written to`,
     details: { total, ordered, failures },
   };
 }

@@ -43,12 +43,17 @@ export interface Change {
   schema?: Record<string, unknown>;
   /** A bulk load's: not put in the document cache once written, text analysed on the analysis thread. */
   uncached?: boolean;
+  /** A barrier whose batch is synced in LevelDB itself, not through the node's commit log (store/commit-log.ts). */
+  readonly storeSync?: true;
 }
 
 /** A change that carries nothing: a batch to sync (commit()), persist the position or run the recovery. */
 export const BARRIER: Change = {
   kind: 'barrier', key: '', id: '', documentKey: Buffer.alloc(0), version: 0, docid: 0, originTerm: 0, body: undefined, bodyBytes: undefined, epoch: -1,
 };
+
+/** A barrier that syncs the copy's LevelDB: the commit log may then drop the copy's records (a checkpoint, a close). */
+export const STORE_SYNC: Change = { ...BARRIER, storeSync: true };
 
 export function prepareChange(id: DocumentId, key: string, current: StoredDocument | undefined, mutation: Mutation, epoch: number, term: number): Change {
   if (mutation.kind === 'delete') {

@@ -2,6 +2,7 @@
  * A shard copy's options (ShardOptions), their defaults and limits, and the
  * check that turns them into ShardSettings before anything is opened.
  */
+import type { CommitLog } from '../store/commit-log.js';
 import type { ScriptRunner } from '@tessera/scripting';
 import type { ContentVolumesOptions } from '../content/volumes.js';
 import type { DocumentCacheBudget } from '../documents/document-cache.js';
@@ -39,6 +40,11 @@ export interface ShardOptions {
    */
   storeMemory?: StoreMemoryBudget | undefined;
   /**
+   * The node's commit log (store/commit-log.ts), shared by its copies: `commit` batches are made durable there,
+   * one fsync per round for every copy, and re-applied from it at open. Default none: each copy syncs its LevelDB.
+   */
+  commitLog?: CommitLog | undefined;
+  /**
    * Analyse the text of bulk writes (WriteRequest.bulk) on the process's analysis thread, overlapping the LevelDB
    * write (indexing/text-analysis.ts). Default true; false analyses on the event loop. The terms are the same.
    */
@@ -62,6 +68,7 @@ export interface ShardSettings {
   oplogEntriesMax: number;
   storeWriteBufferBytes: number;
   storeMemory: StoreMemoryBudget | undefined;
+  commitLog: CommitLog | undefined;
   analysisThread: boolean;
 }
 
@@ -110,5 +117,5 @@ export function resolveOptions(options: ShardOptions): ShardSettings {
   if (!Number.isSafeInteger(storeWriteBufferBytes) || storeWriteBufferBytes < STORE_WRITE_BUFFER_BYTES_MIN || storeWriteBufferBytes > STORE_WRITE_BUFFER_BYTES_MAX) {
     throw engineErrors.invalidOption('storeWriteBufferBytes', `must be an integer between ${STORE_WRITE_BUFFER_BYTES_MIN} and ${STORE_WRITE_BUFFER_BYTES_MAX}`);
   }
-  return { documentCacheBytesMax, documentCache: options.documentCache, groupCommitWindowMs, batchEntriesMax, oplogEntriesMax, storeWriteBufferBytes, storeMemory: options.storeMemory, analysisThread: options.analysisThread ?? true };
+  return { documentCacheBytesMax, documentCache: options.documentCache, groupCommitWindowMs, batchEntriesMax, oplogEntriesMax, storeWriteBufferBytes, storeMemory: options.storeMemory, commitLog: options.commitLog, analysisThread: options.analysisThread ?? true };
 }

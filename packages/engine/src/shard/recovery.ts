@@ -9,7 +9,13 @@
 import assert from 'node:assert/strict';
 import { statfs } from 'node:fs/promises';
 import { ShardIndex, type ShardIndexOptions } from '../indexing/index.js';
-import { META_COUNTERS, META_FORMAT } from '../store/keys.js';
+import { randomBytes } from 'node:crypto';
+import { existsSync } from 'node:fs';
+import { join } from 'node:path';
+import { ClassicLevel } from 'classic-level';
+import { CommitLog, type CommitLogOptions, type CommitLogRecord } from '../store/commit-log.js';
+import { checkLevelDbLogs } from '../store/log-check.js';
+import { META_COMMIT_LOG_TOKEN, META_COUNTERS, META_FORMAT } from '../store/keys.js';
 import { Oplog, OPLOG_READ_ENTRIES_MAX, type ShardDatabase } from '../store/oplog.js';
 import { decodeCounters, decodeFormat, encodeCounters, encodeFormat, SHARD_FORMAT, type ShardCounters } from '../store/records.js';
 import { readStoredSchema } from '../store/stored-schema.js';
@@ -32,6 +38,61 @@ export async function loadCounters(db: ShardDatabase, path: string): Promise<Sha
   if (version !== SHARD_FORMAT) throw engineErrors.formatUnsupported(path, version);
   assert.ok(counters !== undefined, 'shard format marker without counters');
   return decodeCounters(counters);
+}
+
+/**
+ * The copy's ID in the node's commit log (made at its first open with the
+ * log), with LevelDB synced: what it holds unsynced from before a crash of
+ * the process is then durable, so its next `commit` batch may go to the log
+ * (store/commit-log.ts: a record never follows a batch that could be lost).
+ */
+export async function commitLogToken(db: ShardDatabase): Promise<Buffer> {
+  const [stored] = await db.getMany([META_COMMIT_LOG_TOKEN]);
+  const token = stored ?? randomBytes(16);
+  await db.put(META_COMMIT_LOG_TOKEN, token, { sync: true });
+  return token;
+}
+
+/**
+ * Re-apply to the copy in `path` the commit log's records of its batches
+ * past the end of its LevelDB, in order, then sync it (the node's log calls
+ * this at open, before any copy opens). LevelDB holds a prefix of the copy's
+ * batches, and a batch went to the log only while every earlier one was
+ * durable, so the first record past that prefix starts where it ends; one
+ * that does not means the two disagree, and this throws rather than guess.
+ * Records of another token are an earlier copy's in the same directory.
+ */
+export async function replayCommitLog(path: string, records: readonly CommitLogRecord[]): Promise<number> {
+  // A copy deleted since, or never written beyond its creation: nothing to bring back.
+  if (!existsSync(join(path, 'CURRENT'))) return 0;
+  const corruption = await checkLevelDbLogs(path);
+  if (corruption !== null) throw engineErrors.storeCorrupted(`${corruption.file} at byte ${corruption.offset}`, corruption.why);
+  const db: ShardDatabase = new ClassicLevel<Buffer, Buffer>(path, { keyEncoding: 'buffer', valueEncoding: 'buffer', createIfMissing: false });
+  await db.open();
+  try {
+    const [token, counters] = await db.getMany([META_COMMIT_LOG_TOKEN, META_COUNTERS]);
+    if (token === undefined || counters === undefined) return 0;
+    let seq = decodeCounters(counters).seq;
+    let replayed = 0;
+    for (const record of records) {
+      if (!record.token.equals(token) || record.seq <= seq) continue;
+      if (record.prevSeq > seq) {
+        throw engineErrors.storeCorrupted(`the commit log's records of ${path}`, `the next record follows seq ${record.prevSeq}, the database ends at seq ${seq}`);
+      }
+      await db.batch(record.operations);
+      seq = record.seq;
+      replayed++;
+    }
+    if (replayed > 0) await db.put(META_COMMIT_LOG_TOKEN, token, { sync: true });
+    return replayed;
+  } finally {
+    await db.close();
+  }
+}
+
+/** The node's commit log in `dir`, the files left there replayed into their copies first (store/commit-log.ts). */
+export function openCommitLog(dir: string, options?: CommitLogOptions): ReturnType<typeof CommitLog.open> {
+  return CommitLog.open(dir, replayCommitLog, options);
 }
 
 /**

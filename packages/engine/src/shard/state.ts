@@ -24,7 +24,8 @@ import type { ShardIndex } from '../indexing/index.js';
 import type { EngineLogger } from '../logger.js';
 import { ReplicaPosition, Tombstones, type ReplicationState } from '../replication/index.js';
 import { GetCoalescer } from '../store/get-coalescer.js';
-import { GroupCommit, type BatchOutcome } from '../store/group-commit.js';
+import type { CommitLog } from '../store/commit-log.js';
+import { GroupCommit, type BatchOutcome, type PendingBatch } from '../store/group-commit.js';
 import { decodeIdTag, docidKey, DOCID_MAX, documentKey, PREFIX_DOCUMENTS, spaceRange } from '../store/keys.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { Oplog, type ShardDatabase } from '../store/oplog.js';
@@ -44,7 +45,7 @@ export const noop = (): void => {};
 export const asError = (err: unknown): Error => (err instanceof Error ? err : new Error(String(err)));
 
 /** Writes one batch of changes (shard/batch.ts); given to the state so its writer can call it. */
-export type CommitBatch = (state: ShardState, changes: Change[], sync: boolean) => Promise<BatchOutcome<WriteResult | null>[]>;
+export type CommitBatch = (state: ShardState, changes: Change[], sync: boolean) => Promise<BatchOutcome<WriteResult | null>[] | PendingBatch<WriteResult | null>>;
 
 export class ShardState {
   counters: ShardCounters;
@@ -101,6 +102,18 @@ export class ShardState {
   storeMemory: StoreMemoryBudget | undefined;
   /** Stops the store-memory budget watching the database (resolves once no flush of it runs). */
   releaseStoreMemory: () => Promise<void> = () => Promise.resolve();
+  /** The node's commit log, which `commit` batches are made durable in (store/commit-log.ts); undefined: LevelDB syncs them. */
+  commitLog: CommitLog | undefined;
+  /** This copy's ID in the commit log (stored in its LevelDB: META_COMMIT_LOG_TOKEN). */
+  commitLogToken: Buffer = Buffer.alloc(0);
+  /** How the commit log's records name this copy (CommitLog.copyPath). */
+  commitLogPath = '';
+  /** Every batch written so far is durable (synced in LevelDB or the commit log): the next synced one may go to the log. */
+  durable = false;
+  /** The last batch's finishing (shard/batch.ts): batches are applied to the index and cache in seq order. */
+  applying: Promise<void> = Promise.resolve();
+  /** Stops the commit log running this copy's checkpoint. */
+  releaseCommitLog: () => void = noop;
   /** Whether puts analyse their text on the analysis thread (ShardOptions.analysisThread). */
   readonly analysisThread: boolean;
 

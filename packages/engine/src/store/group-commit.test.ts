@@ -67,6 +67,33 @@ describe('GroupCommit', () => {
     expect(m.batches[0].sync).toBe(false);
   });
 
+  it('a pending batch lets the next one go and is answered when its outcomes come; idle waits for them', async () => {
+    const durable: { resolve: () => void }[] = [];
+    const batches: number[][] = [];
+    const gc = new GroupCommit<number, number>(async (changes) => {
+      batches.push([...changes]);
+      const written = new Promise<void>((resolve) => durable.push({ resolve }));
+      return { outcomes: written.then(() => changes.map((c) => ({ ok: true as const, value: c * 10 }))) };
+    }, { windowMs: 0, entriesMax: 100 });
+    const first = gc.submit(1, true);
+    let firstAnswered = false;
+    void first.then(() => (firstAnswered = true));
+    await until(() => batches.length === 1);
+    const second = gc.submit(2, true);
+    // The second batch goes while the first still waits for its outcomes.
+    await until(() => batches.length === 2);
+    expect(firstAnswered).toBe(false);
+    let idle = false;
+    void gc.idle().then(() => (idle = true));
+    durable[0]!.resolve();
+    expect(await first).toBe(10);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(idle).toBe(false);
+    durable[1]!.resolve();
+    expect(await second).toBe(20);
+    await until(() => idle);
+  });
+
   it('bounds a batch to entriesMax changes; the rest wait for the next', async () => {
     const m = manualCommit();
     const gc = new GroupCommit(m.commit, { windowMs: 0, entriesMax: 4 });

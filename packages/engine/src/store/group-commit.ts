@@ -13,13 +13,20 @@
  * tick share it); while a batch is in flight, changes simply accumulate.
  *
  * `commitBatch` may answer each change on its own (a value or an Error); if it
- * throws, every change of the batch is rejected with that error.
+ * throws, every change of the batch is rejected with that error. It may also
+ * answer a `PendingBatch`: the batch is written, the next may go, and its
+ * outcomes come later (a batch waiting for the commit log's fdatasync).
  */
 import assert from 'node:assert/strict';
 
 export type BatchOutcome<R> = { ok: true; value: R } | { ok: false; error: Error };
 
-export type CommitBatch<C, R> = (changes: C[], sync: boolean) => Promise<BatchOutcome<R>[]>;
+/** A batch written whose outcomes come later; the next batch need not wait for them. */
+export interface PendingBatch<R> {
+  outcomes: Promise<BatchOutcome<R>[]>;
+}
+
+export type CommitBatch<C, R> = (changes: C[], sync: boolean) => Promise<BatchOutcome<R>[] | PendingBatch<R>>;
 
 export interface GroupCommitOptions {
   /** How long the first change of an idle queue waits for company (ms). */
@@ -71,6 +78,8 @@ export class GroupCommit<C, R> {
   private inFlight = false;
   private timer: { kind: 'timeout'; handle: NodeJS.Timeout } | { kind: 'immediate'; handle: NodeJS.Immediate } | undefined;
   private idleWaiters: (() => void)[] = [];
+  /** Pending batches (written, outcomes to come). */
+  private pending = 0;
 
   constructor(
     private readonly commitBatch: CommitBatch<C, R>,
@@ -116,7 +125,7 @@ export class GroupCommit<C, R> {
 
   /** Resolves once nothing is queued or in flight. */
   idle(): Promise<void> {
-    if (!this.inFlight && this.queue.length === 0) return Promise.resolve();
+    if (this.isIdle()) return Promise.resolve();
     return new Promise((resolve) => this.idleWaiters.push(resolve));
   }
 
@@ -147,23 +156,42 @@ export class GroupCommit<C, R> {
       changes[i] = taken[i].change;
       if (taken[i].sync) sync = true;
     }
-    let outcomes: BatchOutcome<R>[] | undefined;
+    let outcomes: BatchOutcome<R>[] | PendingBatch<R> | undefined;
     let failure: Error | undefined;
     try {
       outcomes = await this.commitBatch(changes, sync);
-      assert.equal(outcomes.length, taken.length, 'one outcome per change');
     } catch (err) {
       failure = err instanceof Error ? err : new Error(String(err));
     }
     this.inFlight = false;
+    if (outcomes !== undefined && !Array.isArray(outcomes)) {
+      this.pending++;
+      this.next();
+      try {
+        outcomes = await outcomes.outcomes;
+      } catch (err) {
+        outcomes = undefined;
+        failure = err instanceof Error ? err : new Error(String(err));
+      }
+      this.pending--;
+    }
+    if (outcomes !== undefined) assert.equal(outcomes.length, taken.length, 'one outcome per change');
     for (let i = 0; i < taken.length; i++) {
       const waiting = taken[i];
       waiting.settler.settle(waiting.slot, outcomes?.[i] ?? { ok: false, error: failure ?? new Error('batch failed') });
     }
-    // Changes that arrived while this batch was in flight have waited long enough: no window.
+    this.next();
+  }
+
+  private isIdle(): boolean {
+    return !this.inFlight && this.queue.length === 0 && this.pending === 0;
+  }
+
+  /** After a batch: the next one (changes that arrived while it was in flight have waited long enough: no window), or wake the idle waiters. */
+  private next(): void {
     if (this.queue.length > 0) {
       this.flushNow();
-    } else {
+    } else if (this.isIdle()) {
       const waiters = this.idleWaiters;
       this.idleWaiters = [];
       for (const wake of waiters) wake();

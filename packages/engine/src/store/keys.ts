@@ -47,6 +47,8 @@ export const META_SCHEMA = metaKey('schema');
 export const META_SCHEMA_DELTA = metaKey('schema-delta/');
 /** The copy's replication position (msgpack: term, checkpointTerm, checkpoint; replication/position.ts). */
 export const META_REPLICATION = metaKey('replication');
+/** The copy's random ID in the node's commit log (store/commit-log.ts): a copy re-created in the same directory gets a new one. */
+export const META_COMMIT_LOG_TOKEN = metaKey('commit-log-token');
 
 function metaKey(name: string): Buffer {
   return Buffer.concat([Buffer.of(PREFIX_META), Buffer.from(name, 'latin1')]);

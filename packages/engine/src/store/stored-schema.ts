@@ -67,12 +67,18 @@ function corrupted(what: string, why: string): Error {
   return engineErrors.storeCorrupted(`${what} (in the shard's LevelDB tables)`, why);
 }
 
+/** What a schema change is put into: a LevelDB batch, or shard/batch.ts's recording of one. */
+export interface BatchWriter {
+  put(key: Buffer, value: Buffer): unknown;
+  del(key: Buffer): unknown;
+}
+
 /**
  * Put the change from the stored schema `from` to `to` into `batch`: a
  * delta, or a new base (`to` as JSON) and the deltas deleted. Returns what
  * the store holds once the batch is written.
  */
-export function writeSchemaChange(batch: ReturnType<ShardDatabase['batch']>, storage: SchemaStorage,
+export function writeSchemaChange(batch: BatchWriter, storage: SchemaStorage,
   from: Record<string, unknown>, to: Record<string, unknown>): SchemaStorage {
   if (storage.baseBytes > 0) {
     const delta = diffSchema(from, to);
