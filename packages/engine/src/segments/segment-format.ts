@@ -10,13 +10,21 @@
  * (term-dictionary.ts) and its block offsets (Uint32Array), postings and
  * positions (postings-writer.ts, each followed by 8 zero bytes for the
  * bit-unpacker's over-read), norms per field (Uint16Array by ordinal: the
- * field's length in tokens, saturated at 65,535), doc values per slot
+ * field's length in tokens, saturated at 65,535; or, for a field fewer than
+ * a third of the docs have, the ordinals that have it (Uint32Array,
+ * ascending) and their lengths), doc values per slot
  * (values/: Float64Array, Int32Array, Uint32Array CSR offsets, UTF-8
  * dictionary bytes).
  */
 
 export const SEGMENT_MAGIC = 0x31475354; // "TSG1" little-endian
 export const SEGMENT_FORMAT = 1;
+/**
+ * A segment with a sparse field's norms (FieldHeader.ordinals): code that
+ * knows only SEGMENT_FORMAT refuses it instead of reading the lengths by
+ * ordinal. Segments without one are written as SEGMENT_FORMAT, as before.
+ */
+export const SEGMENT_FORMAT_SPARSE_NORMS = 2;
 /** Zero bytes after the postings and positions sections: unpackBlock reads up to 5 bytes past a block. */
 export const SEGMENT_TAIL_PAD_BYTES = 8;
 /** Norms saturate here (Uint16). BM25 length normalisation is flat long before. */
@@ -31,7 +39,10 @@ export interface FieldHeader {
   docCount: number;
   /** Sum of the field's lengths (unsaturated). */
   sumLength: number;
+  /** Uint16Array: the lengths by ordinal, or with `ordinals` the lengths of those ordinals. */
   norms: Section;
+  /** Sparse norms: the ordinals with a length (Uint32Array, ascending). */
+  ordinals?: Section;
 }
 
 export interface NumericHeader {

@@ -14,7 +14,7 @@ import { indexOfSorted } from '../values/sorted-search.js';
 import { StringColumn } from '../values/string-column.js';
 import { StringDictionary } from '../values/string-dictionary.js';
 import {
-  SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats, type Section, type SegmentHeader,
+  SEGMENT_FORMAT, SEGMENT_FORMAT_SPARSE_NORMS, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats, type Section, type SegmentHeader,
 } from './segment-format.js';
 import { align8 } from './segment-writer.js';
 import { TermDictionary, TermsIterator } from './term-dictionary.js';
@@ -32,8 +32,10 @@ export type SegmentSections = Omit<SegmentHeader, 'fields' | 'numbers' | 'string
 const STRING_SECTIONS = ['dictionaryBytes', 'dictionaryOffsets', 'min', 'max', 'offsets', 'ords'] as const;
 /** Sections of one numeric slot's entry, in this order; the last three only for multi-valued slots. */
 const NUMERIC_SECTIONS = ['min', 'max', 'offsets', 'values'] as const;
-/** Per field: its doc count, its length sum, and its norms' section. */
-const FIELD_VALUES = 4;
+/** Per field: its doc count, its length sum, its norms' section and its ordinals' section (−1 when by ordinal). */
+const FIELD_VALUES = 6;
+/** Field lengths a segment keeps made (views, or arrays made of sparse norms); past it the memory starts again. */
+const NORMS_KEPT_MAX = 256;
 
 export class SegmentReader implements PostingsSource {
   readonly header: SegmentSections;
@@ -88,7 +90,7 @@ export class SegmentReader implements PostingsSource {
     assert.equal(view.getUint32(0, true), SEGMENT_MAGIC, 'not a segment (bad magic)');
     const headerLength = view.getUint32(4, true);
     const { fields, numbers, strings, ...header } = decode(bytes.subarray(8, 8 + headerLength)) as SegmentHeader;
-    assert.equal(header.format, SEGMENT_FORMAT, 'unsupported segment format');
+    assert.ok(header.format === SEGMENT_FORMAT || header.format === SEGMENT_FORMAT_SPARSE_NORMS, 'unsupported segment format');
     this.header = header;
     const base = align8(8 + headerLength);
     this.base = base;
@@ -104,7 +106,7 @@ export class SegmentReader implements PostingsSource {
     this.fieldNamesInOrder = fields.map((f) => f.field);
     this.fieldsSorted = sortedOrder(this.fieldNamesInOrder);
     this.fieldValues = new Float64Array(fields.length * FIELD_VALUES);
-    fields.forEach((f, i) => this.fieldValues.set([f.docCount, f.sumLength, f.norms[0], f.norms[1]], i * FIELD_VALUES));
+    fields.forEach((f, i) => this.fieldValues.set([f.docCount, f.sumLength, ...f.norms, ...(f.ordinals ?? [-1, -1])], i * FIELD_VALUES));
     this.numberSlotsInOrder = Float64Array.from(numbers, (h) => h.slot);
     this.numberSlotsSorted = sortedOrder(this.numberSlotsInOrder);
     this.numberSections = flattenSections(numbers, NUMERIC_SECTIONS);
@@ -204,14 +206,24 @@ export class SegmentReader implements PostingsSource {
     return [...this.fieldNamesInOrder];
   }
 
-  /** Field lengths by ordinal (saturated at NORM_MAX), or null when no doc has the field. */
+  /**
+   * Field lengths by ordinal (saturated at NORM_MAX), or null when no doc has the field. Sparse norms are spread into
+   * an array by ordinal; what was made is kept for the next call, a bounded number of fields (a merge or INFO reads
+   * every field once, a search the few it scores).
+   */
   fieldNorms(field: string): Uint16Array | null {
     const made = this.norms.get(field);
     if (made !== undefined) return made;
     const i = findSorted(this.fieldNamesInOrder, this.fieldsSorted, field);
     if (i < 0) return null;
-    const [offset, length] = sectionAt(this.fieldValues, i * FIELD_VALUES + 2);
-    const norms = new Uint16Array(this.bytes.buffer, this.bytes.byteOffset + this.base + offset, length / 2);
+    const lengths = this.u16(sectionAt(this.fieldValues, i * FIELD_VALUES + 2));
+    const ordinals = sectionAt(this.fieldValues, i * FIELD_VALUES + 4);
+    let norms = lengths;
+    if (ordinals[1] >= 0) {
+      norms = new Uint16Array(this.docCount);
+      this.u32(ordinals).forEach((ordinal, k) => { norms[ordinal] = lengths[k]!; });
+    }
+    if (this.norms.size >= NORMS_KEPT_MAX) this.norms.clear();
     this.norms.set(field, norms);
     return norms;
   }
@@ -225,6 +237,10 @@ export class SegmentReader implements PostingsSource {
 
   private u8(s: Section): Uint8Array {
     return this.bytes.subarray(this.base + s[0], this.base + s[0] + s[1]);
+  }
+
+  private u16(s: Section): Uint16Array {
+    return new Uint16Array(this.bytes.buffer, this.bytes.byteOffset + this.base + s[0], s[1] / 2);
   }
 
   private u32(s: Section): Uint32Array {

@@ -10,7 +10,7 @@ import { emptyTermPostingsInfo, PostingsWriter } from '../postings/postings-writ
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 import {
-  SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES,
+  SEGMENT_FORMAT, SEGMENT_FORMAT_SPARSE_NORMS, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES,
   type FieldHeader, type NumericHeader, type Section, type SegmentHeader, type StringHeader,
 } from './segment-format.js';
 import { TermDictionaryWriter } from './term-dictionary.js';
@@ -82,7 +82,13 @@ export class SegmentWriter {
     const dictionaryBlocks = typed(this.dictionary.blocks());
     const postings = section(this.postingsSink.view(), SEGMENT_TAIL_PAD_BYTES);
     const positions = section(this.positionsSink.view(), SEGMENT_TAIL_PAD_BYTES);
-    const fields: FieldHeader[] = this.fields.map(({ field, docCount, sumLength, norms }) => ({ field, docCount, sumLength, norms: typed(norms) }));
+    let sparse = false;
+    const fields: FieldHeader[] = this.fields.map(({ field, docCount, sumLength, norms }) => {
+      const ordinals = sparseOrdinals(norms);
+      if (ordinals === null) return { field, docCount, sumLength, norms: typed(norms) };
+      sparse = true;
+      return { field, docCount, sumLength, norms: typed(Uint16Array.from(ordinals, (o) => norms[o]!)), ordinals: typed(ordinals) };
+    });
     const numbers: NumericHeader[] = this.numbers.map(({ slot, column }) => {
       const h: NumericHeader = { slot, min: typed(column.min) };
       if (column.offsets !== null) {
@@ -107,7 +113,7 @@ export class SegmentWriter {
       return h;
     });
     const header: SegmentHeader = {
-      format: SEGMENT_FORMAT,
+      format: sparse ? SEGMENT_FORMAT_SPARSE_NORMS : SEGMENT_FORMAT,
       docCount: this.docCount,
       termCount: this.dictionary.termCount,
       docids, dictionary, dictionaryBlocks, postings, positions, fields, numbers, strings,
@@ -122,6 +128,20 @@ export class SegmentWriter {
     out.set(body.view(), bodyStart);
     return out;
   }
+}
+
+/**
+ * The ordinals with a length when fewer than a third of the docs have one (6 bytes each instead of 2 per doc), else
+ * null. Documents that bring their own fields make segments of thousands of fields each in a few docs: by ordinal,
+ * their norms cost fields × docs × 2 bytes (docs/reliability.md, R8).
+ */
+function sparseOrdinals(norms: Uint16Array): Uint32Array | null {
+  let count = 0;
+  for (let i = 0; i < norms.length; i++) if (norms[i] !== 0) count++;
+  if (count * 3 >= norms.length) return null;
+  const ordinals = new Uint32Array(count);
+  for (let i = 0, k = 0; i < norms.length; i++) if (norms[i] !== 0) ordinals[k++] = i;
+  return ordinals;
 }
 
 export function align8(n: number): number {

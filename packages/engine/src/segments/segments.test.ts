@@ -201,6 +201,40 @@ describe('flush and SegmentReader', () => {
   });
 });
 
+describe('sparse norms', () => {
+  /** Docs `from`..`to`, each with `text` (length 1) and, for those `rare` gives a length, `rare`. */
+  async function segment(id: number, from: number, to: number, rare: (docid: number) => number): Promise<SegmentReader> {
+    const buffer = new WriteBuffer();
+    for (let docid = from; docid <= to; docid++) {
+      const length = rare(docid);
+      buffer.add(docid, { terms: ['text.Sa'], positions: [0], fieldLengths: [{ field: 'text', length: 1 }, ...(length > 0 ? [{ field: 'rare', length }] : [])] });
+    }
+    return new SegmentReader(id, await flushWriteBuffer(buffer));
+  }
+  const everyTenth = (docid: number) => (docid % 10 === 3 ? docid : 0);
+
+  test('a field fewer than a third of the docs have answers the same lengths and stats, through flush and merge', async () => {
+    const sparse = await segment(1, 1, 30, everyTenth);
+    expect(sparse.header.format).toBe(2);
+    expect(sparse.fieldNorms('rare')).toEqual(Uint16Array.from({ length: 30 }, (_, o) => everyTenth(o + 1)));
+    expect(sparse.fieldStats('rare')).toEqual({ docCount: 3, sumLength: 3 + 13 + 23 });
+    expect(sparse.fieldNorms('text')).toEqual(new Uint16Array(30).fill(1));
+    const dense = await segment(2, 31, 40, (docid) => docid);
+    expect(dense.header.format).toBe(1);
+    const merged = new SegmentReader(3, await mergeSegments([sparse, dense]));
+    expect(merged.fieldNorms('rare')).toEqual(Uint16Array.from({ length: 40 }, (_, o) => (o < 30 ? everyTenth(o + 1) : o + 1)));
+    expect(merged.fieldStats('rare')).toEqual({ docCount: 13, sumLength: 39 + 31 + 32 + 33 + 34 + 35 + 36 + 37 + 38 + 39 + 40 });
+  });
+
+  test('a segment without one is written as before (format 1), and one with one is smaller than by ordinal', async () => {
+    const rareEverywhere = await segment(1, 1, 300, (docid) => (docid === 7 ? 5 : 0));
+    const rareNowhere = await segment(2, 1, 300, () => 0);
+    expect(rareNowhere.header.format).toBe(1);
+    // By ordinal the field would take 600 bytes; sparse, one ordinal and one length.
+    expect(rareEverywhere.byteLength - rareNowhere.byteLength).toBeLessThan(100);
+  });
+});
+
 describe('merge', () => {
   test('merge equals the union of the inputs minus deletions', async () => {
     await fc.assert(fc.asyncProperty(fc.array(opsArb, { minLength: 1, maxLength: 4 }), async (batches) => {
