@@ -14,7 +14,7 @@ import { indexOfSorted } from '../values/sorted-search.js';
 import { StringColumn } from '../values/string-column.js';
 import { StringDictionary } from '../values/string-dictionary.js';
 import {
-  SEGMENT_FORMAT, SEGMENT_FORMAT_SPARSE_NORMS, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats, type Section, type SegmentHeader,
+  SEGMENT_FORMAT, SEGMENT_FORMAT_SPARSE, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES, type FieldStats, type Section, type SegmentHeader,
 } from './segment-format.js';
 import { align8 } from './segment-writer.js';
 import { TermDictionary, TermsIterator } from './term-dictionary.js';
@@ -28,14 +28,14 @@ let nextReaderKey = 0;
 /** The header's whole-segment part: its per-field and per-slot entries are kept flattened (see SegmentReader). */
 export type SegmentSections = Omit<SegmentHeader, 'fields' | 'numbers' | 'strings'>;
 
-/** Sections of one string slot's entry, in this order; the last three only for multi-valued slots. */
-const STRING_SECTIONS = ['dictionaryBytes', 'dictionaryOffsets', 'min', 'max', 'offsets', 'ords'] as const;
-/** Sections of one numeric slot's entry, in this order; the last three only for multi-valued slots. */
-const NUMERIC_SECTIONS = ['min', 'max', 'offsets', 'values'] as const;
+/** Sections of one string slot's entry, in this order: max, offsets and ords only for multi-valued slots, ordinals for sparse ones. */
+const STRING_SECTIONS = ['dictionaryBytes', 'dictionaryOffsets', 'min', 'max', 'offsets', 'ords', 'ordinals'] as const;
+/** Sections of one numeric slot's entry, in this order: max, offsets and values only for multi-valued slots, ordinals for sparse ones. */
+const NUMERIC_SECTIONS = ['min', 'max', 'offsets', 'values', 'ordinals'] as const;
 /** Per field: its doc count, its length sum, its norms' section and its ordinals' section (−1 when by ordinal). */
 const FIELD_VALUES = 6;
-/** Field lengths a segment keeps made (views, or arrays made of sparse norms); past it the memory starts again. */
-const NORMS_KEPT_MAX = 256;
+/** Field lengths, and columns, a segment keeps made (views, or arrays spread from sparse ones); past it the memory starts again. */
+const MADE_KEPT_MAX = 256;
 
 export class SegmentReader implements PostingsSource {
   readonly header: SegmentSections;
@@ -90,7 +90,7 @@ export class SegmentReader implements PostingsSource {
     assert.equal(view.getUint32(0, true), SEGMENT_MAGIC, 'not a segment (bad magic)');
     const headerLength = view.getUint32(4, true);
     const { fields, numbers, strings, ...header } = decode(bytes.subarray(8, 8 + headerLength)) as SegmentHeader;
-    assert.ok(header.format === SEGMENT_FORMAT || header.format === SEGMENT_FORMAT_SPARSE_NORMS, 'unsupported segment format');
+    assert.ok(header.format === SEGMENT_FORMAT || header.format === SEGMENT_FORMAT_SPARSE, 'unsupported segment format');
     this.header = header;
     const base = align8(8 + headerLength);
     this.base = base;
@@ -170,10 +170,12 @@ export class SegmentReader implements PostingsSource {
     if (i < 0) return null;
     const at = i * NUMERIC_SECTIONS.length * 2;
     const section = (k: number): Section => sectionAt(this.numberSections, at + k * 2);
-    const min = this.f64(section(0));
+    const ordinals = section(4);
+    const min = ordinals[1] >= 0 ? spread(this.u32(ordinals), this.f64(section(0)), new Float64Array(this.docCount).fill(NaN)) : this.f64(section(0));
     const column = this.numberSections[at + 2 * 2 + 1]! < 0
       ? new NumericColumn(this.docCount, min, min, null, min, true)
       : new NumericColumn(this.docCount, min, this.f64(section(1)), this.u32(section(2)), this.f64(section(3)), true);
+    if (this.numbers.size >= MADE_KEPT_MAX) this.numbers.clear();
     this.numbers.set(slot, column);
     return column;
   }
@@ -186,10 +188,12 @@ export class SegmentReader implements PostingsSource {
     const at = i * STRING_SECTIONS.length * 2;
     const section = (k: number): Section => sectionAt(this.stringSections, at + k * 2);
     const dictionary = new StringDictionary(this.u8(section(0)), this.u32(section(1)));
-    const min = this.i32(section(2));
+    const ordinals = section(6);
+    const min = ordinals[1] >= 0 ? spread(this.u32(ordinals), this.i32(section(2)), new Int32Array(this.docCount).fill(-1)) : this.i32(section(2));
     const column = this.stringSections[at + 4 * 2 + 1]! < 0
       ? new StringColumn(this.docCount, dictionary, min, min, null, min)
       : new StringColumn(this.docCount, dictionary, min, this.i32(section(3)), this.u32(section(4)), this.i32(section(5)));
+    if (this.strings.size >= MADE_KEPT_MAX) this.strings.clear();
     this.strings.set(slot, column);
     return column;
   }
@@ -218,12 +222,8 @@ export class SegmentReader implements PostingsSource {
     if (i < 0) return null;
     const lengths = this.u16(sectionAt(this.fieldValues, i * FIELD_VALUES + 2));
     const ordinals = sectionAt(this.fieldValues, i * FIELD_VALUES + 4);
-    let norms = lengths;
-    if (ordinals[1] >= 0) {
-      norms = new Uint16Array(this.docCount);
-      this.u32(ordinals).forEach((ordinal, k) => { norms[ordinal] = lengths[k]!; });
-    }
-    if (this.norms.size >= NORMS_KEPT_MAX) this.norms.clear();
+    const norms = ordinals[1] >= 0 ? spread(this.u32(ordinals), lengths, new Uint16Array(this.docCount)) : lengths;
+    if (this.norms.size >= MADE_KEPT_MAX) this.norms.clear();
     this.norms.set(field, norms);
     return norms;
   }
@@ -312,6 +312,12 @@ function flattenSections<E>(entries: readonly E[], names: readonly (keyof E)[]):
     if (s !== undefined) out.set(s, (i * names.length + k) * 2);
   }));
   return out;
+}
+
+/** `into` with the sparse `values` of `ordinals` set at those ordinals. */
+function spread<T extends Uint16Array | Int32Array | Float64Array>(ordinals: Uint32Array, values: T, into: T): T {
+  for (let k = 0; k < ordinals.length; k++) into[ordinals[k]!] = values[k]!;
+  return into;
 }
 
 function sectionAt(values: Float64Array, at: number): Section {
