@@ -32,8 +32,12 @@ export type SegmentSections = Omit<SegmentHeader, 'fields' | 'numbers' | 'string
 const STRING_SECTIONS = ['dictionaryBytes', 'dictionaryOffsets', 'min', 'max', 'offsets', 'ords', 'ordinals'] as const;
 /** Sections of one numeric slot's entry, in this order: max, offsets and values only for multi-valued slots, ordinals for sparse ones. */
 const NUMERIC_SECTIONS = ['min', 'max', 'offsets', 'values', 'ordinals'] as const;
-/** Per field: its doc count, its length sum, its norms' section and its ordinals' section (−1 when by ordinal). */
-const FIELD_VALUES = 6;
+/** Per field: its doc count and its length sum. */
+const FIELD_STATS = 2;
+/** Sections of one field's entry, in this order: ordinals for sparse norms only. */
+const FIELD_SECTIONS = ['norms', 'ordinals'] as const;
+/** A section an entry lacks, in the flattened sections. */
+const ABSENT = 0xffffffff;
 /** Field lengths, and columns, a segment keeps made (views, or arrays spread from sparse ones); past it the memory starts again. */
 const MADE_KEPT_MAX = 256;
 
@@ -63,16 +67,18 @@ export class SegmentReader implements PostingsSource {
    */
   private readonly fieldNamesInOrder: readonly string[];
   private readonly fieldsSorted: Uint32Array;
-  /** FIELD_VALUES per field. */
-  private readonly fieldValues: Float64Array;
+  /** FIELD_STATS per field. */
+  private readonly fieldStatsValues: Float64Array;
+  /** Two per section of FIELD_SECTIONS (offset, length; ABSENT when absent). */
+  private readonly fieldSections: Uint32Array;
   private readonly numberSlotsInOrder: Float64Array;
   private readonly numberSlotsSorted: Uint32Array;
-  /** Two per section of NUMERIC_SECTIONS (offset, length; −1 when absent). */
-  private readonly numberSections: Float64Array;
+  /** Two per section of NUMERIC_SECTIONS (offset, length; ABSENT when absent). */
+  private readonly numberSections: Uint32Array;
   private readonly stringSlotsInOrder: Float64Array;
   private readonly stringSlotsSorted: Uint32Array;
-  /** Two per section of STRING_SECTIONS (offset, length; −1 when absent). */
-  private readonly stringSections: Float64Array;
+  /** Two per section of STRING_SECTIONS (offset, length; ABSENT when absent). */
+  private readonly stringSections: Uint32Array;
   private readonly numbers = new Map<number, NumericColumn>();
   private readonly strings = new Map<number, StringColumn>();
   private readonly norms = new Map<string, Uint16Array>();
@@ -105,8 +111,9 @@ export class SegmentReader implements PostingsSource {
     this.lookupCursor = new TermsIterator(this.dictionary);
     this.fieldNamesInOrder = fields.map((f) => f.field);
     this.fieldsSorted = sortedOrder(this.fieldNamesInOrder);
-    this.fieldValues = new Float64Array(fields.length * FIELD_VALUES);
-    fields.forEach((f, i) => this.fieldValues.set([f.docCount, f.sumLength, ...f.norms, ...(f.ordinals ?? [-1, -1])], i * FIELD_VALUES));
+    this.fieldStatsValues = new Float64Array(fields.length * FIELD_STATS);
+    fields.forEach((f, i) => this.fieldStatsValues.set([f.docCount, f.sumLength], i * FIELD_STATS));
+    this.fieldSections = flattenSections(fields, FIELD_SECTIONS);
     this.numberSlotsInOrder = Float64Array.from(numbers, (h) => h.slot);
     this.numberSlotsSorted = sortedOrder(this.numberSlotsInOrder);
     this.numberSections = flattenSections(numbers, NUMERIC_SECTIONS);
@@ -171,8 +178,8 @@ export class SegmentReader implements PostingsSource {
     const at = i * NUMERIC_SECTIONS.length * 2;
     const section = (k: number): Section => sectionAt(this.numberSections, at + k * 2);
     const ordinals = section(4);
-    const min = ordinals[1] >= 0 ? spread(this.u32(ordinals), this.f64(section(0)), new Float64Array(this.docCount).fill(NaN)) : this.f64(section(0));
-    const column = this.numberSections[at + 2 * 2 + 1]! < 0
+    const min = ordinals[1] !== ABSENT ? spread(this.u32(ordinals), this.f64(section(0)), new Float64Array(this.docCount).fill(NaN)) : this.f64(section(0));
+    const column = this.numberSections[at + 2 * 2 + 1] === ABSENT
       ? new NumericColumn(this.docCount, min, min, null, min, true)
       : new NumericColumn(this.docCount, min, this.f64(section(1)), this.u32(section(2)), this.f64(section(3)), true);
     if (this.numbers.size >= MADE_KEPT_MAX) this.numbers.clear();
@@ -189,8 +196,8 @@ export class SegmentReader implements PostingsSource {
     const section = (k: number): Section => sectionAt(this.stringSections, at + k * 2);
     const dictionary = new StringDictionary(this.u8(section(0)), this.u32(section(1)));
     const ordinals = section(6);
-    const min = ordinals[1] >= 0 ? spread(this.u32(ordinals), this.i32(section(2)), new Int32Array(this.docCount).fill(-1)) : this.i32(section(2));
-    const column = this.stringSections[at + 4 * 2 + 1]! < 0
+    const min = ordinals[1] !== ABSENT ? spread(this.u32(ordinals), this.i32(section(2)), new Int32Array(this.docCount).fill(-1)) : this.i32(section(2));
+    const column = this.stringSections[at + 4 * 2 + 1] === ABSENT
       ? new StringColumn(this.docCount, dictionary, min, min, null, min)
       : new StringColumn(this.docCount, dictionary, min, this.i32(section(3)), this.u32(section(4)), this.i32(section(5)));
     if (this.strings.size >= MADE_KEPT_MAX) this.strings.clear();
@@ -220,9 +227,10 @@ export class SegmentReader implements PostingsSource {
     if (made !== undefined) return made;
     const i = findSorted(this.fieldNamesInOrder, this.fieldsSorted, field);
     if (i < 0) return null;
-    const lengths = this.u16(sectionAt(this.fieldValues, i * FIELD_VALUES + 2));
-    const ordinals = sectionAt(this.fieldValues, i * FIELD_VALUES + 4);
-    const norms = ordinals[1] >= 0 ? spread(this.u32(ordinals), lengths, new Uint16Array(this.docCount)) : lengths;
+    const at = i * FIELD_SECTIONS.length * 2;
+    const lengths = this.u16(sectionAt(this.fieldSections, at));
+    const ordinals = sectionAt(this.fieldSections, at + 2);
+    const norms = ordinals[1] !== ABSENT ? spread(this.u32(ordinals), lengths, new Uint16Array(this.docCount)) : lengths;
     if (this.norms.size >= MADE_KEPT_MAX) this.norms.clear();
     this.norms.set(field, norms);
     return norms;
@@ -232,7 +240,7 @@ export class SegmentReader implements PostingsSource {
   fieldStats(field: string): FieldStats | null {
     const i = findSorted(this.fieldNamesInOrder, this.fieldsSorted, field);
     if (i < 0) return null;
-    return { docCount: this.fieldValues[i * FIELD_VALUES]!, sumLength: this.fieldValues[i * FIELD_VALUES + 1]! };
+    return { docCount: this.fieldStatsValues[i * FIELD_STATS]!, sumLength: this.fieldStatsValues[i * FIELD_STATS + 1]! };
   }
 
   private u8(s: Section): Uint8Array {
@@ -304,9 +312,9 @@ function findSorted<K extends string | number>(keys: ArrayLike<K>, order: Uint32
   return -1;
 }
 
-/** The entries' sections named `names`, two numbers each (offset, length; −1 for one an entry lacks). */
-function flattenSections<E>(entries: readonly E[], names: readonly (keyof E)[]): Float64Array {
-  const out = new Float64Array(entries.length * names.length * 2).fill(-1);
+/** The entries' sections named `names`, two numbers each (offset, length; ABSENT for one an entry lacks). */
+function flattenSections<E>(entries: readonly E[], names: readonly (keyof E)[]): Uint32Array {
+  const out = new Uint32Array(entries.length * names.length * 2).fill(ABSENT);
   entries.forEach((entry, i) => names.forEach((name, k) => {
     const s = entry[name] as Section | undefined;
     if (s !== undefined) out.set(s, (i * names.length + k) * 2);
@@ -320,6 +328,6 @@ function spread<T extends Uint16Array | Int32Array | Float64Array>(ordinals: Uin
   return into;
 }
 
-function sectionAt(values: Float64Array, at: number): Section {
+function sectionAt(values: Uint32Array, at: number): Section {
   return [values[at]!, values[at + 1]!];
 }
