@@ -9,13 +9,14 @@
 // compiled) and after the last, the server writes a heap snapshot (V8 collects
 // all garbage first; SIGUSR2), and the script prints the bytes the snapshot
 // holds (its objects' own sizes, array buffers' memory included) and the
-// difference per field (not the RSS: writing a snapshot takes memory of its own). --root runs another checkout's
+// difference per field (not the RSS: writing a snapshot takes memory of its own); --keep DIR keeps the two
+// snapshots there, for heap-diff.mjs (what the fields cost, by structure). --root runs another checkout's
 // server (an A/B against the code before a change).
 // Exits 0: it measures, it judges nothing.
 //
-//   node scripts/reliability/schema-growth.mjs [fields, default 3000] [fields per document, default 1] [--retained] [--root DIR] [--port N]
+//   node scripts/reliability/schema-growth.mjs [fields, default 3000] [fields per document, default 1] [--retained [--keep DIR]] [--root DIR] [--port N]
 import { spawn } from 'node:child_process';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
+import { copyFileSync, mkdirSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -23,7 +24,7 @@ import { parseArgs } from 'node:util';
 
 const { values: options, positionals } = parseArgs({
   allowPositionals: true,
-  options: { retained: { type: 'boolean', default: false }, root: { type: 'string' }, port: { type: 'string', default: '18970' } },
+  options: { retained: { type: 'boolean', default: false }, keep: { type: 'string' }, root: { type: 'string' }, port: { type: 'string', default: '18970' } },
 });
 const ROOT = resolve(options.root ?? join(dirname(fileURLToPath(import.meta.url)), '../..'));
 const { SERVER_ENV, SERVER_NODE_FLAGS } = await import(join(ROOT, 'packages/cli/dist/node-flags.js'));
@@ -52,8 +53,8 @@ async function memory() {
   return `RSS ${mb('process_resident_memory_bytes')} MB, heap used ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
 }
 
-/** A heap snapshot of the server (a full collection first): the bytes its nodes hold. */
-async function retained() {
+/** A heap snapshot of the server (a full collection first): the bytes its nodes hold; the file kept as `keepAs` under --keep. */
+async function retained(keepAs) {
   const before = new Set(readdirSync(snapshots));
   server.kill('SIGUSR2');
   let file;
@@ -66,6 +67,7 @@ async function retained() {
     size = now;
   }
   const snapshot = JSON.parse(readFileSync(join(snapshots, file), 'utf8'));
+  if (options.keep !== undefined) copyFileSync(join(snapshots, file), join(options.keep, keepAs));
   rmSync(join(snapshots, file));
   const fields = snapshot.snapshot.meta.node_fields;
   const selfSize = fields.indexOf('self_size');
@@ -75,7 +77,8 @@ async function retained() {
 }
 
 const flags = options.retained ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [];
-if (options.retained) (await import('node:fs')).mkdirSync(snapshots);
+if (options.retained) mkdirSync(snapshots);
+if (options.keep !== undefined) mkdirSync(options.keep, { recursive: true });
 const server = spawn(process.execPath, [...SERVER_NODE_FLAGS, ...flags, CLI, 'serve', '--port', String(PORT), '--data', join(dir, 'data'), '--log-level', 'error'],
   { stdio: 'inherit', env: { ...process.env, ...SERVER_ENV } });
 try {
@@ -93,7 +96,7 @@ try {
   if (options.retained) {
     for (let i = 1; i <= WARM_UP_FIELDS; i++) await put(`w${i}`, { [`w${i}`]: `word ${i}` });
     await new Promise((r) => setTimeout(r, 3000));
-    start = await retained();
+    start = await retained('warm-up.heapsnapshot');
   }
   console.log(`0 fields: ${await memory()}`);
   let fields = 0;
@@ -106,7 +109,7 @@ try {
   await new Promise((r) => setTimeout(r, 5000));
   console.log(`5 s later: ${await memory()}; data directory ${(bytesUnder(join(dir, 'data')) / 1e6).toFixed(1)} MB`);
   if (options.retained) {
-    const end = await retained();
+    const end = await retained('end.heapsnapshot');
     console.log(`retained after a full collection, ${WARM_UP_FIELDS} warm-up fields -> +${fields}: heap snapshot ${(start / 1e6).toFixed(2)} -> ${(end / 1e6).toFixed(2)} MB, ` +
       `${Math.round((end - start) / fields)} B per field`);
   }

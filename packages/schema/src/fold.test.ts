@@ -96,6 +96,21 @@ describe('foldDocument: a grown schema is a new value sharing what did not chang
     expect(two.schema.b).toEqual({ _type: 'object', c: { _type: 'integer' } });
     expect(two.schema.a).toBe(schema.a);
   });
+
+  test('versions with the same root options fold a shared field alike; one node under two names is resolved per name', () => {
+    const v1 = createSchema({ a: { _type: 'keyword' } });
+    const v2 = foldDocument(v1, { b: 'x' }).schema;
+    const first = foldDocument(v1, { a: 'k' }).document.values[0]!;
+    const second = foldDocument(v2, { a: 'k' }).document.values[0]!;
+    expect(second).toEqual(first);
+    expect(second.spec).toEqual(fieldSpec(v2, 'a'));
+    // Resolutions are remembered by context and node: a node object met under another name is not taken for the first.
+    const node = { _type: 'keyword' };
+    const shared = { p: node, q: node };
+    const r = foldDocument(shared, { p: 'x', q: 'y' });
+    expect(r.document.values.map((v) => [v.path, v.spec.prefix])).toEqual([['p', fieldSpec(shared, 'p')!.prefix], ['q', fieldSpec(shared, 'q')!.prefix]]);
+    expect(fieldSpec(shared, 'p')!.prefix).not.toBe(fieldSpec(shared, 'q')!.prefix);
+  });
 });
 
 describe('foldDocument: inline options (field-option objects)', () => {

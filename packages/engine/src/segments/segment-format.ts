@@ -12,11 +12,19 @@
  * bit-unpacker's over-read), norms per field (Uint16Array by ordinal: the
  * field's length in tokens, saturated at 65,535), doc values per slot
  * (values/: Float64Array, Int32Array, Uint32Array CSR offsets, UTF-8
- * dictionary bytes).
+ * dictionary bytes). Norms and single-valued doc values that fewer than a
+ * third of the docs have are sparse: the ordinals that have one (Uint32Array,
+ * ascending, in `ordinals`) and their values in that order.
  */
 
 export const SEGMENT_MAGIC = 0x31475354; // "TSG1" little-endian
 export const SEGMENT_FORMAT = 1;
+/**
+ * A segment with sparse norms or doc values (an `ordinals` section): code
+ * that knows only SEGMENT_FORMAT refuses it instead of reading them by
+ * ordinal. Segments without one are written as SEGMENT_FORMAT, as before.
+ */
+export const SEGMENT_FORMAT_SPARSE = 2;
 /** Zero bytes after the postings and positions sections: unpackBlock reads up to 5 bytes past a block. */
 export const SEGMENT_TAIL_PAD_BYTES = 8;
 /** Norms saturate here (Uint16). BM25 length normalisation is flat long before. */
@@ -31,7 +39,10 @@ export interface FieldHeader {
   docCount: number;
   /** Sum of the field's lengths (unsaturated). */
   sumLength: number;
+  /** Uint16Array: the lengths by ordinal, or with `ordinals` the lengths of those ordinals. */
   norms: Section;
+  /** Sparse norms: the ordinals with a length (Uint32Array, ascending). */
+  ordinals?: Section;
 }
 
 export interface NumericHeader {
@@ -41,6 +52,8 @@ export interface NumericHeader {
   max?: Section;
   offsets?: Section;
   values?: Section;
+  /** Sparse (single-valued slots only): the ordinals with a value, `min` their values. */
+  ordinals?: Section;
 }
 
 export interface StringHeader {
@@ -51,6 +64,8 @@ export interface StringHeader {
   max?: Section;
   offsets?: Section;
   ords?: Section;
+  /** Sparse (single-valued slots only): the ordinals with a value, `min` their dictionary ordinals. */
+  ordinals?: Section;
 }
 
 export interface SegmentHeader {

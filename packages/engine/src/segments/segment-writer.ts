@@ -10,7 +10,7 @@ import { emptyTermPostingsInfo, PostingsWriter } from '../postings/postings-writ
 import type { NumericColumn } from '../values/numeric-column.js';
 import type { StringColumn } from '../values/string-column.js';
 import {
-  SEGMENT_FORMAT, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES,
+  SEGMENT_FORMAT, SEGMENT_FORMAT_SPARSE, SEGMENT_MAGIC, SEGMENT_TAIL_PAD_BYTES,
   type FieldHeader, type NumericHeader, type Section, type SegmentHeader, type StringHeader,
 } from './segment-format.js';
 import { TermDictionaryWriter } from './term-dictionary.js';
@@ -82,8 +82,19 @@ export class SegmentWriter {
     const dictionaryBlocks = typed(this.dictionary.blocks());
     const postings = section(this.postingsSink.view(), SEGMENT_TAIL_PAD_BYTES);
     const positions = section(this.positionsSink.view(), SEGMENT_TAIL_PAD_BYTES);
-    const fields: FieldHeader[] = this.fields.map(({ field, docCount, sumLength, norms }) => ({ field, docCount, sumLength, norms: typed(norms) }));
+    let sparse = false;
+    const fields: FieldHeader[] = this.fields.map(({ field, docCount, sumLength, norms }) => {
+      const ordinals = sparseOrdinals(norms.length, (o) => norms[o] !== 0);
+      if (ordinals === null) return { field, docCount, sumLength, norms: typed(norms) };
+      sparse = true;
+      return { field, docCount, sumLength, norms: typed(Uint16Array.from(ordinals, (o) => norms[o]!)), ordinals: typed(ordinals) };
+    });
     const numbers: NumericHeader[] = this.numbers.map(({ slot, column }) => {
+      const ordinals = column.offsets === null ? sparseOrdinals(column.docCount, (o) => !Number.isNaN(column.min[o]!)) : null;
+      if (ordinals !== null) {
+        sparse = true;
+        return { slot, min: typed(Float64Array.from(ordinals, (o) => column.min[o]!)), ordinals: typed(ordinals) };
+      }
       const h: NumericHeader = { slot, min: typed(column.min) };
       if (column.offsets !== null) {
         h.max = typed(column.max);
@@ -93,12 +104,14 @@ export class SegmentWriter {
       return h;
     });
     const strings: StringHeader[] = this.strings.map(({ slot, column }) => {
-      const h: StringHeader = {
-        slot,
-        dictionaryBytes: section(column.dictionary.bytes),
-        dictionaryOffsets: typed(column.dictionary.offsets),
-        min: typed(column.min),
-      };
+      const dictionaryBytes = section(column.dictionary.bytes);
+      const dictionaryOffsets = typed(column.dictionary.offsets);
+      const ordinals = column.offsets === null ? sparseOrdinals(column.docCount, (o) => column.min[o]! >= 0) : null;
+      if (ordinals !== null) {
+        sparse = true;
+        return { slot, dictionaryBytes, dictionaryOffsets, min: typed(Int32Array.from(ordinals, (o) => column.min[o]!)), ordinals: typed(ordinals) };
+      }
+      const h: StringHeader = { slot, dictionaryBytes, dictionaryOffsets, min: typed(column.min) };
       if (column.offsets !== null) {
         h.max = typed(column.max);
         h.offsets = typed(column.offsets);
@@ -107,7 +120,7 @@ export class SegmentWriter {
       return h;
     });
     const header: SegmentHeader = {
-      format: SEGMENT_FORMAT,
+      format: sparse ? SEGMENT_FORMAT_SPARSE : SEGMENT_FORMAT,
       docCount: this.docCount,
       termCount: this.dictionary.termCount,
       docids, dictionary, dictionaryBlocks, postings, positions, fields, numbers, strings,
@@ -122,6 +135,21 @@ export class SegmentWriter {
     out.set(body.view(), bodyStart);
     return out;
   }
+}
+
+/**
+ * The ordinals of the `docCount` that `has` a value when fewer than a third do (then the ordinals and their values
+ * cost less than a value per doc), else null. Documents that bring their own fields make segments of thousands of
+ * fields each in a few docs: by ordinal, their norms and doc values cost fields × docs × 2 to 8 bytes, mostly for
+ * docs without them (docs/reliability.md, R8).
+ */
+function sparseOrdinals(docCount: number, has: (ordinal: number) => boolean): Uint32Array | null {
+  let count = 0;
+  for (let o = 0; o < docCount; o++) if (has(o)) count++;
+  if (count * 3 >= docCount) return null;
+  const ordinals = new Uint32Array(count);
+  for (let o = 0, k = 0; o < docCount; o++) if (has(o)) ordinals[k++] = o;
+  return ordinals;
 }
 
 export function align8(n: number): number {

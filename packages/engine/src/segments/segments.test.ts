@@ -201,6 +201,57 @@ describe('flush and SegmentReader', () => {
   });
 });
 
+describe('sparse norms and doc values', () => {
+  /**
+   * Docs `from`..`to`, each with `text` (length 1) and, for those `rare` gives a length, `rare` of that length, the
+   * number (slot 1) and the string (slot 2) of that length.
+   */
+  async function segment(id: number, from: number, to: number, rare: (docid: number) => number): Promise<SegmentReader> {
+    const buffer = new WriteBuffer();
+    for (let docid = from; docid <= to; docid++) {
+      const length = rare(docid);
+      buffer.add(docid, length === 0 ? { terms: ['text.Sa'], positions: [0], fieldLengths: [{ field: 'text', length: 1 }] } : {
+        terms: ['text.Sa'], positions: [0], fieldLengths: [{ field: 'text', length: 1 }, { field: 'rare', length }],
+        numbers: [{ slot: 1, values: [length] }], strings: [{ slot: 2, values: [`s${length}`] }],
+      });
+    }
+    return new SegmentReader(id, await flushWriteBuffer(buffer));
+  }
+  /** Per ordinal: the rare field's length, number and string, as the reader answers them (0, NaN, null when absent). */
+  function rareValues(reader: SegmentReader): Array<[number, number, string | null]> {
+    const norms = reader.fieldNorms('rare')!;
+    const numbers = reader.numericColumn(1)!;
+    const strings = reader.stringColumn(2)!;
+    return Array.from({ length: reader.docCount }, (_, o) => [norms[o]!, numbers.min[o]!, strings.valueCount(o) === 0 ? null : strings.valueAt(o, 0)]);
+  }
+  const expected = (length: number): [number, number, string | null] => (length === 0 ? [0, NaN, null] : [length, length, `s${length}`]);
+  const everyTenth = (docid: number) => (docid % 10 === 3 ? docid : 0);
+
+  test('a field fewer than a third of the docs have answers the same lengths, stats and values, through flush and merge', async () => {
+    const sparse = await segment(1, 1, 30, everyTenth);
+    expect(sparse.header.format).toBe(2);
+    expect(sparse.fieldNorms('rare')).toEqual(Uint16Array.from({ length: 30 }, (_, o) => everyTenth(o + 1)));
+    expect(rareValues(sparse)).toEqual(Array.from({ length: 30 }, (_, o) => expected(everyTenth(o + 1))));
+    expect(sparse.fieldStats('rare')).toEqual({ docCount: 3, sumLength: 3 + 13 + 23 });
+    expect(sparse.fieldNorms('text')).toEqual(new Uint16Array(30).fill(1));
+    const dense = await segment(2, 31, 40, (docid) => docid);
+    expect(dense.header.format).toBe(1);
+    const merged = new SegmentReader(3, await mergeSegments([sparse, dense]));
+    expect(merged.fieldNorms('rare')).toEqual(Uint16Array.from({ length: 40 }, (_, o) => (o < 30 ? everyTenth(o + 1) : o + 1)));
+    expect(rareValues(merged)).toEqual(Array.from({ length: 40 }, (_, o) => expected(o < 30 ? everyTenth(o + 1) : o + 1)));
+    expect(merged.fieldStats('rare')).toEqual({ docCount: 13, sumLength: 39 + 31 + 32 + 33 + 34 + 35 + 36 + 37 + 38 + 39 + 40 });
+  });
+
+  test('a segment without one is written as before (format 1), and one with one is smaller than by ordinal', async () => {
+    const rareEverywhere = await segment(1, 1, 300, (docid) => (docid === 7 ? 5 : 0));
+    const rareNowhere = await segment(2, 1, 300, () => 0);
+    expect(rareNowhere.header.format).toBe(1);
+    // By ordinal the field's lengths, number and string would take 300 × (2 + 8 + 4) = 4,200 bytes; sparse, one of
+    // each with its ordinal, the string's dictionary and their header entries.
+    expect(rareEverywhere.byteLength - rareNowhere.byteLength).toBeLessThan(400);
+  });
+});
+
 describe('merge', () => {
   test('merge equals the union of the inputs minus deletions', async () => {
     await fc.assert(fc.asyncProperty(fc.array(opsArb, { minLength: 1, maxLength: 4 }), async (batches) => {

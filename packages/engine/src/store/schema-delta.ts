@@ -35,6 +35,9 @@ export function diffSchema(from: JsonObject, to: JsonObject): SchemaDelta | unde
 }
 
 function diffInto(path: string[], from: unknown, to: unknown, delta: SchemaDelta): void {
+  // Schemas are values: a grown one shares the nodes it did not change with the one before (schema fold.ts), and
+  // one node is one JSON. Walking them too cost O(fields) objects per change (docs/reliability.md, R8).
+  if (from === to) return;
   if (!isObject(from) || !isObject(to)) {
     if (!sameJson(from, to)) delta.set.push([path, to]);
     return;
