@@ -72,7 +72,7 @@ it(`loses no acknowledged write across ${CYCLES} kill -9 cycles`, async () => {
 async function verify(server: { url: string }, acked: Map<string, Acked>): Promise<void> {
   for (const [id, want] of acked) {
     const r = await call(server, 'GET', `/crash/${id}`);
-    expect({ id, status: r.status }).toEqual({ id, status: 200 });
+    expect({ id, status: r.status, body: r.status === 200 ? undefined : r.text }).toEqual({ id, status: 200, body: undefined });
     expect(r.json._version).toBeGreaterThanOrEqual(want.version);
     if (r.json._version === want.version) expect({ id, seq: r.json.seq }).toEqual({ id, seq: want.seq });
     else expect(r.json.seq).toBeGreaterThan(want.seq);

@@ -45,15 +45,16 @@ export function checkLevelDbLogs(dir: string): Promise<StoreCorruption | null> {
 }
 
 /**
- * Check each file of `dir` whose name matches `pattern` with `check`, up to
+ * Check each file of `dir` whose name matches `pattern` (and `include`) with `check`, up to
  * `inFlight` files read at once; the first corruption in name order, or null
  * (a missing directory has no files).
  */
 export async function firstCorruptFile(dir: string, pattern: RegExp,
-  check: (bytes: Uint8Array) => { offset: number; why: string } | null, inFlight: number): Promise<StoreCorruption | null> {
+  check: (bytes: Uint8Array) => { offset: number; why: string } | null, inFlight: number,
+  include: (name: string) => boolean = () => true): Promise<StoreCorruption | null> {
   let names: string[];
   try {
-    names = (await readdir(dir)).filter((name) => pattern.test(name)).sort();
+    names = (await readdir(dir)).filter((name) => pattern.test(name) && include(name)).sort();
   } catch (err) {
     if ((err as NodeJS.ErrnoException).code === 'ENOENT') return null;
     throw err;
@@ -95,6 +96,46 @@ export function checkLogBytes(buf: Uint8Array): { offset: number; why: string } 
     for (let q = p; q < tailEnd; q++) if (view[q] !== 0) return { offset: q, why: 'non-zero block padding' };
   }
   return null;
+}
+
+/** LevelDB log record types: a record whole in one block, or its first, middle and last fragments. */
+const FULL = 1;
+const FIRST = 2;
+const MIDDLE = 3;
+const LAST = 4;
+
+/**
+ * The records of a log's bytes, fragments joined, in order; stops at the
+ * first record cut short, failing its checksum or out of sequence (what
+ * LevelDB would not read either).
+ */
+export function logRecords(buf: Uint8Array): Buffer[] {
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  const records: Buffer[] = [];
+  let fragments: Buffer[] | undefined;
+  for (let block = 0; block < view.length; block += BLOCK_BYTES) {
+    const end = Math.min(block + BLOCK_BYTES, view.length);
+    let p = block;
+    while (end - p >= HEADER_BYTES) {
+      const length = view.readUInt16LE(p + 4);
+      const type = view[p + 6]!;
+      if (type === 0 && length === 0) break;
+      if (p + HEADER_BYTES + length > end || !checksumMatches(view, p, length)) return records;
+      const data = view.subarray(p + HEADER_BYTES, p + HEADER_BYTES + length);
+      p += HEADER_BYTES + length;
+      if (type === FULL && fragments === undefined) records.push(data);
+      else if (type === FIRST && fragments === undefined) fragments = [data];
+      else if (type === MIDDLE && fragments !== undefined) fragments.push(data);
+      else if (type === LAST && fragments !== undefined) {
+        fragments.push(data);
+        records.push(Buffer.concat(fragments));
+        fragments = undefined;
+      } else {
+        return records;
+      }
+    }
+  }
+  return records;
 }
 
 function checksumMatches(view: Buffer, p: number, length: number): boolean {

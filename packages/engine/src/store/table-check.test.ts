@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Shard } from '../shard.js';
 import { STORE_WRITE_BUFFER_BYTES_MIN } from '../shard/options.js';
+import { liveTableNumbers } from './live-tables.js';
 import { checkLevelDbTables, checkTableBytes } from './table-check.js';
 
 let dir: string;
@@ -78,4 +79,22 @@ it('a corrupt file the checks do not read (CURRENT) is store_corrupted too, not 
   const current = (await readFile(join(path, 'CURRENT'), 'utf8')).trimEnd();
   await writeFile(join(path, 'CURRENT'), current); // no final newline
   await expect(Shard.open({ path })).rejects.toMatchObject({ code: 'store_corrupted', status: 500, message: expect.stringContaining(path) });
+});
+
+it('a table a killed process left half written (in no manifest record) is not checked, and LevelDB opens without it', async () => {
+  const path = join(dir, 'shard');
+  const largest = await shardWithTables(path);
+  const tables = (await readdir(path)).filter((name) => name.endsWith('.ldb')).map((name) => Number(name.slice(0, -4)));
+  expect([...(await liveTableNumbers(path)) ?? []].sort((a, b) => a - b)).toEqual(tables.sort((a, b) => a - b));
+  // A flush or compaction cut short by kill -9: a table numbered past the others, its footer never written.
+  const orphan = join(path, `${String(Math.max(...tables) + 1).padStart(6, '0')}.ldb`);
+  await writeFile(orphan, (await readFile(largest)).subarray(0, 1000));
+  expect(await checkLevelDbTables(path)).toBeNull();
+  const shard = await Shard.open({ path });
+  expect(shard.stats().documents).toBe(600);
+  await shard.close();
+  // A live table cut short is still corruption.
+  const live = join(path, (await readdir(path)).filter((name) => name.endsWith('.ldb'))[0]!);
+  await writeFile(live, (await readFile(live)).subarray(0, 1000));
+  expect((await checkLevelDbTables(path))?.file).toBe(live);
 });

@@ -23,6 +23,7 @@
  */
 import { crc32c } from '@node-rs/crc32';
 import { uncompressSync } from 'snappy';
+import { liveTableNumbers } from './live-tables.js';
 import { firstCorruptFile, unmaskCrc, type StoreCorruption } from './log-check.js';
 
 const TABLE_FILE = /^\d+\.(ldb|sst)$/;
@@ -48,11 +49,16 @@ class TableCorruption extends Error {
 }
 
 /**
- * Check every table in the database directory `dir` (a missing directory has
- * none); the first corruption found, or null.
+ * Check every live table in the database directory `dir` (a missing
+ * directory has none): those its current manifest lists (live-tables.ts: a
+ * table a killed process left half written is in none, and LevelDB deletes
+ * it unread), or every table when the manifest cannot be read. The first
+ * corruption found, or null.
  */
-export function checkLevelDbTables(dir: string): Promise<StoreCorruption | null> {
-  return firstCorruptFile(dir, TABLE_FILE, checkTableBytes, TABLES_IN_FLIGHT);
+export async function checkLevelDbTables(dir: string): Promise<StoreCorruption | null> {
+  const live = await liveTableNumbers(dir);
+  const include = live === null ? undefined : (name: string) => live.has(Number(name.slice(0, name.indexOf('.'))));
+  return firstCorruptFile(dir, TABLE_FILE, checkTableBytes, TABLES_IN_FLIGHT, include);
 }
 
 /** The first corruption in one table's bytes, or null when every block and the footer check out. */
