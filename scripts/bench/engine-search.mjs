@@ -17,6 +17,12 @@
 // 2×, ≥ 0.5). Xapian answers with docids only; the engine's hits carry their
 // documents, as a search's answer needs. PEERS_OUT: where the harness writes
 // its result (as search.mjs).
+//
+// DOCUMENTS=0: the hits carry their `_id` and `_version` alone (the shard's
+// `documents: false`, what `_selector: "_id"` asks for), read from the value
+// columns with no document read: the work Xapian's harness does, which
+// answers with docids. The default fetches every hit's document, as a page
+// of whole hits needs.
 import { readFileSync, readdirSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -67,6 +73,8 @@ const xapian = await runXapian(PEERS, resultsDir(PEERS), process.env.RUN ?? 'eng
 const shard = await Shard.open({ path: shardPath() });
 const schema = shard.schema ?? undefined;
 const only = process.env.GROUP; // e.g. GROUP=range: one group only
+const documents = process.env.DOCUMENTS !== '0';
+console.log(documents ? 'hits with their documents' : 'hits without documents (DOCUMENTS=0: _id and _version from the value columns)');
 const queries = JSON.parse(readFileSync(join(PEERS, 'queries.json'), 'utf8')).queries.filter((q) => only === undefined || q.group === only);
 const groups = [...new Set(queries.map((q) => q.group))];
 const qpsByPass = [];
@@ -75,7 +83,7 @@ for (let pass = 0; pass < passes; pass++) {
   for (const q of queries) {
     const raw = requestFor(q, schema);
     const start = process.hrtime.bigint();
-    const request = { query: parseQuery(raw.query), sort: parseSort(raw.sort), k: raw.k, schema: raw.schema };
+    const request = { query: parseQuery(raw.query), sort: parseSort(raw.sort), k: raw.k, schema: raw.schema, documents };
     if (raw.aggs !== undefined) request.aggs = parseAggregations(raw.aggs);
     await shard.search(request);
     lat[q.group].push(Number(process.hrtime.bigint() - start) / 1000);

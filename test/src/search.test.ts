@@ -162,6 +162,30 @@ describe.each(SERVER_KINDS)('%s', (kind: ServerKind) => {
       }
     });
 
+    it('a selector of the hits\' own fields (_id, _version) answers as it picks them from the whole hits (the shards then read no document)', async () => {
+      const query = { _query: { section: 'libs' }, _limit: 7, _sort: '_id' };
+      const whole = await call(server, 'SEARCH', '/pkgs/', query);
+      expect(whole.status).toBe(200);
+      const hits = whole.json.hits as Array<Record<string, unknown>>;
+      expect(hits.length).toBe(7);
+      const picks: Array<[string, (h: Record<string, unknown>) => unknown]> = [
+        ['_id', (h) => h._id],
+        ['_version', (h) => h._version],
+        ['{_id,_version}', (h) => ({ _id: h._id, _version: h._version })],
+        ['{_id, package}', (h) => ({ _id: h._id, package: h.package })],
+      ];
+      for (const [selector, pick] of picks) {
+        for (const form of ['body', 'param']) {
+          const r = form === 'body'
+            ? await call(server, 'SEARCH', '/pkgs/', { ...query, _selector: selector })
+            : await call(server, 'SEARCH', `/pkgs/?selector=${encodeURIComponent(selector)}`, query);
+          expect(r.status).toBe(200);
+          expect(r.json.total).toBe(whole.json.total);
+          expect(r.json.hits).toEqual(hits.map(pick));
+        }
+      }
+    });
+
     it('bad queries are 400 with a message', async () => {
       // Sent as they are: the client's types would refuse some of them.
       for (const body of [

@@ -2,7 +2,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { TesseraError } from '@tessera/errors';
-import { parseQuery } from '@tessera/search-model';
+import { parseHighlight, parseQuery } from '@tessera/search-model';
 import { Shard, type ShardOptions } from './shard.js';
 import type { ShardDatabase } from './store/oplog.js';
 import type { WriteRequest } from './documents/types.js';
@@ -427,9 +427,39 @@ describe('Shard: persistence', () => {
     }) as typeof db.getMany;
     const result = await shard.search({ k: 10 });
     expect(result.hits.map((h) => h.id).sort()).toEqual([...ids].sort());
-    for (const hit of result.hits) expect(hit.body.id).toBe(String(hit.id));
-    expect(result.hits.find((h) => h.id === 'two')?.body.again).toBe(true);
+    for (const hit of result.hits) expect(hit.body!.id).toBe(String(hit.id));
+    expect(result.hits.find((h) => h.id === 'two')?.body!.again).toBe(true);
     expect(keysRead).toBe(ids.length);
+  });
+
+  it('a search without documents reads nothing: IDs and versions come from the value columns', async () => {
+    let shard = await openShard();
+    const ids: Array<string | number> = [1, 'two', 3.5, 'four', -7];
+    for (const id of ids) await shard.write({ op: 'index', id, body: { tag: 'x' } });
+    await shard.write({ op: 'index', id: 'two', body: { tag: 'x', again: true } });
+    await shard.write({ op: 'delete', id: 'four' });
+    await shard.close();
+
+    shard = await openShard();
+    const db = databaseOf(shard);
+    const getMany = db.getMany.bind(db);
+    let keysRead = 0;
+    db.getMany = ((keys: unknown[], ...rest: unknown[]) => {
+      keysRead += keys.length;
+      return (getMany as (...args: unknown[]) => unknown)(keys, ...rest);
+    }) as typeof db.getMany;
+    const bodiless = await shard.search({ k: 10, documents: false });
+    expect(keysRead).toBe(0);
+    expect(bodiless.hits.every((h) => h.body === undefined)).toBe(true);
+    const full = await shard.search({ k: 10 });
+    expect(keysRead).toBe(4);
+    const own = (hits: typeof full.hits) => hits.map((h) => ({ id: h.id, docid: h.docid, version: h.version, score: h.score }));
+    expect(own(bodiless.hits)).toEqual(own(full.hits));
+    expect(bodiless.total).toBe(4);
+    expect(bodiless.hits.find((h) => h.id === 'two')?.version).toBe(2);
+    // A highlight needs the bodies: asked with one, the hits are fetched.
+    const highlighted = await shard.search({ query: { kind: 'all' }, k: 10, documents: false, highlight: parseHighlight({ _fields: ['tag'] }) });
+    expect(highlighted.hits.every((h) => h.body !== undefined)).toBe(true);
   });
 
   it('keeps every document, the counters and the operation log across close and reopen', async () => {

@@ -166,6 +166,7 @@ export class ShardNode {
       const reply: SearchReply = await shard.search({
         query: call.query, sort: call.sort,
         k: typeof call.k === 'number' && call.k >= 0 ? call.k : 0, countOnly: call.countOnly, schema: call.schema, aggs: call.aggs, after: call.after, highlight: call.highlight,
+        documents: call.documents !== false,
       });
       for (const hit of reply.hits) withSourceJson(hit, call.bodiesAsJson === true);
       return reply;

@@ -182,13 +182,15 @@ export interface SearchCall extends ShardRef, SchemaReference {
   highlight?: HighlightRequest;
   /** As GetCall.bodiesAsJson, for every hit: the caller parses the few it needs (`bodyOf`). */
   bodiesAsJson?: boolean;
+  /** False: hits without `body` and `bodyJson` (the page shows only `_id` and `_version`); the shard reads no document. */
+  documents?: boolean;
 }
 
 export interface SearchHitReply {
   id: DocumentId;
   docid: number;
   version: number;
-  /** Absent when `bodyJson` stands for it (SearchCall.bodiesAsJson). */
+  /** Absent when `bodyJson` stands for it (SearchCall.bodiesAsJson), or when no `documents` were asked. */
   body?: DocumentBody;
   /** `body` as compact JSON (as DocumentReply.bodyJson), when the node has it. */
   bodyJson?: string;

@@ -13,6 +13,13 @@ export function isSelectorSet(selector: string): boolean {
   return s.startsWith('{') && s.endsWith('}');
 }
 
+/** The top-level keys a selector reads: one for a drill (`a.b` → `a`), each path's first for a set. */
+export function selectorTopKeys(selector: string): string[] {
+  const s = selector.trim();
+  if (!isSelectorSet(s)) return [s.split('.', 1)[0]!];
+  return s.slice(1, -1).split(',').map((part) => part.trim()).filter((path) => path.length > 0).map((path) => path.split('.', 1)[0]!);
+}
+
 export function applySelector(value: unknown, selector: string): unknown {
   const s = selector.trim();
   if (isSelectorSet(s)) {

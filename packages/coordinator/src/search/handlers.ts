@@ -11,7 +11,7 @@
  * being replaced is still searched, and only a shard with no in-sync copy
  * on an active node answers 503.
  */
-import { bodyOf, type SearchCall, type SearchReply } from '@tessera/rpc';
+import { bodyOf, type SearchCall, type SearchHitReply, type SearchReply } from '@tessera/rpc';
 import {
   type AggregationRequest, cursorSortKeys, type HighlightRequest, type Pagination, parseAggregations, parseHighlight, parsePagination, parseQuery,
   parseQueryStrings, parseSearchAfter, parseSort, parseSortStrings, type Query, renderAggregations, searchAfterFor, type SortKey, type SortValue,
@@ -24,9 +24,12 @@ import type { IndexMeta } from '../state/cluster-state.js';
 import type { RequestContext } from '../request/context.js';
 import { duration } from '../response/human.js';
 import type { Reply } from '../response/respond.js';
-import { isSelectorSet, selectOrNull } from '../response/selector.js';
+import { isSelectorSet, selectOrNull, selectorTopKeys } from '../response/selector.js';
 import { mergePage, type PageHit } from './merge.js';
 
+
+/** A hit's own fields, shown without its body: a page whose selector reads only these asks the shards for none. */
+const BODILESS_FIELDS = new Set(['_id', '_version']);
 
 const BODY_KEYS = new Set(['_query', '_offset', '_limit', '_check_at_least', '_sort', '_search_after', '_highlight', '_selector', '_aggs', '_aggregations']);
 
@@ -78,6 +81,8 @@ export class SearchHandlers {
     // Parsed when the first shard is asked: a search of no shard answers nothing, whatever its query.
     let parsed: ParsedSearch | undefined;
     let cursor: Cursor | undefined;
+    const selector = request.selector;
+    const bodiless = selector !== undefined && request.highlight === undefined && selectorTopKeys(selector).every((key) => BODILESS_FIELDS.has(key));
     for (const meta of metas) {
       for (let shard = 1; shard <= meta.allocation.length; shard++) {
         if (parsed === undefined) {
@@ -86,6 +91,7 @@ export class SearchHandlers {
         }
         const call: SearchCall = Object.assign({ index: meta.path, shard, k, countOnly: count, schema: meta.schema }, parsed);
         if (cursor !== undefined && !count) call.after = searchAfterFor(cursor.values, cursor.index, meta.path);
+        if (bodiless) call.documents = false;
         calls.push(this.searchShard(meta, shard, call));
         asked.push({ meta, shard });
       }
@@ -289,7 +295,8 @@ class SearchPage implements Reply {
     // A drill selector (`_id`, `a.b`) reads one top-level field: a hit's own field (`_id`…) needs no body, any other
     // needs the body alone; only a `{…}` selector, or none, picks from the whole hit with its fields in order.
     const top = selector === undefined || isSelectorSet(selector) ? undefined : selector.trim().split('.', 1)[0]!;
-    const hits = this.page.map((h, i) => selectOrNull(top === undefined ? this.hit(h, i, true) : this.drillable(h, i, top), selector));
+    // Hits without a body: the shards were asked for none (a selector of their own fields alone).
+    const hits = this.page.map((h, i) => selectOrNull(top === undefined ? this.hit(h, i, hasBody(h.hit)) : this.drillable(h, i, top), selector));
     return this.built = Object.assign(value, { hits, count: hits.length, total: this.total, took: this.took });
   }
 
@@ -318,7 +325,7 @@ class SearchPage implements Reply {
   /** What a drill selector starting at `top` reads the same from as from the whole hit: its own fields, or its body. */
   private drillable(page: PageHit, i: number, top: string): unknown {
     const own = this.hit(page, i, false);
-    return Object.hasOwn(own, top) ? own : bodyOf(page.hit);
+    return Object.hasOwn(own, top) || !hasBody(page.hit) ? own : bodyOf(page.hit);
   }
 
   /** Where the hit stands: its sort values (with the index path when several are searched), the `_search_after` of the next page. */
@@ -347,4 +354,8 @@ class SearchPage implements Reply {
     parts.push(`],"count":${this.page.length},"total":${this.total},"took":${JSON.stringify(this.took)}}`);
     return parts.join('');
   }
+}
+
+function hasBody(hit: SearchHitReply): boolean {
+  return hit.body !== undefined || hit.bodyJson !== undefined;
 }

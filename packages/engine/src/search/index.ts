@@ -6,7 +6,7 @@
  * weight.ts, casts, fuzzy, geo, synonyms, elite sets, sort plans); the
  * weights make scorers (scorers/) whose matches collectors keep (collect/).
  */
-export { liveDocumentId, search, sortPlan, type SearchHit, type SearchRequest, type SearchResult } from './search.js';
+export { liveDocumentFields, liveDocumentId, search, sortPlan, type SearchHit, type SearchRequest, type SearchResult } from './search.js';
 export type { SearchReader, SearchPostings, SegmentSearchReader, BufferSearchReader, TermsCursor } from './reader.js';
 export { QueryCompiler, idTerm, ID_SLOT, PREFIX_EXPANSIONS_MAX, WILDCARD_EXPANSIONS_MAX } from './compile.js';
 export { Statistics, type Weight } from './weight.js';

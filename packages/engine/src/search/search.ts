@@ -14,6 +14,7 @@ import type { AggregationPlan } from '../collect/aggregation-plan.js';
 import { countMatches, TopKCollector } from '../collect/top-k.js';
 import { TermScorer } from '../scorers/term-scorer.js';
 import { ID_SLOT, QueryCompiler } from './compile.js';
+import { VERSION_SLOT } from '../indexing/document-terms.js';
 import { distanceSortPlan } from './distance-sort.js';
 import type { SearchReader } from './reader.js';
 import { SortCollector, type SortPlan, type SortValue } from '../collect/sort-collector.js';
@@ -132,14 +133,30 @@ export function sortPlan(key: SortKey, schema: Schema): SortPlan {
  * (a write since the snapshot) or its column has no value.
  */
 export function liveDocumentId(readers: readonly SearchReader[], docid: number): string | number | undefined {
+  return liveDocumentFields(readers, docid)?.id;
+}
+
+/**
+ * The `_id` and `_version` of a live document as the snapshot indexed them
+ * (value slots 0 and 1): a hit without its document, for a page that shows
+ * no body. Undefined as liveDocumentId, or when the version column has no
+ * value (a segment written before versions were indexed).
+ */
+export function liveDocumentFields(readers: readonly SearchReader[], docid: number): { id: string | number; version: number | undefined } | undefined {
   for (const reader of readers) {
     const ordinal = reader.ordinalOf(docid);
     if (ordinal < 0 || !reader.isLiveOrdinal(ordinal)) continue;
+    let id: string | number | undefined;
     const strings = reader.stringColumn(ID_SLOT);
-    if (strings !== null && strings.valueCount(ordinal) === 1) return strings.valueAt(ordinal, 0);
-    const numbers = reader.numericColumn(ID_SLOT);
-    if (numbers !== null && numbers.valueCount(ordinal) === 1) return numbers.valueAt(ordinal, 0);
-    return undefined;
+    if (strings !== null && strings.valueCount(ordinal) === 1) id = strings.valueAt(ordinal, 0);
+    else {
+      const numbers = reader.numericColumn(ID_SLOT);
+      if (numbers !== null && numbers.valueCount(ordinal) === 1) id = numbers.valueAt(ordinal, 0);
+    }
+    if (id === undefined) return undefined;
+    const versions = reader.numericColumn(VERSION_SLOT);
+    const version = versions !== null && versions.valueCount(ordinal) === 1 ? versions.valueAt(ordinal, 0) : undefined;
+    return { id, version };
   }
   return undefined;
 }

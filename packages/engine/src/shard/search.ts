@@ -9,7 +9,7 @@ import {
 } from '@tessera/search-model';
 import { Highlighter, type HitHighlight } from '../highlight/highlighter.js';
 import { planAggregations } from '../collect/index.js';
-import { liveDocumentId, search } from '../search/index.js';
+import { liveDocumentFields, liveDocumentId, search } from '../search/index.js';
 import type { ShardState } from './state.js';
 
 export interface ShardSearchRequest {
@@ -27,12 +27,20 @@ export interface ShardSearchRequest {
   after?: SearchAfter | undefined;
   /** Parsed `_highlight`: each hit gets the fragments of these fields, marked where the query matches. */
   highlight?: HighlightRequest | undefined;
+  /**
+   * False: the hits come without their bodies, their `_id` and `_version` read from the snapshot's value
+   * columns, so the page costs no document read (a page that shows only those, `_selector: "_id"`). A hit
+   * whose columns lack them is fetched as usual. Ignored with `highlight`, which needs the bodies.
+   */
+  documents?: boolean | undefined;
 }
 
 export interface ShardSearchResult {
   total: number;
   hits: Array<{
-    id: DocumentId; docid: number; version: number; body: DocumentBody; score: number; sortValues?: Array<number | string | null>; highlight?: HitHighlight;
+    id: DocumentId; docid: number; version: number; score: number;
+    /** Absent only when the request asked for no `documents`. */
+    body?: DocumentBody; sortValues?: Array<number | string | null>; highlight?: HitHighlight;
   }>;
   /** The direction of each key's values (`_score` ascending is best first: its values descend). */
   sortOrders: Array<'asc' | 'desc'>;
@@ -63,16 +71,24 @@ export async function searchShard(state: ShardState, request: ShardSearchRequest
     query, sort, k: request.k, countOnly: request.countOnly,
     ...(aggregations === undefined ? {} : { aggregations }), ...(request.after === undefined ? {} : { after: request.after }),
   }, schema);
-  const docs = await Promise.all(result.hits.map((h) => state.getByDocid(h.docid, () => liveDocumentId(readers, h.docid))));
-  const hits: ShardSearchResult['hits'] = [];
   const highlighter = request.highlight === undefined ? null : new Highlighter(query, request.highlight, schema);
+  const bodiless = request.documents === false && highlighter === null;
+  const docs = await Promise.all(result.hits.map((h) => {
+    if (bodiless) {
+      const own = liveDocumentFields(readers, h.docid);
+      if (own?.version !== undefined) return { id: own.id, docid: h.docid, version: own.version, body: undefined };
+    }
+    return state.getByDocid(h.docid, () => liveDocumentId(readers, h.docid));
+  }));
+  const hits: ShardSearchResult['hits'] = [];
   result.hits.forEach((h, i) => {
     const doc = docs[i];
     // A document deleted since the snapshot is left out of the page (the total was exact at the snapshot).
     if (doc === undefined) return;
-    const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body, score: h.score };
+    const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, score: h.score };
+    if (!bodiless) hit.body = doc.body;
     if (h.sortValues !== undefined) hit.sortValues = h.sortValues;
-    if (highlighter !== null) hit.highlight = highlighter.highlight(doc.body);
+    if (highlighter !== null && doc.body !== undefined) hit.highlight = highlighter.highlight(doc.body);
     hits.push(hit);
   });
   const reply: ShardSearchResult = { total: result.total, hits, sortOrders: sort.map(valueOrder) };
