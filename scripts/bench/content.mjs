@@ -119,11 +119,14 @@ async function connection(port) {
 const connections = await Promise.all(Array.from({ length: CONCURRENCY }, () => connection(port)));
 
 /**
- * The floor of a GET over this client on this machine: a bare node:net
- * server in its own process that answers `GET /<name>` with the plain-fs file
- * of that name (open, read, close per request, as the fs side does) and a
- * Content-Length head, nothing else. No server in Node serves these bytes to
- * this client faster, so it bounds Tessera's read ratio.
+ * The floor over this client on this machine: a bare node:net server in its
+ * own process that answers `GET /<name>` with the plain-fs file of that name
+ * (open, read, close per request, as the fs side does) and a Content-Length
+ * head, nothing else; and `PUT /<name>` by writing the body it received into
+ * that file (open, write, close; `?commit`: fdatasync before close, as the fs
+ * side does) and answering 201 with no body. No server in Node serves these
+ * bytes to this client faster, or stores them with less, so it bounds
+ * Tessera's ratios (issue 24: GET and PUT ≥ 0.9× the floor).
  */
 const FLOOR_SERVER = `
 const { createServer } = require('node:net');
@@ -132,24 +135,52 @@ const { join } = require('node:path');
 const dir = process.argv[1];
 const server = createServer((socket) => {
   socket.setNoDelay(true);
-  let pending = '';
-  socket.on('data', async (chunk) => {
-    pending += chunk.toString('latin1');
-    const end = pending.indexOf('\\r\\n\\r\\n');
-    if (end < 0) return;
-    const path = pending.slice(pending.indexOf(' ') + 2, pending.indexOf(' HTTP/'));
-    pending = pending.slice(end + 4);
-    const f = await open(join(dir, path), 'r');
-    const { size } = await f.stat();
-    const body = Buffer.allocUnsafe(size);
-    for (let at = 0; at < size;) at += (await f.read(body, at, size - at, at)).bytesRead;
-    await f.close();
-    socket.cork();
-    socket.write('HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\nContent-Length: ' + size + '\\r\\n\\r\\n', 'latin1');
-    socket.write(body);
-    socket.uncork();
+  let head = null; // the request being received: { method, path, body, got }
+  let pending = Buffer.alloc(0);
+  let busy = Promise.resolve();
+  socket.on('data', (chunk) => {
+    pending = pending.length === 0 ? chunk : Buffer.concat([pending, chunk]);
+    for (;;) {
+      if (head === null) {
+        const end = pending.indexOf('\\r\\n\\r\\n');
+        if (end < 0) return;
+        const text = pending.subarray(0, end).toString('latin1');
+        const [method, target] = text.split(' ', 2);
+        const length = Number(/\\r\\ncontent-length: *(\\d+)/i.exec(text)?.[1] ?? 0);
+        head = { method, path: target.slice(1), body: Buffer.allocUnsafe(length), got: 0 };
+        pending = pending.subarray(end + 4);
+      }
+      const take = Math.min(head.body.length - head.got, pending.length);
+      pending.copy(head.body, head.got, 0, take);
+      head.got += take;
+      pending = pending.subarray(take);
+      if (head.got < head.body.length) return;
+      const request = head;
+      head = null;
+      busy = busy.then(() => answer(socket, request));
+    }
   });
 });
+async function answer(socket, { method, path, body }) {
+  const [name, query] = path.split('?');
+  if (method === 'PUT') {
+    const f = await open(join(dir, 'floor-' + name), 'w');
+    for (let at = 0; at < body.length;) at += (await f.write(body, at, body.length - at, at)).bytesWritten;
+    if (query === 'commit') await f.datasync();
+    await f.close();
+    socket.write('HTTP/1.1 201 Created\\r\\nContent-Length: 0\\r\\n\\r\\n', 'latin1');
+    return;
+  }
+  const f = await open(join(dir, name), 'r');
+  const { size } = await f.stat();
+  const out = Buffer.allocUnsafe(size);
+  for (let at = 0; at < size;) at += (await f.read(out, at, size - at, at)).bytesRead;
+  await f.close();
+  socket.cork();
+  socket.write('HTTP/1.1 200 OK\\r\\nContent-Type: application/octet-stream\\r\\nContent-Length: ' + size + '\\r\\n\\r\\n', 'latin1');
+  socket.write(out);
+  socket.uncork();
+}
 server.listen(0, '127.0.0.1', () => console.log(server.address().port));
 `;
 const floorChild = spawn(process.execPath, ['-e', FLOOR_SERVER, plain], { stdio: ['ignore', 'pipe', 'inherit'] });
@@ -200,21 +231,25 @@ for (let round = 1; round <= ROUNDS; round++) {
       await f.close();
     }));
     const floorRead = await timed(() => each((i, conn) => conn.send('GET', `/${name(i)}`), floorConnections));
-    rows.push({ round, commit, write: mbps(tWrite), read: mbps(tRead), fsWrite: mbps(fsWrite), fsRead: mbps(fsRead), floorRead: mbps(floorRead) });
+    const floorWrite = await timed(() => each((i, conn) => conn.send('PUT', `/${name(i)}${suffix}`, blobs[i]), floorConnections));
+    rows.push({ round, commit, write: mbps(tWrite), read: mbps(tRead), fsWrite: mbps(fsWrite), fsRead: mbps(fsRead), floorRead: mbps(floorRead), floorWrite: mbps(floorWrite) });
   }
 }
 
 console.log(`stored content: ${COUNT} blobs of ${SIZE} bytes per run, ${CONCURRENCY} keep-alive connection(s) each sending one request at a time; plain fs = one file per blob, as many at a time`);
-console.log('floor = a bare node:net server reading the plain-fs file per GET, to the same client (the most a server can give this client here)');
-console.log('round  mode     tessera write  fs write  ratio | tessera read  fs read  ratio | floor read  ratio   (MB/s)');
+console.log('floor = a bare node:net server, to the same client: GET reads the plain-fs file, PUT writes it (fdatasync with ?commit); the most a server can give this client here');
+console.log('round  mode     tessera write  fs write  ratio | floor write  tessera/floor | tessera read  fs read  ratio | floor read  ratio  tessera/floor   (MB/s)');
 for (const r of rows) {
-  console.log(`${String(r.round).padStart(5)}  ${r.commit ? 'commit' : 'buffer'}  ${r.write.toFixed(0).padStart(13)}  ${r.fsWrite.toFixed(0).padStart(8)}  ${(r.write / r.fsWrite).toFixed(2).padStart(5)} | ${r.read.toFixed(0).padStart(12)}  ${r.fsRead.toFixed(0).padStart(7)}  ${(r.read / r.fsRead).toFixed(2).padStart(5)} | ${r.floorRead.toFixed(0).padStart(10)}  ${(r.floorRead / r.fsRead).toFixed(2).padStart(5)}`);
+  console.log(`${String(r.round).padStart(5)}  ${r.commit ? 'commit' : 'buffer'}  ${r.write.toFixed(0).padStart(13)}  ${r.fsWrite.toFixed(0).padStart(8)}  ${(r.write / r.fsWrite).toFixed(2).padStart(5)} | `
+    + `${r.floorWrite.toFixed(0).padStart(11)}  ${(r.write / r.floorWrite).toFixed(2).padStart(13)} | `
+    + `${r.read.toFixed(0).padStart(12)}  ${r.fsRead.toFixed(0).padStart(7)}  ${(r.read / r.fsRead).toFixed(2).padStart(5)} | ${r.floorRead.toFixed(0).padStart(10)}  ${(r.floorRead / r.fsRead).toFixed(2).padStart(5)}  ${(r.read / r.floorRead).toFixed(2).padStart(13)}`);
 }
 const median = (xs) => xs.slice().sort((a, b) => a - b)[Math.floor(xs.length / 2)];
 for (const commit of [false, true]) {
   const sel = rows.filter((r) => r.commit === commit);
   console.log(`median ${commit ? 'commit' : 'buffer'}: write ${median(sel.map((r) => r.write / r.fsWrite)).toFixed(2)}× fs, read ${median(sel.map((r) => r.read / r.fsRead)).toFixed(2)}× fs`
-    + ` (floor ${median(sel.map((r) => r.floorRead / r.fsRead)).toFixed(2)}× fs; Tessera ${median(sel.map((r) => r.read / r.floorRead)).toFixed(2)}× the floor)`);
+    + ` (floor ${median(sel.map((r) => r.floorRead / r.fsRead)).toFixed(2)}× fs); against the floor (issue 24: ≥ 0.9): PUT ${median(sel.map((r) => r.write / r.floorWrite)).toFixed(2)}×,`
+    + ` GET ${median(sel.map((r) => r.read / r.floorRead)).toFixed(2)}×`);
 }
 for (const conn of [...connections, ...floorConnections]) conn.close();
 floorChild.kill('SIGTERM');
