@@ -32,7 +32,10 @@ export interface ShardSearchRequest {
 export interface ShardSearchResult {
   total: number;
   hits: Array<{
-    id: DocumentId; docid: number; version: number; body: DocumentBody; score: number; sortValues?: Array<number | string | null>; highlight?: HitHighlight;
+    id: DocumentId; docid: number; version: number;
+    /** The stored body, or its compact JSON alone when the document has it (StoredDocument.bodyJson): a hit is sent as that text. */
+    body?: DocumentBody; bodyJson?: string;
+    score: number; sortValues?: Array<number | string | null>; highlight?: HitHighlight;
   }>;
   /** The direction of each key's values (`_score` ascending is best first: its values descend). */
   sortOrders: Array<'asc' | 'desc'>;
@@ -70,7 +73,9 @@ export async function searchShard(state: ShardState, request: ShardSearchRequest
     const doc = docs[i];
     // A document deleted since the snapshot is left out of the page (the total was exact at the snapshot).
     if (doc === undefined) return;
-    const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body, score: h.score };
+    const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, score: h.score };
+    if (doc.bodyJson === undefined) hit.body = doc.body;
+    else hit.bodyJson = doc.bodyJson;
     if (h.sortValues !== undefined) hit.sortValues = h.sortValues;
     if (highlighter !== null) hit.highlight = highlighter.highlight(doc.body);
     hits.push(hit);
