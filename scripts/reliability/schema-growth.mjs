@@ -11,7 +11,9 @@
 // holds (its objects' own sizes, array buffers' memory included) and the
 // difference per field (not the RSS: writing a snapshot takes memory of its own); --keep DIR keeps the two
 // snapshots there, for heap-diff.mjs (what the fields cost, by structure). --root runs another checkout's
-// server (an A/B against the code before a change).
+// server (an A/B against the code before a change). It also prints how long
+// the fields took to add, PUT after PUT (each grows the index's schema in the
+// cluster state).
 // Exits 0: it measures, it judges nothing.
 //
 //   node scripts/reliability/schema-growth.mjs [fields, default 3000] [fields per document, default 1] [--retained [--keep DIR]] [--root DIR] [--port N]
@@ -100,12 +102,15 @@ try {
   }
   console.log(`0 fields: ${await memory()}`);
   let fields = 0;
+  const adding = performance.now();
   for (let i = 1; fields < FIELDS; i++) {
     const body = {};
     for (let k = 0; k < PER_DOCUMENT; k++, fields++) body[`f${i}_${k}`] = `word ${i}`;
     await put(`d${i % 500}`, body);
     if (fields % 1000 < PER_DOCUMENT) console.log(`${fields} fields: ${await memory()}`);
   }
+  const addingMs = performance.now() - adding;
+  console.log(`${fields} fields added in ${(addingMs / 1000).toFixed(2)} s: ${(addingMs / fields).toFixed(2)} ms per field (the PUTs one after another)`);
   await new Promise((r) => setTimeout(r, 5000));
   console.log(`5 s later: ${await memory()}; data directory ${(bytesUnder(join(dir, 'data')) / 1e6).toFixed(1)} MB`);
   if (options.retained) {

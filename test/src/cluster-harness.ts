@@ -11,11 +11,10 @@
  * SERVER_KINDS (env TESSERA_TEST_SERVERS, default `embedded,cluster`).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { pathToFileURL } from 'node:url';
-import type { ClusterState } from '@tessera/coordinator';
+import { EMPTY_CLUSTER_STATE, readLocalState, type ClusterState } from '@tessera/coordinator';
 import { Etcd3 } from 'etcd3';
 import { call, CLI, REPO_ROOT, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 
@@ -215,7 +214,7 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       return list;
     },
     async storedState() {
-      if (etcdProcess === undefined) return JSON.parse(readFileSync(join(dataDir, 'coordinator', 'cluster-state.json'), 'utf8')) as ClusterState;
+      if (etcdProcess === undefined) return readLocalState<ClusterState>(join(dataDir, 'coordinator', 'cluster-state.json'), EMPTY_CLUSTER_STATE);
       const client = new Etcd3({ hosts: etcdProcess.endpoint });
       try {
         const value = await client.get(`${ETCD_TEST_PREFIX}/state`).string();

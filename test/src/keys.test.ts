@@ -117,8 +117,8 @@ describe('a server with a master key', () => {
       expect(text).not.toContain(secret);
       expect(text).not.toContain(createHash('sha256').update(secret).digest('hex'));
     }
-    // The cluster state on disk holds the digest, never the secret.
-    expect(readFileSync(join(dataDir, 'cluster-state.json'), 'utf8')).not.toContain(secret);
+    // The cluster state on disk (its base and its log of changes) holds the digest, never the secret.
+    for (const file of ['cluster-state.json', 'cluster-state.json.log']) expect(readFileSync(join(dataDir, file), 'utf8')).not.toContain(secret);
 
     const invalid: unknown[] = [
       {}, { _actions: ['read'], _indexes: ['/*'] }, { _name: 'a b', _actions: ['read'], _indexes: ['/*'] },

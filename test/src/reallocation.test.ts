@@ -4,9 +4,9 @@
  * (packages/coordinator/src/replication/reallocation.ts), with the shard
  * nodes in one process (in-process-cluster.ts).
  */
-import { existsSync, readFileSync } from 'node:fs';
+import { existsSync } from 'node:fs';
 import { join } from 'node:path';
-import type { ClusterState } from '@tessera/coordinator';
+import { EMPTY_CLUSTER_STATE, readLocalState, type ClusterState } from '@tessera/coordinator';
 import { shardDirectory } from '@tessera/node';
 import { InProcessCluster } from './in-process-cluster.js';
 
@@ -23,7 +23,7 @@ async function writeMany(count: number, from = 0): Promise<void> {
 }
 
 function state(): ClusterState {
-  return JSON.parse(readFileSync(cluster.stateFile, 'utf8')) as ClusterState;
+  return readLocalState<ClusterState>(cluster.stateFile, EMPTY_CLUSTER_STATE);
 }
 
 function copyDir(node: string): string {

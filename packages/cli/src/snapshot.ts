@@ -32,7 +32,7 @@ import { once } from 'node:events';
 import { decodeMultiStream, encode } from '@msgpack/msgpack';
 import { request } from 'undici';
 import {
-  type ClusterState, type IndexMeta, SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MEDIA_TYPE, type SnapshotHeader, type SnapshotShard,
+  type ClusterState, type IndexMeta, SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MEDIA_TYPE, type SnapshotHeader, type SnapshotShard, writeLocalState,
 } from '@tessera/coordinator';
 import { ShardNode } from '@tessera/node';
 import type { ReplicatedChange } from '@tessera/rpc';
@@ -294,7 +294,8 @@ export async function runRestore(options: RestoreOptions): Promise<RestoreSummar
       });
     }
     await node.close();
-    await writeClusterState(options.data, restoredState(state, manifest, options.nodeName));
+    // The local store's files as it reads them: the state as the base, no log of changes.
+    await writeLocalState(join(options.data, 'cluster-state.json'), restoredState(state, manifest, options.nodeName));
   } catch (err) {
     progress.stop();
     await node.close().catch(() => undefined);
@@ -411,15 +412,6 @@ function restoredState(state: ClusterState, manifest: SnapshotManifest, nodeName
     };
   }
   return { ...state, version: 1, indexes, nodes: { [nodeName]: { firstJoinedAt: new Date().toISOString() } } };
-}
-
-/** cluster-state.json as the coordinator's local store keeps it (written whole, synced). */
-async function writeClusterState(dataDir: string, state: ClusterState): Promise<void> {
-  const file = join(dataDir, 'cluster-state.json');
-  await writeFile(`${file}.tmp`, JSON.stringify(state, null, 1));
-  await fsyncFile(`${file}.tmp`);
-  await rename(`${file}.tmp`, file);
-  await fsyncFile(dataDir);
 }
 
 async function requireEmptyDirectory(dir: string, what: string): Promise<void> {

@@ -10,7 +10,7 @@ export { apiErrors } from './errors.js';
 export { metricsReference } from './observability/reference.js';
 export { IndexRegistry } from './indexes/registry.js';
 export { EMPTY_CLUSTER_STATE } from './state/cluster-state.js';
-export { LocalStateStore } from './state/local-store.js';
+export { LocalStateStore, readLocalState, writeLocalState } from './state/local-store.js';
 export { etcdLeasedKey, EtcdStateStore, type EtcdStateStoreOptions } from './state/etcd-store.js';
 export { isEtcdLeaseInvalid, loadEtcdLibrary } from './state/etcd-client.js';
 export { CoordinatorGroup, type CoordinatorRecord } from './cluster/coordinator-group.js';

@@ -10,6 +10,8 @@ export {
 } from './replication/index.js';
 export { CONTENT_CHUNK_BYTES, CONTENT_DEFAULTS, type BlobLocation, type ContentVolumesOptions } from './content/volumes.js';
 export { DocumentCacheBudget } from './documents/document-cache.js';
+// Whether a body's compact JSON gives it back exactly (the node sends such bodies as their text).
+export { jsonFaithful } from './documents/json-document.js';
 export { STORE_MEMORY_DEFAULTS, StoreMemoryBudget, type StoreMemoryOptions, type StoreMemoryStats } from './store/store-memory.js';
 export type {
   ContentLink, ContentWrite, DocumentBody, DocumentId, DocumentLengths, Mutation, OplogEntry, ShardMetrics, ShardStats, StoredDocument, WriteRequest, WriteResult, WriteScript,

@@ -5,7 +5,7 @@
  */
 import { join } from 'node:path';
 import {
-  type CommitLog, COMMIT_LOG_DIRECTORY, DocumentCacheBudget, documentInfo, openCommitLog, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
+  type CommitLog, COMMIT_LOG_DIRECTORY, DocumentCacheBudget, documentInfo, jsonFaithful, openCommitLog, type EngineLogger, SCAN_DOCUMENTS_MAX, ScriptRunner, Shard, SHARD_DEFAULTS, SILENT_LOGGER, StoreMemoryBudget, type ScriptRunnerOptions, type ShardIndexMetrics, type ShardOptions,
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
@@ -421,33 +421,42 @@ function docId(method: string, id: unknown): string | number {
   throw nodeErrors.badCall(method, 'id must be a string or a number');
 }
 
-/** A stored document as `doc.get` answers it; `bodiesAsJson`: its body as its JSON alone when that carries it exactly (GetCall). */
+/**
+ * A stored document as `doc.get` answers it: a cached document's JSON text
+ * alone (StoredDocument.bodyJson; `bodyOf` parses it where a caller needs
+ * the object); `bodiesAsJson`: any other body as its JSON alone when that
+ * carries it exactly (GetCall).
+ */
 function documentReply(doc: StoredDocument, bodiesAsJson: boolean): DocumentReply {
-  const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version, body: doc.body };
+  const reply: DocumentReply = { id: doc.id, docid: doc.docid, version: doc.version };
+  if (doc.bodyJson === undefined) reply.body = doc.body;
+  else reply.bodyJson = doc.bodyJson;
   if (doc.content !== undefined) reply.content = doc.content.map((link) => ({ ...link }));
   withSourceJson(reply, bodiesAsJson);
   return reply;
 }
 
 /**
- * A reply's `bodyJson`, from its body; with `jsonAlone` (the caller is
- * across a wire: GetCall/SearchCall.bodiesAsJson) the body is left out when
- * that JSON stands for it exactly: sent once, as text, not encoded and
- * decoded a second time.
+ * A reply's `bodyJson`, from its body (none to make when the document gave
+ * its text); with `jsonAlone` (the caller is across a wire:
+ * GetCall/SearchCall.bodiesAsJson) the body is left out when that JSON
+ * stands for it exactly: sent once, as text, not encoded and decoded a
+ * second time.
  */
 function withSourceJson(reply: { body?: DocumentBody; bodyJson?: string }, jsonAlone: boolean): void {
-  const source = reply.body === undefined ? undefined : sourceJson(reply.body);
+  const source = reply.body === undefined || reply.bodyJson !== undefined ? undefined : sourceJson(reply.body);
   if (source === undefined) return;
   reply.bodyJson = source.json;
   if (jsonAlone && source.faithful) reply.body = undefined;
 }
 
 /**
- * A stored document's compact JSON, encoded once per body object: stored
- * bodies are never mutated (a write makes a new one), and the document
- * cache hands out the same object until it changes, so repeated GETs of a
- * document reuse the text (as Elasticsearch keeps `_source` as bytes).
- * Undefined for a body JSON cannot carry (a BigInt).
+ * A stored document's compact JSON, encoded once per body object, for the
+ * documents the cache keeps decoded (content entries, an indexed form, a
+ * body JSON cannot carry exactly): stored bodies are never mutated (a write
+ * makes a new one), and the cache hands out the same object until it
+ * changes, so repeated GETs of a document reuse the text. Undefined for a
+ * body JSON cannot carry at all (a BigInt).
  */
 const SOURCE_JSON = new WeakMap<object, SourceJson | null>();
 interface SourceJson {
@@ -466,22 +475,6 @@ function sourceJson(body: object): SourceJson | undefined {
     SOURCE_JSON.set(body, source);
   }
   return source ?? undefined;
-}
-
-/**
- * Whether JSON carries `value` exactly: plain objects and arrays of strings,
- * booleans, null and finite numbers other than -0 (a MessagePack body may
- * hold binary, which JSON would turn into an object of its bytes).
- */
-function jsonFaithful(value: unknown): boolean {
-  if (value === null || typeof value === 'string' || typeof value === 'boolean') return true;
-  if (typeof value === 'number') return Number.isFinite(value) && !Object.is(value, -0);
-  if (typeof value !== 'object') return false;
-  if (Array.isArray(value)) return value.every(jsonFaithful);
-  const proto = Object.getPrototypeOf(value) as unknown;
-  if (proto !== Object.prototype && proto !== null) return false;
-  for (const key in value) if (!jsonFaithful((value as Record<string, unknown>)[key])) return false;
-  return true;
 }
 
 /**

@@ -25,7 +25,7 @@ export interface DocumentReply {
   id: DocumentId;
   docid: number;
   version: number;
-  /** Absent when `bodyJson` stands for it (GetCall.bodiesAsJson): `bodyOf` gives it either way. */
+  /** Absent when `bodyJson` stands for it (a document the node's cache keeps as text, or GetCall.bodiesAsJson): `bodyOf` gives it either way. */
   body?: DocumentBody;
   /** Stored content entries in order of last storing (the last is the default), when the document has any. */
   content?: ContentLink[];
@@ -190,7 +190,7 @@ export interface SearchHitReply {
   id: DocumentId;
   docid: number;
   version: number;
-  /** Absent when `bodyJson` stands for it (SearchCall.bodiesAsJson), or when no `documents` were asked. */
+  /** Absent when `bodyJson` stands for it (as DocumentReply.body): `bodyOf` gives it either way. Both are absent when no `documents` were asked (SearchCall.documents). */
   body?: DocumentBody;
   /** `body` as compact JSON (as DocumentReply.bodyJson), when the node has it. */
   bodyJson?: string;

@@ -1,4 +1,5 @@
-import { DocumentCache, DocumentCacheBudget } from './document-cache.js';
+import { cachedBytes, DocumentCache, DocumentCacheBudget, estimateDocumentBytes } from './document-cache.js';
+import { cachedForm, JsonDocument } from './json-document.js';
 import type { StoredDocument } from './types.js';
 
 function doc(id: string, docid: number, version = 1): StoredDocument {
@@ -122,5 +123,40 @@ describe('DocumentCache', () => {
     two.set('sd', doc('d', 4), 950); // evicts b; the cleared entries are no longer in the order
     expect(two.get('sb')).toBeUndefined();
     expect(budget.bytes).toBe(950);
+  });
+});
+
+describe('cachedForm', () => {
+  it('keeps a plain document as its JSON text, its body parsed anew on each use', () => {
+    const stored: StoredDocument = { id: 'a', docid: 3, version: 2, seq: 9, term: 4, originSeq: 7, body: { name: 'ä', n: [1, 2.5, null, true], o: { x: 'y' } } };
+    const cached = cachedForm(stored);
+    expect(cached).toBeInstanceOf(JsonDocument);
+    expect(cached.bodyJson).toBe(JSON.stringify(stored.body));
+    expect({ id: cached.id, docid: cached.docid, version: cached.version, seq: cached.seq, term: cached.term, originSeq: cached.originSeq })
+      .toEqual({ id: 'a', docid: 3, version: 2, seq: 9, term: 4, originSeq: 7 });
+    expect(cached.body).toEqual(stored.body);
+    // Nothing decoded stays with the entry: a caller may not keep the cache's memory alive through it.
+    expect(cached.body).not.toBe(cached.body);
+    expect(cachedForm(cached)).toBe(cached);
+  });
+
+  it('keeps decoded what its JSON would not give back exactly, or what carries more than a body', () => {
+    const decoded = (body: StoredDocument['body'], extra: Partial<StoredDocument> = {}): StoredDocument => ({ id: 'a', docid: 1, version: 1, seq: 1, body, ...extra });
+    for (const stored of [
+      decoded({ bytes: new Uint8Array([1, 2]) }),
+      decoded({ zero: -0 }),
+      decoded({ when: new Date(0) }),
+      decoded({ a: 1 }, { content: [{ type: 'text/plain', volume: 1, offset: 0, size: 1, crc: 0 }] }),
+      decoded({ a: 1 }, { indexed: { a: 1, secret: 2 } }),
+    ]) {
+      expect(cachedForm(stored)).toBe(stored);
+    }
+  });
+
+  it('estimates a text entry by its JSON, a decoded one by its record', () => {
+    const text = cachedForm({ id: 'a', docid: 1, version: 1, seq: 1, body: { a: 'bcd' } });
+    expect(cachedBytes(text, 1000)).toBe(cachedBytes(cachedForm({ id: 'b', docid: 2, version: 1, seq: 2, body: { b: 'cde' } }), 10));
+    expect(cachedBytes(text, 1000)).toBeGreaterThanOrEqual(2 * (text.bodyJson?.length ?? 0));
+    expect(cachedBytes(doc('a', 1), 1000)).toBe(estimateDocumentBytes(1000));
   });
 });

@@ -1,5 +1,6 @@
 /**
- * Decoded documents by ID, least recently used first out, bounded by an
+ * Stored documents by ID, in the form `cachedForm` gives (most as their
+ * body's JSON text: documents/json-document.ts), least recently used first out, bounded by an
  * estimated byte size (`documentCacheBytesMax`, shared by a node's shard
  * copies through a DocumentCacheBudget). A GET of a hot document is
  * answered from here without touching LevelDB (a LevelDB get crosses to the
@@ -27,6 +28,16 @@ export function estimateDocumentBytes(recordBytes: number): number {
   return 2 * recordBytes + ENTRY_OVERHEAD_BYTES;
 }
 const ENTRY_OVERHEAD_BYTES = 160;
+
+/**
+ * Estimated heap bytes of a cache entry holding `doc` (a `cachedForm`): a
+ * JsonDocument's text at two bytes a character (a string that is not
+ * one-byte takes that; a one-byte one half), plus the fixed overhead; a
+ * decoded document's from its record size, as above.
+ */
+export function cachedBytes(doc: StoredDocument, recordBytes: number): number {
+  return doc.bodyJson === undefined ? estimateDocumentBytes(recordBytes) : 2 * doc.bodyJson.length + ENTRY_OVERHEAD_BYTES;
+}
 
 /**
  * The largest entry is this share of the budget (but at least

@@ -22,6 +22,12 @@ export interface StoredDocument {
   readonly seq: number;
   readonly body: DocumentBody;
   /**
+   * `body` as compact JSON, when JSON.parse of it gives `body` back exactly:
+   * set on the form the document cache keeps (documents/document-cache.ts
+   * `cachedForm`), whose `body` is parsed from it on each use.
+   */
+  readonly bodyJson?: string;
+  /**
    * Primary term the version was written in (absent: 1). With `originSeq`,
    * the version's place in the shard's history, which orders the versions of
    * one document on every copy (replication/origin.ts).

@@ -11,7 +11,8 @@
  */
 import assert from 'node:assert/strict';
 import { TesseraError } from '@tessera/errors';
-import { estimateDocumentBytes } from '../documents/document-cache.js';
+import { cachedBytes } from '../documents/document-cache.js';
+import { cachedForm } from '../documents/json-document.js';
 import type { StoredDocument, WriteResult } from '../documents/types.js';
 import { engineErrors, isDiskFull } from '../errors.js';
 import type { CommitLog, CommitLogOperation, CommitLogRecord } from '../store/commit-log.js';
@@ -42,7 +43,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
     }
   }
   const outcomes = new Array<BatchOutcome<WriteResult | null>>(changes.length);
-  const applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[] = [];
+  const applied: { change: Change; doc: StoredDocument | undefined; recordBytes: number; seq: number; docid: number }[] = [];
   /** The schema this batch stores (the last change's), and what LevelDB holds of it once the batch is written. */
   let changedSchema: Record<string, unknown> | undefined;
   let newSchema: { schema: Record<string, unknown>; storage: SchemaStorage } | undefined;
@@ -94,7 +95,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
         state.ids.add(change.key);
         writer.put(change.documentKey, record);
         writer.put(oplogKey(seq), encodeOplogEntry(withExtras(withOrigin({ seq, id, docid, version, op: 'put' as const }, change), change), bodyBytes));
-        applied.push({ change, doc, bytes: estimateDocumentBytes(record.length), seq, docid });
+        applied.push({ change, doc, recordBytes: record.length, seq, docid });
         outcomes[i] = { ok: true, value: withExtras({ id, docid, version, seq, body, deleted: false }, change) };
       } else {
         const seq = ++counters.seq;
@@ -104,7 +105,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
         counters.documents--;
         assert.ok(counters.documents >= 0, 'document count must not go negative');
         writer.put(oplogKey(seq), encodeOplogEntry(withOrigin({ seq, id, docid, version, op: 'delete' as const }, change), undefined));
-        applied.push({ change, doc: undefined, bytes: 0, seq, docid });
+        applied.push({ change, doc: undefined, recordBytes: 0, seq, docid });
         outcomes[i] = { ok: true, value: { id, docid, version, seq, deleted: true } };
       }
       if (typeof id === 'number' && id > counters.maxNumericId) counters.maxNumericId = id;
@@ -157,7 +158,7 @@ export async function commitBatch(state: ShardState, changes: Change[], sync: bo
  * The rest of a batch LevelDB has: once durable (its commit-log round), the
  * search index, the cache and the counts; resolves with the writers' outcomes.
  */
-async function finishBatch(state: ShardState, changes: Change[], applied: { change: Change; doc: StoredDocument | undefined; bytes: number; seq: number; docid: number }[],
+async function finishBatch(state: ShardState, changes: Change[], applied: { change: Change; doc: StoredDocument | undefined; recordBytes: number; seq: number; docid: number }[],
   outcomes: BatchOutcome<WriteResult | null>[], sync: boolean, durable: Promise<void> | undefined, writeStartedMs: number): Promise<BatchOutcome<WriteResult | null>[]> {
   if (durable !== undefined) {
     try {
@@ -176,10 +177,14 @@ async function finishBatch(state: ShardState, changes: Change[], applied: { chan
   state.counts.batchesWritten++;
   if (sync) state.counts.batchesSynced++;
   state.counts.changesWritten += applied.length;
-  for (const { change, doc, bytes } of applied) {
+  for (const { change, doc, recordBytes } of applied) {
     state.markStale(change.key);
-    if (doc === undefined || change.uncached === true) state.cache.delete(change.key);
-    else state.cache.set(change.key, doc, bytes);
+    if (doc === undefined || change.uncached === true) {
+      state.cache.delete(change.key);
+    } else {
+      const cached = cachedForm(doc);
+      state.cache.set(change.key, cached, cachedBytes(cached, recordBytes));
+    }
   }
   state.trimOplog();
   return outcomes;

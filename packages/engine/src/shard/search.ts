@@ -3,7 +3,7 @@
  * coordinator parsed over the readers of the index as they are now
  * (search/), and fetch the stored documents of the best hits.
  */
-import type { DocumentBody, DocumentId } from '../documents/types.js';
+import type { DocumentBody, DocumentId, StoredDocument } from '../documents/types.js';
 import {
   type AggregationRequest, type AggregationsPartial, type HighlightRequest, type Query, type SearchAfter, type SortKey, valueOrder,
 } from '@tessera/search-model';
@@ -38,9 +38,13 @@ export interface ShardSearchRequest {
 export interface ShardSearchResult {
   total: number;
   hits: Array<{
-    id: DocumentId; docid: number; version: number; score: number;
-    /** Absent only when the request asked for no `documents`. */
-    body?: DocumentBody; sortValues?: Array<number | string | null>; highlight?: HitHighlight;
+    id: DocumentId; docid: number; version: number;
+    /**
+     * The stored body, or its compact JSON alone when the document has it (StoredDocument.bodyJson): a hit is
+     * sent as that text. Neither when the request asked for no `documents`.
+     */
+    body?: DocumentBody; bodyJson?: string;
+    score: number; sortValues?: Array<number | string | null>; highlight?: HitHighlight;
   }>;
   /** The direction of each key's values (`_score` ascending is best first: its values descend). */
   sortOrders: Array<'asc' | 'desc'>;
@@ -49,6 +53,9 @@ export interface ShardSearchResult {
   /** This shard's partial of `aggs`, for the coordinator to merge. */
   aggregations?: AggregationsPartial;
 }
+
+/** What a hit shows without its document (ShardSearchRequest.documents false). */
+type HitOwnFields = Pick<StoredDocument, 'id' | 'docid' | 'version'>;
 
 /** A search without a query matches every document. */
 const ALL_QUERY: Query = { kind: 'all' };
@@ -73,11 +80,9 @@ export async function searchShard(state: ShardState, request: ShardSearchRequest
   }, schema);
   const highlighter = request.highlight === undefined ? null : new Highlighter(query, request.highlight, schema);
   const bodiless = request.documents === false && highlighter === null;
-  const docs = await Promise.all(result.hits.map((h) => {
-    if (bodiless) {
-      const own = liveDocumentFields(readers, h.docid);
-      if (own?.version !== undefined) return { id: own.id, docid: h.docid, version: own.version, body: undefined };
-    }
+  const docs: Array<StoredDocument | HitOwnFields | undefined> = await Promise.all(result.hits.map((h) => {
+    const own = bodiless ? liveDocumentFields(readers, h.docid) : undefined;
+    if (own?.version !== undefined) return { id: own.id, docid: h.docid, version: own.version };
     return state.getByDocid(h.docid, () => liveDocumentId(readers, h.docid));
   }));
   const hits: ShardSearchResult['hits'] = [];
@@ -86,9 +91,14 @@ export async function searchShard(state: ShardState, request: ShardSearchRequest
     // A document deleted since the snapshot is left out of the page (the total was exact at the snapshot).
     if (doc === undefined) return;
     const hit: ShardSearchResult['hits'][number] = { id: doc.id, docid: doc.docid, version: doc.version, score: h.score };
-    if (!bodiless) hit.body = doc.body;
+    if (!bodiless) {
+      // Not bodiless: every hit was fetched whole.
+      const stored = doc as StoredDocument;
+      if (stored.bodyJson === undefined) hit.body = stored.body;
+      else hit.bodyJson = stored.bodyJson;
+      if (highlighter !== null) hit.highlight = highlighter.highlight(stored.body);
+    }
     if (h.sortValues !== undefined) hit.sortValues = h.sortValues;
-    if (highlighter !== null && doc.body !== undefined) hit.highlight = highlighter.highlight(doc.body);
     hits.push(hit);
   });
   const reply: ShardSearchResult = { total: result.total, hits, sortOrders: sort.map(valueOrder) };

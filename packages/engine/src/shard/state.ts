@@ -15,7 +15,8 @@ import assert from 'node:assert/strict';
 import type { TesseraError } from '@tessera/errors';
 import type { ScriptRunner } from '@tessera/scripting';
 import type { ContentVolumes } from '../content/volumes.js';
-import { DocumentCache, estimateDocumentBytes } from '../documents/document-cache.js';
+import { cachedBytes, DocumentCache } from '../documents/document-cache.js';
+import { cachedForm } from '../documents/json-document.js';
 import { documentIdKey, validateDocumentId } from '../documents/document-id.js';
 import { IdFilter } from '../documents/id-filter.js';
 import type { DocumentId, StoredDocument, WriteResult } from '../documents/types.js';
@@ -247,9 +248,9 @@ export class ShardState {
     try {
       const bytes = await this.readKey(documentKey(id));
       if (bytes === undefined) return undefined;
-      const doc = decodeDocumentRecord(bytes);
+      const doc = cachedForm(decodeDocumentRecord(bytes));
       assert.equal(documentIdKey(doc.id), key, 'the document record holds another ID');
-      if (!flight.stale) this.cache.set(key, doc, estimateDocumentBytes(bytes.length));
+      if (!flight.stale) this.cache.set(key, doc, cachedBytes(doc, bytes.length));
       return doc;
     } finally {
       if (this.reads.get(key) === flight) this.reads.delete(key);

@@ -73,27 +73,61 @@ export async function firstCorruptFile(dir: string, pattern: RegExp,
   return found.find((c) => c !== null) ?? null;
 }
 
-/** The first corrupted record of one log's bytes, or null. */
-export function checkLogBytes(buf: Uint8Array): { offset: number; why: string } | null {
-  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+/**
+ * What walking a log's bytes meets, in order: each record fragment whose
+ * checksum matches, each block's tail after its last fragment (zeros in a
+ * sound log), and at most one fragment it cannot read — whose length runs
+ * past its block, or whose checksum does not match — where the walk ends.
+ * The checker and the reader below tell these apart differently.
+ */
+type LogPiece =
+  | { kind: 'fragment'; type: number; data: Buffer }
+  | { kind: 'padding'; from: number; to: number }
+  | { kind: 'beyond block'; offset: number; length: number; blockEnd: number }
+  | { kind: 'checksum mismatch'; offset: number };
+
+function* logPieces(view: Buffer): Generator<LogPiece> {
   for (let block = 0; block < view.length; block += BLOCK_BYTES) {
     const end = Math.min(block + BLOCK_BYTES, view.length);
     let p = block;
     while (end - p >= HEADER_BYTES) {
       const length = view.readUInt16LE(p + 4);
       const type = view[p + 6]!;
-      if (type === 0 && length === 0) break; // the rest of a preallocated block: zeros, checked below
+      if (type === 0 && length === 0) break; // the rest of a preallocated block: zeros
       if (p + HEADER_BYTES + length > end) {
-        // Cut short by the end of the file: an append that never finished, unless a flipped length bit made it look so.
-        if (end === view.length && !wholeWithFlippedLength(view, p, length, end)) return null;
-        return { offset: p, why: 'record length beyond its block' };
+        yield { kind: 'beyond block', offset: p, length, blockEnd: end };
+        return;
       }
-      if (!checksumMatches(view, p, length)) return { offset: p, why: 'checksum mismatch' };
+      if (!checksumMatches(view, p, length)) {
+        yield { kind: 'checksum mismatch', offset: p };
+        return;
+      }
+      yield { kind: 'fragment', type, data: view.subarray(p + HEADER_BYTES, p + HEADER_BYTES + length) };
       p += HEADER_BYTES + length;
     }
-    // A block's tail (under a header's size, or after a zero header) is zeros, but for a header cut short at the end of the file.
+    // A block's tail (under a header's size, or after a zero header), but for a header cut short at the end of the file.
     const tailEnd = end === view.length && end - p < HEADER_BYTES ? p : end;
-    for (let q = p; q < tailEnd; q++) if (view[q] !== 0) return { offset: q, why: 'non-zero block padding' };
+    if (p < tailEnd) yield { kind: 'padding', from: p, to: tailEnd };
+  }
+}
+
+/** The first corrupted record of one log's bytes, or null. */
+export function checkLogBytes(buf: Uint8Array): { offset: number; why: string } | null {
+  const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
+  for (const piece of logPieces(view)) {
+    switch (piece.kind) {
+      case 'beyond block':
+        // Cut short by the end of the file: an append that never finished, unless a flipped length bit made it look so.
+        if (piece.blockEnd === view.length && !wholeWithFlippedLength(view, piece.offset, piece.length, piece.blockEnd)) return null;
+        return { offset: piece.offset, why: 'record length beyond its block' };
+      case 'checksum mismatch':
+        return { offset: piece.offset, why: 'checksum mismatch' };
+      case 'padding':
+        for (let q = piece.from; q < piece.to; q++) if (view[q] !== 0) return { offset: q, why: 'non-zero block padding' };
+        break;
+      case 'fragment':
+        break;
+    }
   }
   return null;
 }
@@ -113,26 +147,19 @@ export function logRecords(buf: Uint8Array): Buffer[] {
   const view = Buffer.from(buf.buffer, buf.byteOffset, buf.byteLength);
   const records: Buffer[] = [];
   let fragments: Buffer[] | undefined;
-  for (let block = 0; block < view.length; block += BLOCK_BYTES) {
-    const end = Math.min(block + BLOCK_BYTES, view.length);
-    let p = block;
-    while (end - p >= HEADER_BYTES) {
-      const length = view.readUInt16LE(p + 4);
-      const type = view[p + 6]!;
-      if (type === 0 && length === 0) break;
-      if (p + HEADER_BYTES + length > end || !checksumMatches(view, p, length)) return records;
-      const data = view.subarray(p + HEADER_BYTES, p + HEADER_BYTES + length);
-      p += HEADER_BYTES + length;
-      if (type === FULL && fragments === undefined) records.push(data);
-      else if (type === FIRST && fragments === undefined) fragments = [data];
-      else if (type === MIDDLE && fragments !== undefined) fragments.push(data);
-      else if (type === LAST && fragments !== undefined) {
-        fragments.push(data);
-        records.push(Buffer.concat(fragments));
-        fragments = undefined;
-      } else {
-        return records;
-      }
+  for (const piece of logPieces(view)) {
+    if (piece.kind === 'padding') continue;
+    if (piece.kind !== 'fragment') return records;
+    const { type, data } = piece;
+    if (type === FULL && fragments === undefined) records.push(data);
+    else if (type === FIRST && fragments === undefined) fragments = [data];
+    else if (type === MIDDLE && fragments !== undefined) fragments.push(data);
+    else if (type === LAST && fragments !== undefined) {
+      fragments.push(data);
+      records.push(Buffer.concat(fragments));
+      fragments = undefined;
+    } else {
+      return records;
     }
   }
   return records;
