@@ -8,7 +8,7 @@
 // run, so the ratio is measured on the same machine at the same time. Then the
 // same with ?commit against writeFile + fsync.
 // --concurrency N: N connections at once, and N fs operations at once.
-//   npx tsc -b && node scripts/bench/content.mjs [--count 200] [--size 1048576] [--rounds 3] [--concurrency 1]
+//   npx tsc -b && node scripts/bench/content.mjs [--count 200] [--size 1048576] [--rounds 3] [--concurrency 1] [--profile DIR]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
 import { open, writeFile } from 'node:fs/promises';
@@ -22,6 +22,8 @@ import { SERVER_ENV, SERVER_NODE_FLAGS } from '../../packages/cli/dist/node-flag
 const { values } = parseArgs({ options: {
   count: { type: 'string', default: '200' }, size: { type: 'string', default: String(1 << 20) }, rounds: { type: 'string', default: '3' },
   concurrency: { type: 'string', default: '1' },
+  // A directory: Tessera's server writes a V8 CPU profile there at its exit.
+  profile: { type: 'string' },
 } });
 const CONCURRENCY = Number(values.concurrency);
 const COUNT = Number(values.count);
@@ -39,7 +41,8 @@ const blobs = Array.from({ length: COUNT }, (_, n) => {
   return b;
 });
 
-const child = spawn(process.execPath, [...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data, '--shards', '1'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...SERVER_ENV } });
+const profile = values.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(values.profile)];
+const child = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data, '--shards', '1'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...SERVER_ENV } });
 const port = await new Promise((res, rej) => {
   let buffered = '';
   child.stdout.on('data', (d) => {
