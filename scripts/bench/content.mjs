@@ -8,6 +8,10 @@
 // run, so the ratio is measured on the same machine at the same time. Then the
 // same with ?commit against writeFile + fsync.
 // --concurrency N: N connections at once, and N fs operations at once.
+// SERVER_MALLOC=default: Tessera's server runs without the malloc settings of
+// `npm start` (SERVER_ENV, docs/operations.md "Node flags"), to measure what
+// they cost: each request body of 1 MiB is then a fresh mmap, faulted in
+// page by page and unmapped when freed.
 //   npx tsc -b && node scripts/bench/content.mjs [--count 200] [--size 1048576] [--rounds 3] [--concurrency 1] [--profile DIR]
 import { spawn } from 'node:child_process';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -42,7 +46,7 @@ const blobs = Array.from({ length: COUNT }, (_, n) => {
 });
 
 const profile = values.profile === undefined ? [] : ['--cpu-prof', '--cpu-prof-dir', resolve(values.profile)];
-const child = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data, '--shards', '1'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...SERVER_ENV } });
+const child = spawn(process.execPath, [...profile, ...SERVER_NODE_FLAGS, cli, 'serve', '--port', '0', '--data', data, '--shards', '1'], { stdio: ['ignore', 'pipe', 'inherit'], env: { ...process.env, ...(process.env.SERVER_MALLOC === 'default' ? {} : SERVER_ENV) } });
 const port = await new Promise((res, rej) => {
   let buffered = '';
   child.stdout.on('data', (d) => {
