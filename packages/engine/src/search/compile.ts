@@ -16,7 +16,7 @@
  * synonym (synonym.ts); `_elite_set` keeps the subqueries of highest
  * estimated weight (elite-set.ts); `_synonym` weighs as one term.
  */
-import { analyzerOptionsOf, idTerm as documentIdTerm } from '../indexing/document-terms.js';
+import { analyzerOptionsOf, ID_SLOT, idTerm as documentIdTerm } from '../indexing/document-terms.js';
 import {
   accuracyBucket, accuracyPrefix, accuracyTypeChar, convertValue, DATE_UNIT_SECONDS, fieldSpec, fieldTerm, isDateType, isNumericType, parseType,
   searchableFields, sortableNumber, sortableToken, stemTerm, textTerm, TYPE_CHARS,
@@ -42,8 +42,8 @@ export const PREFIX_EXPANSIONS_MAX = 50;
 /** `t*` wildcards on text expand to at most this many terms (most frequent first): each is a BM25 iterator in a heap. */
 export const WILDCARD_EXPANSIONS_MAX = 1000;
 
-/** Slot of `_id` values (API.md §5.8). */
-export const ID_SLOT = 0;
+/** Slot of `_id` values (API.md §5.8), where indexing puts them. */
+export { ID_SLOT };
 
 /** Where text terms live and how they are analysed and weighed. */
 interface TextContext {

@@ -13,8 +13,8 @@ import type { AggregationsPartial, Query, SearchAfter, SortKey } from '@tessera/
 import type { AggregationPlan } from '../collect/aggregation-plan.js';
 import { countMatches, TopKCollector } from '../collect/top-k.js';
 import { TermScorer } from '../scorers/term-scorer.js';
-import { ID_SLOT, QueryCompiler } from './compile.js';
-import { VERSION_SLOT } from '../indexing/document-terms.js';
+import { QueryCompiler } from './compile.js';
+import { ID_SLOT, VERSION_SLOT } from '../indexing/document-terms.js';
 import { distanceSortPlan } from './distance-sort.js';
 import type { SearchReader } from './reader.js';
 import { SortCollector, type SortPlan, type SortValue } from '../collect/sort-collector.js';
