@@ -35,8 +35,12 @@ export interface RawOptions {
   headRequests?: boolean[];
 }
 
-/** Parse complete responses from `buf`; returns them and the unparsed rest. */
-export function parseResponses(buf: Buffer, headRequests: readonly boolean[] = [], finalSoFar = 0): { responses: RawResponse[]; rest: Buffer } {
+/**
+ * Parse complete responses from `buf`; returns them, the unparsed rest, and
+ * the length `buf` must reach to complete the next response when its head is
+ * already complete (`needs`), so that a reader can wait for that many bytes.
+ */
+export function parseResponses(buf: Buffer, headRequests: readonly boolean[] = [], finalSoFar = 0): { responses: RawResponse[]; rest: Buffer; needs?: number } {
   const responses: RawResponse[] = [];
   let off = 0;
   let finals = finalSoFar;
@@ -55,7 +59,7 @@ export function parseResponses(buf: Buffer, headRequests: readonly boolean[] = [
     const isFinal = status >= 200;
     const hasBody = isFinal && status !== 204 && status !== 304 && headRequests[finals] !== true;
     const length = hasBody ? Number(headers['content-length'] ?? '0') : 0;
-    if (end + 4 + length > buf.length) break;
+    if (end + 4 + length > buf.length) return { responses, rest: buf.subarray(off), needs: end + 4 + length };
     responses.push({ status, headers, body: buf.subarray(end + 4, end + 4 + length) });
     off = end + 4 + length;
     if (isFinal) finals++;
@@ -69,6 +73,9 @@ export function rawExchange(port: number, pieces: readonly (string | Buffer)[], 
     const socket: Socket = connect(port, '127.0.0.1');
     socket.setNoDelay(true);
     const received: Buffer[] = [];
+    let receivedBytes = 0;
+    // Bytes that complete the next response, when its head is known: a large body is not re-parsed per chunk.
+    let needs = 0;
     const startedAt = Date.now();
     let settled = false;
     let closed = false;
@@ -92,9 +99,11 @@ export function rawExchange(port: number, pieces: readonly (string | Buffer)[], 
     });
     socket.on('data', (chunk: Buffer) => {
       received.push(chunk);
-      if (options.responses === undefined) return;
-      const { responses } = parseResponses(Buffer.concat(received), options.headRequests);
-      if (responses.filter((r) => r.status >= 200).length >= options.responses) finish();
+      receivedBytes += chunk.length;
+      if (options.responses === undefined || receivedBytes < needs) return;
+      const parsed = parseResponses(Buffer.concat(received), options.headRequests);
+      needs = parsed.needs ?? 0;
+      if (parsed.responses.filter((r) => r.status >= 200).length >= options.responses) finish();
     });
     socket.on('connect', () => {
       void (async () => {
