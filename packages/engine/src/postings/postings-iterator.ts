@@ -18,7 +18,7 @@ import { SKIP_ENTRY_BYTES, type TermPostingsInfo } from './postings-writer.js';
 export interface PostingsSource {
   readonly postings: Uint8Array;
   readonly positions: Uint8Array;
-  /** Segment ordinal → docid; null when the encoded ordinals are the docids. */
+  /** Segment ordinal → docid, ascending (docids are unique); null when the encoded ordinals are the docids. */
   readonly docidOf: Uint32Array | null;
 }
 
@@ -44,7 +44,9 @@ export class PostingsIterator {
 
   private postings: Uint8Array = NO_BYTES;
   private positionsBytes: Uint8Array = NO_BYTES;
+  /** Ordinal → docid; null when a docid is its ordinal + `docidDelta` (a segment of consecutive docids: an add, not a lookup). */
   private docidOf: Uint32Array | null = null;
+  private docidDelta = 0;
   private df = 0;
   private maxFreq = 0;
   private base = 0;
@@ -92,7 +94,14 @@ export class PostingsIterator {
     this.decoded = decoded;
     this.postings = source.postings;
     this.positionsBytes = source.positions;
-    this.docidOf = source.docidOf;
+    const map = source.docidOf;
+    if (map === null || map.length === 0 || map[map.length - 1]! - map[0]! !== map.length - 1) {
+      this.docidOf = map;
+      this.docidDelta = 0;
+    } else {
+      this.docidOf = null;
+      this.docidDelta = map[0]!;
+    }
     this.df = info.df;
     this.maxFreq = info.maxFreq;
     this.base = info.postingsOffset;
@@ -300,7 +309,7 @@ export class PostingsIterator {
 
   private skipLastDocid(b: number): number {
     const ordinal = readU32(this.postings, this.base + b * SKIP_ENTRY_BYTES);
-    return this.docidOf === null ? ordinal : this.docidOf[ordinal]!;
+    return this.docidOf === null ? ordinal + this.docidDelta : this.docidOf[ordinal]!;
   }
 
   private decodeBlock(b: number): void {
@@ -332,14 +341,26 @@ export class PostingsIterator {
     const own = this.own ?? (this.own = blockArrays());
     const ordinals = this.ordinals = own.ordinals;
     const freqs = this.freqs = own.freqs;
-    this.docids = own.docids;
+    const docids = this.docids = own.docids;
     this.offset = 0;
+    // Ordinals are stored as deltas: the running sum gives each ordinal, mapped to its docid in the same pass.
+    const map = this.docidOf;
+    const delta = this.docidDelta;
     if (tail === BLOCK_SIZE) {
       p = unpackBlock(bytes, p + 1, bytes[p]!, ordinals, 1);
       unpackBlock(bytes, p + 1, bytes[p]!, freqs, 1);
-      for (let i = 0; i < BLOCK_SIZE; i++) {
-        previous += ordinals[i]!;
-        ordinals[i] = previous;
+      if (map === null) {
+        for (let i = 0; i < BLOCK_SIZE; i++) {
+          previous += ordinals[i]!;
+          ordinals[i] = previous;
+          docids[i] = previous + delta;
+        }
+      } else {
+        for (let i = 0; i < BLOCK_SIZE; i++) {
+          previous += ordinals[i]!;
+          ordinals[i] = previous;
+          docids[i] = map[previous]!;
+        }
       }
     } else {
       for (let i = 0; i < tail; i++) {
@@ -354,6 +375,7 @@ export class PostingsIterator {
         const odd = v & 1;
         previous += (v - odd) / 2 + 1;
         ordinals[i] = previous;
+        docids[i] = map === null ? previous + delta : map[previous]!;
         if (odd === 1) {
           freqs[i] = 1;
         } else {
@@ -371,13 +393,6 @@ export class PostingsIterator {
     }
     this.blockLength = tail;
     this.block = b;
-    const docids = this.docids;
-    const map = this.docidOf;
-    if (map === null) {
-      for (let i = 0; i < tail; i++) docids[i] = ordinals[i]!;
-    } else {
-      for (let i = 0; i < tail; i++) docids[i] = map[ordinals[i]!]!;
-    }
     assert.ok(tail > 0 && docids[tail - 1]! < NO_MORE_DOCS, 'decoded postings block is empty or out of range');
   }
 }
@@ -386,12 +401,29 @@ function readU32(b: Uint8Array, p: number): number {
   return (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
 }
 
-/** One block's arrays over one backing store (one off-heap allocation instead of three). */
+/**
+ * Block arrays are carved out of shared slabs, a new slab when one is used up:
+ * a query makes an iterator per term and segment, and an ArrayBuffer of
+ * each one's own (an off-heap backing store) cost more than decoding a short
+ * list. Nothing is handed back: a slab is freed once no iterator holds a view
+ * of it, and an iterator lives for one query.
+ */
+const SLAB_BLOCKS = 64;
+const BLOCK_WORDS = 3 * BLOCK_SIZE;
+let slab = new Uint32Array(0);
+let slabUsed = 0;
+
+/** One block's arrays (ordinals, docids, frequencies) next to each other in a slab. */
 function blockArrays(): DecodedPostings {
-  const storage = new ArrayBuffer(3 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT);
+  if (slabUsed + BLOCK_WORDS > slab.length) {
+    slab = new Uint32Array(SLAB_BLOCKS * BLOCK_WORDS);
+    slabUsed = 0;
+  }
+  const at = slabUsed;
+  slabUsed += BLOCK_WORDS;
   return {
-    ordinals: new Uint32Array(storage, 0, BLOCK_SIZE),
-    docids: new Uint32Array(storage, BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE),
-    freqs: new Uint32Array(storage, 2 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE),
+    ordinals: slab.subarray(at, at + BLOCK_SIZE),
+    docids: slab.subarray(at + BLOCK_SIZE, at + 2 * BLOCK_SIZE),
+    freqs: slab.subarray(at + 2 * BLOCK_SIZE, at + BLOCK_WORDS),
   };
 }

@@ -137,6 +137,18 @@ describe('PostingsIterator', () => {
     expect(it.blockMaxFreq()).toBe(1);
   });
 
+  test('a segment of consecutive docids maps ordinals with an offset, in every block and in skips', () => {
+    const docidOf = new Uint32Array(400).map((_, i) => 5000 + i);
+    const postings: Posting[] = Array.from({ length: 200 }, (_, i) => ({ docid: i * 2, freq: 1 + (i % 3), positions: [] }));
+    const { source, info } = encode(postings, false);
+    const mapped = postings.map(({ docid, freq }) => ({ docid: 5000 + docid, freq }));
+    expect(collectAll(new PostingsIterator().reset({ ...source, docidOf }, info))).toEqual(mapped);
+    const it = new PostingsIterator().reset({ ...source, docidOf }, info);
+    expect(it.advance(5000 + 300)).toBe(5000 + 300);
+    expect(it.ordinal).toBe(300);
+    expect(it.advance(5000 + 399)).toBe(NO_MORE_DOCS);
+  });
+
   test('block max frequencies come from the skip table', () => {
     const postings: Posting[] = Array.from({ length: 384 }, (_, i) => ({ docid: i + 1, freq: i < 128 ? 1 : i < 256 ? 9 : 4, positions: [] }));
     const { source, info } = encode(postings, false);
