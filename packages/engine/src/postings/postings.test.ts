@@ -149,6 +149,17 @@ describe('PostingsIterator', () => {
     expect(it.advance(5000 + 399)).toBe(NO_MORE_DOCS);
   });
 
+  test('iterators stepped in turn keep their own blocks (slots of shared slabs)', () => {
+    const lists = Array.from({ length: 100 }, (_, t) => encode(Array.from({ length: 300 }, (_, i) => ({ docid: 1 + i * (t + 1), freq: 1 + ((i + t) % 5), positions: [] })), false));
+    const its = lists.map(({ source, info }) => new PostingsIterator().reset(source, info));
+    for (let i = 0; i < 300; i++) {
+      its.forEach((it, t) => {
+        expect(it.next()).toBe(1 + i * (t + 1));
+        expect(it.freq).toBe(1 + ((i + t) % 5));
+      });
+    }
+  });
+
   test('block max frequencies come from the skip table', () => {
     const postings: Posting[] = Array.from({ length: 384 }, (_, i) => ({ docid: i + 1, freq: i < 128 ? 1 : i < 256 ? 9 : 4, positions: [] }));
     const { source, info } = encode(postings, false);
