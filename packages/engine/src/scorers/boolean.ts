@@ -50,16 +50,26 @@ export class ConjunctionScorer implements Scorer {
   }
 
   score(): number {
-    let sum = 0;
-    for (let i = 0; i < this.scoringCount; i++) sum += (this.scorers[i] as Scorer).score();
-    return sum;
+    return sumOfScores(this.scorers, this.scoringCount);
   }
 
   maxScore(): number {
-    let sum = 0;
-    for (let i = 0; i < this.scoringCount; i++) sum += (this.scorers[i] as Scorer).maxScore();
-    return sum;
+    return sumOfMaxScores(this.scorers, this.scoringCount);
   }
+}
+
+/** The weight of a conjunction: the sum over its first `count` scorers (the rest only filter). */
+export function sumOfScores(scorers: readonly Scorer[], count: number): number {
+  let sum = 0;
+  for (let i = 0; i < count; i++) sum += (scorers[i] as Scorer).score();
+  return sum;
+}
+
+/** The bound of sumOfScores. */
+export function sumOfMaxScores(scorers: readonly Scorer[], count: number): number {
+  let sum = 0;
+  for (let i = 0; i < count; i++) sum += (scorers[i] as Scorer).maxScore();
+  return sum;
 }
 
 /**

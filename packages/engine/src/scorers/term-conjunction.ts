@@ -6,6 +6,7 @@
  * live or deleted in its reader whichever term reaches it). The weight is
  * still the TermScorers' (their postings are on the matched document).
  */
+import { sumOfMaxScores, sumOfScores } from './boolean.js';
 import { NO_MORE_DOCS, type Scorer } from './doc-iterator.js';
 import type { TermScorer } from './term-scorer.js';
 import type { SearchPostings, SearchReader } from '../search/reader.js';
@@ -55,14 +56,10 @@ export class TermConjunctionScorer implements Scorer {
   }
 
   score(): number {
-    let sum = 0;
-    for (let i = 0; i < this.scoringCount; i++) sum += (this.terms[i] as TermScorer).score();
-    return sum;
+    return sumOfScores(this.terms, this.scoringCount);
   }
 
   maxScore(): number {
-    let sum = 0;
-    for (let i = 0; i < this.scoringCount; i++) sum += (this.terms[i] as TermScorer).maxScore();
-    return sum;
+    return sumOfMaxScores(this.terms, this.scoringCount);
   }
 }
