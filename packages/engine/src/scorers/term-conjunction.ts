@@ -6,7 +6,7 @@
  * live or deleted in its reader whichever term reaches it). The weight is
  * still the TermScorers' (their postings are on the matched document).
  */
-import { sumOfMaxScores, sumOfScores } from './boolean.js';
+import { cheapestFirst, sumOfMaxScores, sumOfScores } from './boolean.js';
 import { NO_MORE_DOCS, type Scorer } from './doc-iterator.js';
 import type { TermScorer } from './term-scorer.js';
 import type { SearchPostings, SearchReader } from '../search/reader.js';
@@ -18,7 +18,7 @@ export class TermConjunctionScorer implements Scorer {
 
   /** `scoringCount`: the first n of `terms` add to the weight (the rest only filter). */
   constructor(private readonly terms: readonly TermScorer[], private readonly scoringCount: number, private readonly reader: SearchReader) {
-    this.byCost = terms.map((t) => t.postings).sort((a, b) => a.cost() - b.cost());
+    this.byCost = cheapestFirst(terms.map((t) => t.postings));
   }
 
   next(): number {
