@@ -1,6 +1,6 @@
-// Helpers the search benchmarks share (search.mjs, search-http.mjs, search-geo.mjs, search-fuzzy.mjs, engine-search.mjs).
+// Helpers the search benchmarks share (search.mjs, search-http.mjs, search-geo.mjs, search-fuzzy.mjs, engine-search.mjs, engine-search-ab.mjs).
 import { spawn, spawnSync } from 'node:child_process';
-import { accessSync, constants, mkdirSync, readFileSync } from 'node:fs';
+import { accessSync, constants, mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { Agent, request as httpRequest } from 'node:http';
 import { createServer as createNetServer } from 'node:net';
@@ -218,4 +218,30 @@ export async function runXapian(peersDir, outDir, run) {
   if (code !== 0) throw new Error(`bench_xapian.py exited with ${code}`);
   const result = JSON.parse(readFileSync(join(outDir, `xapian-run${run}.json`), 'utf8'));
   return { peakMb: Math.max(peak, result.rss_mb.peak_end), docsPerS: result.index.docs_per_s, query: result.query };
+}
+
+/** The one shard copy of /debian/ under the data dir of a kept scripts/bench/search run. */
+export function shardPathIn(data) {
+  const nodes = join(data, 'nodes');
+  for (const node of readdirSync(nodes)) {
+    const dir = join(nodes, node, 'debian');
+    try {
+      const copies = readdirSync(dir).filter((d) => d.startsWith('#'));
+      if (copies.length > 0) return join(dir, copies.sort()[0]);
+    } catch { /* not this node */ }
+  }
+  throw new Error(`no /debian/ shard under ${nodes}`);
+}
+
+/** A query of queries.json as an engine search request (unparsed: query, sort, aggs in the DSL). */
+export function engineRequestFor(q, schema) {
+  if (q.group === 'range') {
+    const r = q.range;
+    return { query: { [r.field]: { _in: { _range: { _from: r.from, _to: r.to } } } }, sort: [{ [r.field]: { _order: 'desc' } }, '_id'], k: q.limit, schema };
+  }
+  const parts = q.terms.map((t) => ({ text: t }));
+  if (q.section) parts.push({ section: q.section });
+  const request = { query: parts.length === 1 ? parts[0] : { _and: parts }, k: q.limit, schema };
+  if (q.facet) request.aggs = { sections: { _values: { _field: q.facet.field, _limit: q.facet.size } } };
+  return request;
 }

@@ -23,12 +23,12 @@
 // columns with no document read: the work Xapian's harness does, which
 // answers with docids. The default fetches every hit's document, as a page
 // of whole hits needs.
-import { readFileSync, readdirSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { Shard } from '../../packages/engine/dist/index.js';
 import { parseAggregations, parseQuery, parseSort } from '../../packages/search-model/dist/index.js';
-import { pct, resultsDir, runXapian } from './bench-lib.mjs';
+import { engineRequestFor, pct, resultsDir, runXapian, shardPathIn } from './bench-lib.mjs';
 
 const ROOT = resolve(dirname(fileURLToPath(import.meta.url)), '../..');
 const PEERS = resolve(process.env.PEERS_DIR ?? join(ROOT, '../shared/bench/peers'));
@@ -39,38 +39,13 @@ if (!data) {
   process.exit(2);
 }
 
-/** The one shard copy of /debian/ under the data dir. */
-function shardPath() {
-  const nodes = join(data, 'nodes');
-  for (const node of readdirSync(nodes)) {
-    const dir = join(nodes, node, 'debian');
-    try {
-      const copies = readdirSync(dir).filter((d) => d.startsWith('#'));
-      if (copies.length > 0) return join(dir, copies.sort()[0]);
-    } catch { /* not this node */ }
-  }
-  throw new Error(`no /debian/ shard under ${nodes}`);
-}
-
-function requestFor(q, schema) {
-  if (q.group === 'range') {
-    const r = q.range;
-    return { query: { [r.field]: { _in: { _range: { _from: r.from, _to: r.to } } } }, sort: [{ [r.field]: { _order: 'desc' } }, '_id'], k: q.limit, schema };
-  }
-  const parts = q.terms.map((t) => ({ text: t }));
-  if (q.section) parts.push({ section: q.section });
-  const request = { query: parts.length === 1 ? parts[0] : { _and: parts }, k: q.limit, schema };
-  if (q.facet) request.aggs = { sections: { _values: { _field: q.facet.field, _limit: q.facet.size } } };
-  return request;
-}
-
 /** Issue 24's targets: warm q/s at least this times Xapian's; the cold pass at least this share of the warm one. */
 const XAPIAN_RATIO_MIN = 2;
 const COLD_SHARE_MIN = 0.5;
 
 // Before the shard opens: the two never run at once.
 const xapian = await runXapian(PEERS, resultsDir(PEERS), process.env.RUN ?? 'engine');
-const shard = await Shard.open({ path: shardPath() });
+const shard = await Shard.open({ path: shardPathIn(data) });
 const schema = shard.schema ?? undefined;
 const only = process.env.GROUP; // e.g. GROUP=range: one group only
 const documents = process.env.DOCUMENTS !== '0';
@@ -81,7 +56,7 @@ const qpsByPass = [];
 for (let pass = 0; pass < passes; pass++) {
   const lat = Object.fromEntries(groups.map((g) => [g, []]));
   for (const q of queries) {
-    const raw = requestFor(q, schema);
+    const raw = engineRequestFor(q, schema);
     const start = process.hrtime.bigint();
     const request = { query: parseQuery(raw.query), sort: parseSort(raw.sort), k: raw.k, schema: raw.schema, documents };
     if (raw.aggs !== undefined) request.aggs = parseAggregations(raw.aggs);

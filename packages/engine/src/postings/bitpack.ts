@@ -46,13 +46,13 @@ export function packBlock(values: Uint32Array, width: number, sink: ByteSink): v
 
 /**
  * Decode BLOCK_SIZE values of `width` bits from `bytes` at `offset` into
- * `out`, adding `add` to each (1 turns stored `delta - 1` back into a delta).
+ * `out` from index `at`, adding `add` to each (1 turns stored `delta - 1` back into a delta).
  * Returns the offset after the block. Reads up to 4 bytes past the block's
  * last value byte: encoders pad the end of their stream (SEGMENT_TAIL_PAD_BYTES).
  */
-export function unpackBlock(bytes: Uint8Array, offset: number, width: number, out: Uint32Array, add: number): number {
+export function unpackBlock(bytes: Uint8Array, offset: number, width: number, out: Uint32Array, add: number, at = 0): number {
   if (width === 0) {
-    out.fill(add, 0, BLOCK_SIZE);
+    out.fill(add, at, at + BLOCK_SIZE);
     return offset;
   }
   const mask = width === 32 ? 0xffffffff : (1 << width) - 1;
@@ -62,7 +62,7 @@ export function unpackBlock(bytes: Uint8Array, offset: number, width: number, ou
     const shift = bit & 7;
     let v = (bytes[p]! | (bytes[p + 1]! << 8) | (bytes[p + 2]! << 16) | (bytes[p + 3]! << 24)) >>> shift;
     if (shift + width > 32) v |= bytes[p + 4]! << (32 - shift);
-    out[i] = ((v & mask) >>> 0) + add;
+    out[at + i] = ((v & mask) >>> 0) + add;
     bit += width;
   }
   return offset + width * (BLOCK_SIZE / 8);

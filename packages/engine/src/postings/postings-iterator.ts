@@ -1,7 +1,7 @@
 /**
  * Doc-at-a-time iterator over one encoded postings list (layout:
- * postings-writer.ts). Blocks are decoded into the iterator's own reused
- * Uint32Arrays; `advance(target)` first skips whole blocks by reading their
+ * postings-writer.ts). Blocks are decoded into the iterator's own slot of
+ * shared Uint32Arrays, reused for each block; `advance(target)` first skips whole blocks by reading their
  * last ordinal from the skip table, without decoding them. Nothing is
  * allocated per posting; reuse an iterator for many terms with `reset()`.
  *
@@ -18,16 +18,16 @@ import { SKIP_ENTRY_BYTES, type TermPostingsInfo } from './postings-writer.js';
 export interface PostingsSource {
   readonly postings: Uint8Array;
   readonly positions: Uint8Array;
-  /** Segment ordinal → docid; null when the encoded ordinals are the docids. */
+  /** Segment ordinal → docid, ascending (docids are unique); null when the encoded ordinals are the docids. */
   readonly docidOf: Uint32Array | null;
 }
 
 /**
  * Placeholders until an iterator decodes its first block. A query makes an
  * iterator per term and segment and drops it, and each typed array of its
- * own is an off-heap allocation (~1–3 µs): the block arrays share one
- * backing store, made on the first decode, and the positions buffer is made
- * on the first positions() call.
+ * own is an off-heap allocation (~1–3 µs): the block arrays are a slot of
+ * shared slabs (`claimBlock`), taken on the first decode, and the positions
+ * buffer is made on the first positions() call.
  */
 const NO_BYTES = new Uint8Array(0);
 const NO_BLOCK = new Uint32Array(0);
@@ -44,7 +44,9 @@ export class PostingsIterator {
 
   private postings: Uint8Array = NO_BYTES;
   private positionsBytes: Uint8Array = NO_BYTES;
+  /** Ordinal → docid; null when a docid is its ordinal + `docidDelta` (a segment of consecutive docids: an add, not a lookup). */
   private docidOf: Uint32Array | null = null;
+  private docidDelta = 0;
   private df = 0;
   private maxFreq = 0;
   private base = 0;
@@ -56,16 +58,17 @@ export class PostingsIterator {
   private blockLength = 0;
   private index = 0;
   /**
-   * The current block's postings from `offset` on: the iterator's own arrays
-   * (offset 0) for a block unpacked from bytes, or a cached decoded list's
-   * arrays (offset: the block's start), read in place without a copy.
+   * The current block's postings from `offset` on: the iterator's slot of the
+   * slabs (offset: `ownOffset`) for a block unpacked from bytes, or a cached
+   * decoded list's arrays (offset: the block's start), read in place without a copy.
    */
   private ordinals: Uint32Array = NO_BLOCK;
   private docids: Uint32Array = NO_BLOCK;
   private freqs: Uint32Array = NO_BLOCK;
   private offset = 0;
-  /** The iterator's own block arrays, once a block was unpacked from bytes. */
+  /** The slabs holding the iterator's slot (from `ownOffset`), once a block was unpacked from bytes. */
   private own: DecodedPostings | null = null;
+  private ownOffset = 0;
   /** Position-stream cursor: at the positions of doc `positionsDoc` of the decoded block. */
   private positionsPointer = 0;
   private positionsDoc = 0;
@@ -92,7 +95,14 @@ export class PostingsIterator {
     this.decoded = decoded;
     this.postings = source.postings;
     this.positionsBytes = source.positions;
-    this.docidOf = source.docidOf;
+    const map = source.docidOf;
+    if (map === null || map.length === 0 || map[map.length - 1]! - map[0]! !== map.length - 1) {
+      this.docidOf = map;
+      this.docidDelta = 0;
+    } else {
+      this.docidOf = null;
+      this.docidDelta = map[0]!;
+    }
     this.df = info.df;
     this.maxFreq = info.maxFreq;
     this.base = info.postingsOffset;
@@ -300,7 +310,7 @@ export class PostingsIterator {
 
   private skipLastDocid(b: number): number {
     const ordinal = readU32(this.postings, this.base + b * SKIP_ENTRY_BYTES);
-    return this.docidOf === null ? ordinal : this.docidOf[ordinal]!;
+    return this.docidOf === null ? ordinal + this.docidDelta : this.docidOf[ordinal]!;
   }
 
   private decodeBlock(b: number): void {
@@ -329,20 +339,38 @@ export class PostingsIterator {
       this.block = b;
       return;
     }
-    const own = this.own ?? (this.own = blockArrays());
+    if (this.own === null) {
+      this.ownOffset = claimBlock();
+      this.own = slabs;
+    }
+    const own = this.own;
     const ordinals = this.ordinals = own.ordinals;
     const freqs = this.freqs = own.freqs;
-    this.docids = own.docids;
-    this.offset = 0;
+    const docids = this.docids = own.docids;
+    const at = this.offset = this.ownOffset;
+    // Ordinals are stored as deltas: the running sum gives each ordinal, mapped to its docid in the same pass.
+    const map = this.docidOf;
+    const delta = this.docidDelta;
     if (tail === BLOCK_SIZE) {
-      p = unpackBlock(bytes, p + 1, bytes[p]!, ordinals, 1);
-      unpackBlock(bytes, p + 1, bytes[p]!, freqs, 1);
-      for (let i = 0; i < BLOCK_SIZE; i++) {
-        previous += ordinals[i]!;
-        ordinals[i] = previous;
+      p = unpackBlock(bytes, p + 1, bytes[p]!, ordinals, 1, at);
+      unpackBlock(bytes, p + 1, bytes[p]!, freqs, 1, at);
+      const end = at + BLOCK_SIZE;
+      if (map === null) {
+        for (let i = at; i < end; i++) {
+          previous += ordinals[i]!;
+          ordinals[i] = previous;
+          docids[i] = previous + delta;
+        }
+      } else {
+        for (let i = at; i < end; i++) {
+          previous += ordinals[i]!;
+          ordinals[i] = previous;
+          docids[i] = map[previous]!;
+        }
       }
     } else {
-      for (let i = 0; i < tail; i++) {
+      const end = at + tail;
+      for (let i = at; i < end; i++) {
         let byte = bytes[p++]!;
         let v = byte & 0x7f;
         let shift = 7;
@@ -354,6 +382,7 @@ export class PostingsIterator {
         const odd = v & 1;
         previous += (v - odd) / 2 + 1;
         ordinals[i] = previous;
+        docids[i] = map === null ? previous + delta : map[previous]!;
         if (odd === 1) {
           freqs[i] = 1;
         } else {
@@ -371,14 +400,7 @@ export class PostingsIterator {
     }
     this.blockLength = tail;
     this.block = b;
-    const docids = this.docids;
-    const map = this.docidOf;
-    if (map === null) {
-      for (let i = 0; i < tail; i++) docids[i] = ordinals[i]!;
-    } else {
-      for (let i = 0; i < tail; i++) docids[i] = map[ordinals[i]!]!;
-    }
-    assert.ok(tail > 0 && docids[tail - 1]! < NO_MORE_DOCS, 'decoded postings block is empty or out of range');
+    assert.ok(tail > 0 && docids[at + tail - 1]! < NO_MORE_DOCS, 'decoded postings block is empty or out of range');
   }
 }
 
@@ -386,12 +408,26 @@ function readU32(b: Uint8Array, p: number): number {
   return (b[p]! | (b[p + 1]! << 8) | (b[p + 2]! << 16) | (b[p + 3]! << 24)) >>> 0;
 }
 
-/** One block's arrays over one backing store (one off-heap allocation instead of three). */
-function blockArrays(): DecodedPostings {
-  const storage = new ArrayBuffer(3 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT);
-  return {
-    ordinals: new Uint32Array(storage, 0, BLOCK_SIZE),
-    docids: new Uint32Array(storage, BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE),
-    freqs: new Uint32Array(storage, 2 * BLOCK_SIZE * Uint32Array.BYTES_PER_ELEMENT, BLOCK_SIZE),
-  };
+/**
+ * Iterators unpack blocks into a slot of BLOCK_SIZE entries of shared slabs
+ * (ordinals, docids, frequencies), a new set of slabs when one is used up: a
+ * query makes an iterator per term and segment, and block arrays of its own
+ * (an off-heap backing store, and typed array objects) cost more than
+ * decoding a short list. Nothing is handed back: slabs are freed once no
+ * iterator holds them, and an iterator lives for one query.
+ */
+const SLAB_SLOTS = 64;
+let slabs: DecodedPostings = { ordinals: NO_BLOCK, docids: NO_BLOCK, freqs: NO_BLOCK };
+let slabUsed = 0;
+
+/** Offset of a free slot in `slabs` (which it may replace). */
+function claimBlock(): number {
+  if (slabUsed + BLOCK_SIZE > slabs.ordinals.length) {
+    const n = SLAB_SLOTS * BLOCK_SIZE;
+    slabs = { ordinals: new Uint32Array(n), docids: new Uint32Array(n), freqs: new Uint32Array(n) };
+    slabUsed = 0;
+  }
+  const at = slabUsed;
+  slabUsed += BLOCK_SIZE;
+  return at;
 }

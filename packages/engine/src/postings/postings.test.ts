@@ -137,6 +137,29 @@ describe('PostingsIterator', () => {
     expect(it.blockMaxFreq()).toBe(1);
   });
 
+  test('a segment of consecutive docids maps ordinals with an offset, in every block and in skips', () => {
+    const docidOf = new Uint32Array(400).map((_, i) => 5000 + i);
+    const postings: Posting[] = Array.from({ length: 200 }, (_, i) => ({ docid: i * 2, freq: 1 + (i % 3), positions: [] }));
+    const { source, info } = encode(postings, false);
+    const mapped = postings.map(({ docid, freq }) => ({ docid: 5000 + docid, freq }));
+    expect(collectAll(new PostingsIterator().reset({ ...source, docidOf }, info))).toEqual(mapped);
+    const it = new PostingsIterator().reset({ ...source, docidOf }, info);
+    expect(it.advance(5000 + 300)).toBe(5000 + 300);
+    expect(it.ordinal).toBe(300);
+    expect(it.advance(5000 + 399)).toBe(NO_MORE_DOCS);
+  });
+
+  test('iterators stepped in turn keep their own blocks (slots of shared slabs)', () => {
+    const lists = Array.from({ length: 100 }, (_, t) => encode(Array.from({ length: 300 }, (_, i) => ({ docid: 1 + i * (t + 1), freq: 1 + ((i + t) % 5), positions: [] })), false));
+    const its = lists.map(({ source, info }) => new PostingsIterator().reset(source, info));
+    for (let i = 0; i < 300; i++) {
+      its.forEach((it, t) => {
+        expect(it.next()).toBe(1 + i * (t + 1));
+        expect(it.freq).toBe(1 + ((i + t) % 5));
+      });
+    }
+  });
+
   test('block max frequencies come from the skip table', () => {
     const postings: Posting[] = Array.from({ length: 384 }, (_, i) => ({ docid: i + 1, freq: i < 128 ? 1 : i < 256 ? 9 : 4, positions: [] }));
     const { source, info } = encode(postings, false);

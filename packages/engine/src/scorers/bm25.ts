@@ -57,8 +57,8 @@ export class Bm25Weight {
 
   /** Weight of a document where the term appears `wdf` times in a field of `length` terms. */
   score(wdf: number, length: number): number {
-    let normalised = length * this.lengthFactor;
-    if (normalised < this.minNormalisedLength) normalised = this.minNormalisedLength;
+    // Math.max, not a conditional assignment: the two values' merge made V8 box every weight (a HeapNumber per call).
+    const normalised = Math.max(length * this.lengthFactor, this.minNormalisedLength);
     const denominator = this.k1 * (normalised * this.b + (1 - this.b)) + wdf;
     return (this.termWeight * wdf) / denominator;
   }

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { countMatches, TopKCollector } from '../collect/top-k.js';
+import { cheapestFirst } from './boolean.js';
 import { AndMaybeScorer, ArrayScorer, BM25_DEFAULTS, Bm25Weight, ConjunctionScorer, DisjunctionScorer, ExclusionScorer, NO_MORE_DOCS, type Scorer } from './index.js';
 
 const sortedSet = fc.uniqueArray(fc.integer({ min: 1, max: 400 }), { maxLength: 80 }).map((a) => a.sort((x, y) => x - y));
@@ -113,4 +114,12 @@ describe('Bm25Weight (Xapian defaults)', () => {
       return w.termWeight >= 0 && w.score(wdf, 7) >= 0;
     }));
   });
+});
+
+test('cheapestFirst orders by cost, equal costs keeping their order', () => {
+  fc.assert(fc.property(fc.array(fc.integer({ min: 0, max: 5 }), { maxLength: 12 }), (costs) => {
+    const items = costs.map((c, i) => ({ i, cost: () => c }));
+    const want = [...items].sort((a, b) => a.cost() - b.cost()).map((x) => x.i);
+    expect(cheapestFirst([...items]).map((x) => x.i)).toEqual(want);
+  }));
 });

@@ -15,7 +15,8 @@ export class TermScorer implements Scorer {
   docid = 0;
 
   constructor(
-    private readonly postings: SearchPostings,
+    /** Read by TermConjunctionScorer, which steps the postings of its terms itself. */
+    readonly postings: SearchPostings,
     private readonly reader: SearchReader,
     private readonly bm25: Bm25Weight | null,
     /** Field lengths by ordinal; null when the reader has none for the field. */

@@ -15,6 +15,7 @@ import { allDocsScorer, bitsetScorer } from '../scorers/ordinal-scorers.js';
 import { PositionalScorer, type PositionalMode } from '../scorers/positional-scorer.js';
 import { termDocFreq, visitTerms, type SearchReader } from './reader.js';
 import { TermScorer } from '../scorers/term-scorer.js';
+import { TermConjunctionScorer } from '../scorers/term-conjunction.js';
 
 export interface Weight {
   scorer(reader: SearchReader): Scorer | null;
@@ -231,7 +232,9 @@ export class BoolWeight implements Weight {
           scorers.push(s);
         }
         if (scorers.length === 1) return scorers[0]!;
-        return new ConjunctionScorer(scorers, this.op === 'filter' ? 1 : scorers.length);
+        const scoring = this.op === 'filter' ? 1 : scorers.length;
+        if (scorers.every((s) => s instanceof TermScorer)) return new TermConjunctionScorer(scorers as TermScorer[], scoring, reader);
+        return new ConjunctionScorer(scorers, scoring);
       }
       case 'or':
       case 'max':
