@@ -12,9 +12,12 @@
 // difference per field (not the RSS: writing a snapshot takes memory of its own); --keep DIR keeps the two
 // snapshots there, for heap-diff.mjs (what the fields cost, by structure). Each snapshot waits until the
 // index's background work is over (no flush or merge for 3 s, past the idle flush), and the script prints the
-// index's segments, flushes and merges then: what the segment readers hold (a few hundred kB of the figure)
-// follows that history, which a loaded machine changes from run to run (a shard idle for 1 s flushes its
-// buffer), so compare runs by the median of several, with their histories beside them. --root runs another checkout's
+// index's segments, flushes and merges then. The array buffers' part of the figure, printed apart, is
+// mostly the segments' bytes, dead document versions included until a merge drops them, and the objects'
+// part holds each segment's field tables: both follow that history, which a loaded machine changes from run
+// to run (a shard idle for 1 s flushes its buffer; 10 to 101 flushes, 97 to 273 B per field of array
+// buffers in 12 runs of 3000 fields). Compare runs of one history, or the medians of several runs with
+// their histories beside them. --root runs another checkout's
 // server (an A/B against the code before a change). It also prints how long
 // the fields took to add, PUT after PUT (each grows the index's schema in the
 // cluster state).
@@ -97,7 +100,10 @@ async function memory() {
   return `RSS ${mb('process_resident_memory_bytes')} MB, heap used ${mb('nodejs_heap_size_used_bytes')} of ${mb('nodejs_heap_size_total_bytes')} MB, external ${mb('nodejs_external_memory_bytes')} MB`;
 }
 
-/** A heap snapshot of the server (a full collection first): the bytes its nodes hold; the file kept as `keepAs` under --keep. */
+/**
+ * A heap snapshot of the server (a full collection first): the bytes its nodes hold, and of them the array
+ * buffers' memory (`buffers`: mostly the segments' bytes); the file kept as `keepAs` under --keep.
+ */
 async function retained(keepAs) {
   const before = new Set(readdirSync(snapshots));
   server.kill('SIGUSR2');
@@ -113,11 +119,17 @@ async function retained(keepAs) {
   const snapshot = JSON.parse(readFileSync(join(snapshots, file), 'utf8'));
   if (options.keep !== undefined) copyFileSync(join(snapshots, file), join(options.keep, keepAs));
   rmSync(join(snapshots, file));
-  const fields = snapshot.snapshot.meta.node_fields;
-  const selfSize = fields.indexOf('self_size');
+  const { node_fields: fields, node_types: nodeTypes } = snapshot.snapshot.meta;
+  const [type, name, selfSize] = ['type', 'name', 'self_size'].map((field) => fields.indexOf(field));
+  const native = nodeTypes[0].indexOf('native');
+  const bufferData = snapshot.strings.indexOf('system / JSArrayBufferData');
   let bytes = 0;
-  for (let i = selfSize; i < snapshot.nodes.length; i += fields.length) bytes += snapshot.nodes[i];
-  return bytes;
+  let buffers = 0;
+  for (let i = 0; i < snapshot.nodes.length; i += fields.length) {
+    bytes += snapshot.nodes[i + selfSize];
+    if (snapshot.nodes[i + type] === native && snapshot.nodes[i + name] === bufferData) buffers += snapshot.nodes[i + selfSize];
+  }
+  return { bytes, buffers };
 }
 
 const flags = options.retained ? ['--heapsnapshot-signal=SIGUSR2', `--diagnostic-dir=${snapshots}`] : [];
@@ -158,8 +170,10 @@ try {
   if (options.retained) {
     console.log(`before the snapshot: ${described(await settle())}`);
     const end = await retained('end.heapsnapshot');
-    console.log(`retained after a full collection, ${WARM_UP_FIELDS} warm-up fields -> +${fields}: heap snapshot ${(start / 1e6).toFixed(2)} -> ${(end / 1e6).toFixed(2)} MB, ` +
-      `${Math.round((end - start) / fields)} B per field`);
+    const perField = (bytes) => Math.round(bytes / fields);
+    console.log(`retained after a full collection, ${WARM_UP_FIELDS} warm-up fields -> +${fields}: heap snapshot ${(start.bytes / 1e6).toFixed(2)} -> ${(end.bytes / 1e6).toFixed(2)} MB, ` +
+      `${perField(end.bytes - start.bytes)} B per field: objects ${perField(end.bytes - end.buffers - start.bytes + start.buffers)} B, ` +
+      `array buffers ${perField(end.buffers - start.buffers)} B`);
   }
 } finally {
   server.kill('SIGTERM');
