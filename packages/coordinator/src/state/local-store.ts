@@ -89,7 +89,9 @@ export class LocalStateStore<T> implements StateStore<T> {
         const record = logRecord(JSON.stringify(changes));
         try {
           await withLog(this.file, async (log) => {
-            await log.write(record);
+            // A short write (a disk filling up) is a failed change: the log ends in part of a record.
+            const { bytesWritten } = await log.write(record);
+            if (bytesWritten !== record.length) throw new Error(`short write of the cluster state's log (${bytesWritten} of ${record.length} bytes)`);
             await log.datasync();
           });
         } catch (err) {
