@@ -11,8 +11,6 @@
  */
 import assert from 'node:assert/strict';
 import { TesseraError } from '@tessera/errors';
-import { cachedBytes } from '../documents/document-cache.js';
-import { cachedForm } from '../documents/json-document.js';
 import type { StoredDocument, WriteResult } from '../documents/types.js';
 import { engineErrors, isDiskFull } from '../errors.js';
 import type { CommitLog, CommitLogOperation, CommitLogRecord } from '../store/commit-log.js';
@@ -182,8 +180,7 @@ async function finishBatch(state: ShardState, changes: Change[], applied: { chan
     if (doc === undefined || change.uncached === true) {
       state.cache.delete(change.key);
     } else {
-      const cached = cachedForm(doc);
-      state.cache.set(change.key, cached, cachedBytes(cached, recordBytes));
+      state.cachedDocument(change.key, doc, recordBytes);
     }
   }
   state.trimOplog();

@@ -244,14 +244,24 @@ export class ShardState {
     return flight.promise;
   }
 
+  /**
+   * `doc` (decoded from a stored record of `recordBytes`) in the form the
+   * cache keeps (`cachedForm`), cached under its ID key `key` when `cache`;
+   * what a read answers and what a write leaves cached are the same form.
+   */
+  cachedDocument(key: string, doc: StoredDocument, recordBytes: number, cache = true): StoredDocument {
+    const form = cachedForm(doc);
+    if (cache) this.cache.set(key, form, cachedBytes(form, recordBytes));
+    return form;
+  }
+
   private async readFromDisk(id: DocumentId, key: string, flight: ReadFlight): Promise<StoredDocument | undefined> {
     try {
       const bytes = await this.readKey(documentKey(id));
       if (bytes === undefined) return undefined;
-      const doc = cachedForm(decodeDocumentRecord(bytes));
+      const doc = decodeDocumentRecord(bytes);
       assert.equal(documentIdKey(doc.id), key, 'the document record holds another ID');
-      if (!flight.stale) this.cache.set(key, doc, cachedBytes(doc, bytes.length));
-      return doc;
+      return this.cachedDocument(key, doc, bytes.length, !flight.stale);
     } finally {
       if (this.reads.get(key) === flight) this.reads.delete(key);
     }
