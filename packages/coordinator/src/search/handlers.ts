@@ -294,7 +294,7 @@ class SearchPage implements Reply {
     const selector = this.options.selector;
     // A drill selector (`_id`, `a.b`) reads one top-level field: a hit's own field (`_id`…) needs no body, any other
     // needs the body alone; only a `{…}` selector, or none, picks from the whole hit with its fields in order.
-    const top = selector === undefined || isSelectorSet(selector) ? undefined : selector.trim().split('.', 1)[0]!;
+    const top = selector === undefined || isSelectorSet(selector) ? undefined : selectorTopKeys(selector)[0]!;
     // Hits without a body: the shards were asked for none (a selector of their own fields alone).
     const hits = this.page.map((h, i) => selectOrNull(top === undefined ? this.hit(h, i, hasBody(h.hit)) : this.drillable(h, i, top), selector));
     return this.built = Object.assign(value, { hits, count: hits.length, total: this.total, took: this.took });
