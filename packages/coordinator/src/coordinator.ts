@@ -278,10 +278,23 @@ export class Coordinator {
   };
 
   /** A failure of a request run here; one only the elected coordinator can run (`leader_required`: nothing was done) goes there. */
-  private failedHere(req: HttpRequest, err: unknown, requestId: string, seen: Routed): HttpResponse | Promise<HttpResponse> {
+  private failedHere(req: HttpRequest, err: unknown, requestId: string, seen: Routed, runAgain = true): HttpResponse | Promise<HttpResponse> {
     const group = this.options.group;
-    if (group !== undefined && toTesseraError(err).code === 'leader_required') return this.forwardToLeader(req, group, requestId);
+    if (group !== undefined && toTesseraError(err).code === 'leader_required') {
+      // Elected while the request waited for the coordinator it followed: it runs here after all, once.
+      if (group.isLeader && runAgain) return this.runAgainElected(req, requestId);
+      return this.forwardToLeader(req, group, requestId);
+    }
     return this.fail(req, err, requestId, seen.pretty, seen.operation);
+  }
+
+  private async runAgainElected(req: HttpRequest, requestId: string): Promise<HttpResponse> {
+    const seen: Routed = {};
+    try {
+      return this.rendered(req, await this.route(req, seen), requestId, seen.pretty, seen.operation);
+    } catch (err) {
+      return this.failedHere(req, err, requestId, seen, false);
+    }
   }
 
   /** `GET /` whose Accept ranks HTML above the API's types, on a server with a dashboard (any other client gets the JSON of API.md §12.1). */

@@ -52,6 +52,8 @@ export interface CoordinatorGroupEvents {
   elected: [];
   /** This coordinator stopped deciding, and why. */
   demoted: [reason: string];
+  /** The leader key was put or removed: `leader()` may name another coordinator, or none. */
+  leaderChanged: [];
 }
 
 export const LEADER_KEY = 'leader';
@@ -220,6 +222,7 @@ export class CoordinatorGroup extends EventEmitter<CoordinatorGroupEvents> {
     this.leading = true;
     this.options.log.info({ coordinator: this.options.name }, 'coordinator elected');
     this.emit('elected');
+    this.emit('leaderChanged');
   }
 
   private demote(reason: string): void {
@@ -240,6 +243,7 @@ export class CoordinatorGroup extends EventEmitter<CoordinatorGroupEvents> {
 
   private leaseEvent(event: LeaseEvent): void {
     if (this.closed) return;
+    if (event.type !== 'ended' && event.key === LEADER_KEY) this.emit('leaderChanged');
     if (event.type === 'delete' && event.key === LEADER_KEY) void this.renew();
     if (event.type === 'ended' && event.lease === this.lease) this.demote('the coordinator\'s lease ended');
   }

@@ -1,3 +1,5 @@
+import { EventEmitter } from 'node:events';
+import { createServer } from 'node:net';
 import { connectPeer, RpcServer, type RpcLogger, type RpcPeer, type WriteCall, type WriteReply } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
 import type { IndexMeta } from '../state/cluster-state.js';
@@ -72,7 +74,7 @@ describe('leader.write served to another coordinator through admitPeer', () => {
   });
 
   it('sends the writes that arrive before its connection is up once it is, with one wait among them', async () => {
-    const group = { name: 'other', leader: () => ({ name: 'elected', rpc: server.url }), health: () => undefined } as unknown as CoordinatorGroup;
+    const group = groupOf({ name: 'elected', rpc: server.url });
     const link = new LeaderLink(group, { name: 'other', clusterSecret: '', callTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
     try {
       const calls = Array.from({ length: 30 }, (_, i) => ({ index: '/books/', shard: 1, id: `w${i}`, op: 'index', body: {}, commit: false }) as unknown as WriteCall);
@@ -87,4 +89,58 @@ describe('leader.write served to another coordinator through admitPeer', () => {
       await link.close();
     }
   });
+
+  it('ends a write\'s wait for an elected coordinator that does not answer as soon as another is elected', async () => {
+    const silent = await silentAddress();
+    const group = groupOf({ name: 'gone', rpc: silent.url });
+    // Connect timeouts far past the test's own: only the change of leader can end the waits.
+    const link = new LeaderLink(group, { name: 'other', clusterSecret: '', callTimeoutMs: 60_000, connectTimeoutMs: 60_000 });
+    try {
+      const call = (id: string) => ({ index: '/books/', shard: 1, id, op: 'index', body: {}, commit: false }) as unknown as WriteCall;
+      const waiting = link.write(META, call('a'), 7);
+      await new Promise((r) => setTimeout(r, 100));
+      // Another coordinator is elected: the waiting write goes to it.
+      group.elected = { name: 'elected', rpc: server.url };
+      group.emit('leaderChanged');
+      expect(await waiting).toMatchObject({ id: 'a' });
+      // The elected one cannot be reached again, and this coordinator is elected meanwhile: refused with nothing sent, to run here.
+      group.elected = { name: 'gone', rpc: silent.url };
+      const refused = codeOf(link.write(META, call('b'), 7));
+      await new Promise((r) => setTimeout(r, 100));
+      group.isLeader = true;
+      group.emit('leaderChanged');
+      expect(await refused).toBe('leader_required');
+      expect(written.some((w) => w.call.id === 'b')).toBe(false);
+      // One listener on the group while writes wait, whatever their number.
+      group.isLeader = false;
+      const many = Array.from({ length: 30 }, (_, i) => codeOf(link.write(META, call(`m${i}`), 7)));
+      await new Promise((r) => setTimeout(r, 50));
+      expect(group.listenerCount('leaderChanged')).toBe(1);
+      group.elected = undefined;
+      group.isLeader = true;
+      group.emit('leaderChanged');
+      expect(new Set(await Promise.all(many))).toEqual(new Set(['leader_required']));
+    } finally {
+      await link.close();
+      silent.close();
+    }
+  });
 });
+
+/** A coordinator group as a LeaderLink sees it: the elected coordinator's record and whether this one is it. */
+function groupOf(elected: { name: string; rpc: string } | undefined) {
+  const group = Object.assign(new EventEmitter(), {
+    name: 'other', elected, isLeader: false, health: () => undefined,
+    leader: () => group.elected,
+  });
+  return group as typeof group & CoordinatorGroup;
+}
+
+/** An address that takes TCP connections and never answers the WebSocket handshake. */
+async function silentAddress(): Promise<{ url: string; close(): void }> {
+  const sockets = new Set<import('node:net').Socket>();
+  const server = createServer((socket) => { sockets.add(socket); });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as { port: number };
+  return { url: `ws://127.0.0.1:${port}`, close: () => { for (const s of sockets) s.destroy(); server.close(); } };
+}

@@ -68,6 +68,8 @@ export class LeaderLink {
   private link: Link | undefined;
   /** Connections to an elected coordinator lost so far: a write that saw one happen was cut off by it. */
   private losses = 0;
+  /** Resolves on the group's next change of leader, while writes wait for one. */
+  private nextChange: Promise<void> | undefined;
 
   constructor(private readonly group: CoordinatorGroup, private readonly options: LeaderLinkOptions) {}
 
@@ -94,24 +96,55 @@ export class LeaderLink {
     await link?.peer.close();
   }
 
+  /**
+   * The connection to the elected coordinator, waited for up to
+   * connectTimeoutMs. A change of leader ends the wait at once: the write
+   * goes to the new one, or is refused with `leader_required` (nothing was
+   * sent) when this coordinator was elected, so it runs here.
+   */
   private async peer(): Promise<RpcPeer<LeaderCalls>> {
-    const leader = this.group.leader();
-    if (leader?.rpc === undefined) throw apiErrors.leaderUnavailable(this.group.health() ?? 'no coordinator is elected');
-    if (leader.name === this.group.name) throw apiErrors.leaderRequired(`this coordinator's election is being settled`);
-    if (this.link?.url !== leader.rpc || this.link.leader !== leader.name) {
-      void this.link?.peer.close();
-      this.link = this.dial(leader.rpc, leader.name);
+    const deadline = Date.now() + this.options.connectTimeoutMs;
+    for (;;) {
+      if (this.group.isLeader) throw apiErrors.leaderRequired('this coordinator was elected');
+      const leader = this.group.leader();
+      const waitMs = deadline - Date.now();
+      if (leader?.rpc === undefined) {
+        if (waitMs <= 0 || (await this.firstOf(undefined, waitMs)) === 'timed out') throw apiErrors.leaderUnavailable(this.group.health() ?? 'no coordinator is elected');
+        continue;
+      }
+      if (leader.name === this.group.name) throw apiErrors.leaderRequired(`this coordinator's election is being settled`);
+      if (this.link?.url !== leader.rpc || this.link.leader !== leader.name) {
+        void this.link?.peer.close();
+        this.link = this.dial(leader.rpc, leader.name);
+      }
+      const link = this.link;
+      if (!link.peer.connected) {
+        // One wait per connection, shared by the writes that arrive meanwhile (not a listener set each).
+        const outcome = await this.firstOf(link.connected, waitMs);
+        if (outcome === 'leader changed') continue;
+        if (outcome === undefined || outcome === 'timed out') {
+          if (this.link === link) this.link = undefined;
+          void link.peer.close();
+          throw apiErrors.leaderUnavailable(`the elected coordinator '${leader.name}' at ${leader.rpc} did not answer`);
+        }
+      }
+      // The address may have been taken by another process since the registration was read.
+      if (link.peer.remote?.name !== leader.name) throw apiErrors.leaderRequired(`${leader.rpc} is '${link.peer.remote?.name ?? '?'}', not the elected '${leader.name}'`);
+      return link.peer;
     }
-    const link = this.link;
-    // One wait per connection, shared by the writes that arrive meanwhile (not a listener set each).
-    if (!link.peer.connected && (await link.connected) === undefined) {
-      if (this.link === link) this.link = undefined;
-      void link.peer.close();
-      throw apiErrors.leaderUnavailable(`the elected coordinator '${leader.name}' at ${leader.rpc} did not answer`);
+  }
+
+  /** What comes first: `other`'s value, a change of the group's leader, or the end of `ms`. */
+  private async firstOf<T>(other: Promise<T> | undefined, ms: number): Promise<T | 'leader changed' | 'timed out'> {
+    // One listener on the group, however many writes wait.
+    this.nextChange ??= new Promise<void>((resolve) => this.group.once('leaderChanged', () => { this.nextChange = undefined; resolve(); }));
+    let timer: NodeJS.Timeout | undefined;
+    const timedOut = new Promise<'timed out'>((resolve) => { timer = setTimeout(() => resolve('timed out'), Math.max(0, ms)); });
+    try {
+      return await Promise.race([this.nextChange.then(() => 'leader changed' as const), timedOut, ...(other === undefined ? [] : [other])]);
+    } finally {
+      clearTimeout(timer);
     }
-    // The address may have been taken by another process since the registration was read.
-    if (link.peer.remote?.name !== leader.name) throw apiErrors.leaderRequired(`${leader.rpc} is '${link.peer.remote?.name ?? '?'}', not the elected '${leader.name}'`);
-    return link.peer;
   }
 
   /** A connection to the elected coordinator at `url`; `connected` resolves with its hello, or undefined past connectTimeoutMs. */
