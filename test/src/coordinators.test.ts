@@ -67,8 +67,13 @@ it('takes a write through either coordinator and reads it through both', async (
 
 /** A coordinator's `tessera_operations_seconds_count` for `operation` (0 before its first). */
 async function operationCount(url: string, operation: string): Promise<number> {
+  return metricValue(url, `tessera_operations_seconds_count{operation="${operation}"}`);
+}
+
+/** The value of one series of `/:metrics` (0 when absent). */
+async function metricValue(url: string, series: string): Promise<number> {
   const text = String((await call({ url }, 'GET', '/:metrics')).text);
-  const line = text.split('\n').find((l) => l.startsWith(`tessera_operations_seconds_count{operation="${operation}"}`));
+  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
   return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
 }
 
@@ -108,6 +113,8 @@ it('shows through the other coordinator at once what the elected one acknowledge
   const follower = leader === 'c1' ? 'c2' : 'c1';
   const elected = coordinators.get(leader!)!;
   const other = coordinators.get(follower)!;
+  const fenced = () => metricValue(other.url, 'tessera_state_fences_total{via="elected"}');
+  const fencedBefore = await fenced();
   for (let k = 0; k < 20; k++) {
     expect((await call(elected, 'PUT', `/fresh${k}/`, { _settings: { number_of_shards: 2, number_of_replicas: 1 } })).status).toBe(200);
     expect((await call(other, 'GET', `/fresh${k}/`)).status).toBe(200);
@@ -117,6 +124,8 @@ it('shows through the other coordinator at once what the elected one acknowledge
     expect((await call(elected, 'PUT', `/.aliases/fresh-alias${k}`, { _indexes: [`/fresh${k}/`] })).status).toBeLessThan(300);
     expect((await call(other, 'GET', `/fresh-alias${k}/a`)).status).toBe(200);
   }
+  // Those reads waited for the elected coordinator's revision over their connection, not for a read of etcd.
+  expect(await fenced() - fencedBefore).toBeGreaterThan(50);
 });
 
 it('survives kill -9 of the elected coordinator under writes through both: no acknowledged write lost, one primary per term', async () => {

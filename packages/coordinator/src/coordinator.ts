@@ -43,6 +43,7 @@ import type { CoordinatorGroup } from './cluster/coordinator-group.js';
 import { Forwarder, servedLocally } from './cluster/forward.js';
 import { LEADER_LINK_DEFAULTS, LeaderLink, leaderCallHandler } from './cluster/leader-link.js';
 import type { RpcHandler } from '@tessera/rpc';
+import { reachedRevision } from './state/reached.js';
 import type { StateStore } from './state/store.js';
 import { isKeysPath } from './auth/actions.js';
 import { Authorizer } from './auth/authorizer.js';
@@ -53,6 +54,8 @@ import { prefersHtml, StaticFiles } from './dashboard/static-files.js';
 
 /** A forwarded request's longest wait for the elected coordinator's answer (head, and between body chunks). */
 const FORWARD_TIMEOUT_MS = 300_000;
+/** Longest wait for this coordinator's etcd watch to bring the elected coordinator's revision before a read reads etcd instead. */
+const WATCH_CATCH_UP_MS = 1_000;
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
@@ -184,7 +187,10 @@ export class Coordinator {
       recordedLeased: (name) => registry.snapshot().nodes?.[name]?.etcdLease === true,
       gone: (name) => replication.nodeGone(name),
     });
+    // What a revision the elected coordinator gives another one counts on (leader-link.ts): the state read from etcd once since it was elected.
+    let readSinceElected: Promise<void> | undefined;
     group?.on('elected', () => {
+      readSinceElected = undefined;
       // What a restarted coordinator does: the nodes here are recorded, the others are lost — at once those it or another
       // coordinator saw lost or whose etcd lease is gone, the rest after the rejoin timeout.
       for (const name of options.nodes.activeNames()) recordJoin(registry, options.nodes, name, options.log);
@@ -225,6 +231,10 @@ export class Coordinator {
       leaderLink,
       leaderCallHandler({
         decides, stateRevision: () => (store as StateStore<ClusterState>).revision?.() ?? 0, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call),
+        readSinceElected: () => (readSinceElected ??= store.refresh().then(() => undefined, (err: unknown) => {
+          readSinceElected = undefined;
+          throw err;
+        })),
       }),
     );
   }
@@ -335,8 +345,24 @@ export class Coordinator {
   private async servedFollowing(req: HttpRequest, seen: Routed): Promise<Reply> {
     const state = this.options.state;
     // A document write needs no read of etcd: the elected coordinator runs it only if the state it was routed from is its own.
-    if (servedLocally(req.method) && state?.health().connected === true) await state.refresh().catch(() => false);
+    if (servedLocally(req.method) && state?.health().connected === true) await this.caughtUp(state);
     return this.route(req, seen);
+  }
+
+  /**
+   * This coordinator's state holds every change acknowledged before the
+   * call: once its watch brought the revision the elected coordinator
+   * decides at (one message over their open connection), else after a read
+   * of etcd. Never throws: with neither, the state is served as it is.
+   */
+  private async caughtUp(state: StateStore<ClusterState>): Promise<void> {
+    const revision = await this.leaderLink?.electedRevision().catch(() => undefined);
+    if (revision !== undefined && await reachedRevision(state, revision, WATCH_CATCH_UP_MS)) {
+      this.metrics.countStateFence('elected');
+      return;
+    }
+    this.metrics.countStateFence('etcd');
+    await state.refresh().catch(() => false);
   }
 
   /** A request only the elected coordinator runs, sent to it; its answer as it gave it. */

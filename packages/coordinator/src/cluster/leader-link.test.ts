@@ -4,7 +4,7 @@ import { connectPeer, RpcServer, type RpcLogger, type RpcPeer, type WriteCall, t
 import { toTesseraError } from '@tessera/errors';
 import type { IndexMeta } from '../state/cluster-state.js';
 import type { CoordinatorGroup } from './coordinator-group.js';
-import { COORDINATOR_HELLO_ROLE, LEADER_WRITE_METHOD, LeaderLink, leaderCallHandler, type LeaderCalls } from './leader-link.js';
+import { COORDINATOR_HELLO_ROLE, LEADER_REVISION_METHOD, LEADER_WRITE_METHOD, LeaderLink, leaderCallHandler, type LeaderCalls } from './leader-link.js';
 import { admitPeer } from './membership.js';
 import { NodeDirectory } from './nodes.js';
 
@@ -20,6 +20,7 @@ describe('leader.write served to another coordinator through admitPeer', () => {
   let peer: RpcPeer<LeaderCalls>;
   let decides = true;
   let revision = 7;
+  let readsOfEtcd = 0;
   const written: Array<{ shard: number; call: WriteCall }> = [];
   const directory = new NodeDirectory();
 
@@ -27,6 +28,7 @@ describe('leader.write served to another coordinator through admitPeer', () => {
     const handler = leaderCallHandler({
       decides: () => decides,
       stateRevision: () => revision,
+      readSinceElected: async () => { readsOfEtcd++; },
       get: (path) => (path === META.path ? META : undefined),
       write: async (_meta, shard, call) => {
         written.push({ shard, call });
@@ -71,6 +73,38 @@ describe('leader.write served to another coordinator through admitPeer', () => {
     expect(await codeOf(write('u-1', { shard: 3 }))).toBe('rpc_bad_params');
     expect(await codeOf(peer.call(LEADER_WRITE_METHOD, { call: {} } as never))).toBe('rpc_bad_params');
     expect(written.length).toBe(before);
+  });
+
+  it('answers leader.revision with the revision it decides at, once it read etcd since its election; refused once not elected', async () => {
+    const before = readsOfEtcd;
+    expect(await peer.call(LEADER_REVISION_METHOD, {})).toEqual({ revision: 7 });
+    expect(readsOfEtcd).toBe(before + 1);
+    decides = false;
+    expect(await codeOf(peer.call(LEADER_REVISION_METHOD, {}))).toBe('leader_required');
+    decides = true;
+  });
+
+  it('gives a read the elected coordinator\'s revision over an open connection only, one ask shared by the reads arriving meanwhile', async () => {
+    const group = groupOf({ name: 'elected', rpc: server.url });
+    const link = new LeaderLink(group, { name: 'other', clusterSecret: '', callTimeoutMs: 5_000, connectTimeoutMs: 5_000 });
+    try {
+      // No connection yet: undefined (the read goes to etcd), and one is dialled for the next.
+      expect(await link.electedRevision()).toBeUndefined();
+      const dialled = (link as unknown as { link: { peer: RpcPeer<LeaderCalls> } }).link.peer;
+      await dialled.whenConnected();
+      revision = 41;
+      const before = readsOfEtcd;
+      const answers = await Promise.all(Array.from({ length: 20 }, () => link.electedRevision()));
+      expect(new Set(answers)).toEqual(new Set([41]));
+      // One ask in flight, the rest sharing the next: two at most, not twenty.
+      expect(readsOfEtcd - before).toBeLessThanOrEqual(2);
+      // Another coordinator elected, not connected here: undefined again.
+      group.elected = { name: 'gone', rpc: 'ws://127.0.0.1:1' };
+      expect(await link.electedRevision()).toBeUndefined();
+    } finally {
+      revision = 7;
+      await link.close();
+    }
   });
 
   it('sends the writes that arrive before its connection is up once it is, with one wait among them', async () => {

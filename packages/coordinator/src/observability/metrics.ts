@@ -64,6 +64,12 @@ export class Metrics {
     labelNames: ['reason'],
     registers: [this.registry],
   });
+  private readonly stateFences = new Counter({
+    name: 'tessera_state_fences_total',
+    help: 'Reads on a coordinator that is not elected, by what made its cluster state current first: the elected coordinator\'s revision over their connection (elected), or a read of etcd (etcd)',
+    labelNames: ['via'],
+    registers: [this.registry],
+  });
   /** The nodes' figures, fetched once per scrape however many metrics use them. */
   private scrapeNodeStats: Promise<NodeStatsReply[]> | undefined;
   /** Where the replication lag comes from (the coordinator's replicator). */
@@ -224,6 +230,11 @@ export class Metrics {
   /** Where the replication lag gauge comes from. */
   attachReplication(lag: () => Promise<ReplicationLag[]>): void {
     this.replicationLag = lag;
+  }
+
+  /** A read on a coordinator that is not elected, by what made its state current (coordinator.ts `caughtUp`). */
+  countStateFence(via: 'elected' | 'etcd'): void {
+    this.stateFences.inc({ via });
   }
 
   /** A request refused by the API keys (401, 403), by why (auth/authorizer.ts). */

@@ -46,6 +46,7 @@ import { isEtcdLeaseInvalid, loadEtcdLibrary } from './etcd-client.js';
 import { delay, PrefixWatch, RECONNECT_BACKOFF_MS_MAX, withTimeout } from './etcd-watch.js';
 import { stateErrors } from './errors.js';
 import { LEASE_TABLE_LIMITS, leasedEntriesUnder, type LeaseTableLimits } from './lease-table.js';
+import { SharedRound } from './shared-round.js';
 import type {
   LeaseEndCause, LeaseEvent, LeaseId, LeasedEntry, LeasedValue, PutLeasedOptions, StateStore, StateStoreHealth,
 } from './store.js';
@@ -99,9 +100,8 @@ export class EtcdStateStore<T> implements StateStore<T> {
   /** Highest revision applied to the state (a delete leaves a revision, not a mod revision). */
   private stateSeenRevision = 0;
   private readonly stateListeners = new Set<(state: T) => void>();
-  /** The state read from etcd in flight (`refresh`), and the one the calls made meanwhile wait for. */
-  private refreshing: Promise<boolean> | undefined;
-  private nextRefresh: Promise<boolean> | undefined;
+  /** The state read from etcd (`refresh`): one in flight, the calls made meanwhile share the next. */
+  private readonly reads = new SharedRound(() => this.readState());
 
   private readonly leased = new Map<string, CachedLeased>();
   private readonly keysByLease = new Map<LeaseId, Set<string>>();
@@ -218,15 +218,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
    * etcd one request per round trip.
    */
   refresh(): Promise<boolean> {
-    if (this.refreshing === undefined) {
-      this.refreshing = this.readState().finally(() => { this.refreshing = undefined; });
-      return this.refreshing;
-    }
-    this.nextRefresh ??= this.refreshing.catch(() => false).then(() => {
-      this.nextRefresh = undefined;
-      return this.refresh();
-    });
-    return this.nextRefresh;
+    return this.reads.join();
   }
 
   /**
