@@ -95,14 +95,14 @@ export class IdFilter {
   }
 
   /**
-   * Adds the IDs of `ids` (the copy's stored documents, read from LevelDB
-   * while writes go on and add theirs) and then marks the filter complete;
-   * stops, incomplete, at the first error or once `stopped()`.
+   * Adds the IDs of `batches` (the copy's stored documents, read from
+   * LevelDB while writes go on and add theirs) and then marks the filter
+   * complete; stops, incomplete, at the first error or once `stopped()`.
    */
-  async fill(ids: AsyncIterable<DocumentId>, stopped: () => boolean): Promise<void> {
-    for await (const id of ids) {
+  async fill(batches: AsyncIterable<readonly DocumentId[]>, stopped: () => boolean): Promise<void> {
+    for await (const ids of batches) {
       if (stopped()) return;
-      this.add(documentIdKey(id));
+      for (const id of ids) this.add(documentIdKey(id));
     }
     if (!stopped()) this.complete = true;
   }

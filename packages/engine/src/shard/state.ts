@@ -27,7 +27,7 @@ import { ReplicaPosition, Tombstones, type ReplicationState } from '../replicati
 import { GetCoalescer } from '../store/get-coalescer.js';
 import type { CommitLog } from '../store/commit-log.js';
 import { GroupCommit, type BatchOutcome, type PendingBatch } from '../store/group-commit.js';
-import { decodeIdTag, docidKey, DOCID_MAX, documentKey, PREFIX_DOCUMENTS, spaceRange } from '../store/keys.js';
+import { decodeIdTag, docidKey, DOCID_MAX, documentKey, PREFIX_DOCIDS, spaceRange } from '../store/keys.js';
 import { LatencyHistogram } from '../store/latency-histogram.js';
 import { Oplog, type ShardDatabase } from '../store/oplog.js';
 import { decodeDocumentRecord, type ShardCounters } from '../store/records.js';
@@ -47,6 +47,9 @@ export const asError = (err: unknown): Error => (err instanceof Error ? err : ne
 
 /** Writes one batch of changes (shard/batch.ts); given to the state so its writer can call it. */
 export type CommitBatch = (state: ShardState, changes: Change[], sync: boolean) => Promise<BatchOutcome<WriteResult | null>[] | PendingBatch<WriteResult | null>>;
+
+/** IDs read from LevelDB per step of the ID filter's fill at open. */
+const ID_FILL_BATCH = 1024;
 
 export class ShardState {
   counters: ShardCounters;
@@ -222,16 +225,23 @@ export class ShardState {
    * Reads the IDs of the stored documents into the ID filter, in the background (writes read LevelDB until it
    * is done). Stops when the copy closes; if LevelDB fails meanwhile (a reopen), the filter stays incomplete and
    * writes keep reading.
+   *
+   * From the #docid map, whose values are exactly the stored documents' IDs (a batch writes or deletes a
+   * document and its entry together), not from the documents' keys: LevelDB reads a key's whole block, so
+   * iterating the documents' keys read every stored body (the Debian corpus: ~90 MB of blocks for 63,440 IDs).
    */
   fillIds(): void {
     if (this.ids.ready) return;
-    const keys = this.db.keys(spaceRange(PREFIX_DOCUMENTS));
-    async function* ids(): AsyncGenerator<DocumentId> {
-      for await (const key of keys) yield decodeIdTag(key, 1);
+    const tags = this.db.values(spaceRange(PREFIX_DOCIDS));
+    // In batches: one await per element (two async iterators) cost ~6 µs an ID, 400 ms for 63,440.
+    async function* batches(): AsyncGenerator<DocumentId[]> {
+      for (let batch = await tags.nextv(ID_FILL_BATCH); batch.length > 0; batch = await tags.nextv(ID_FILL_BATCH)) {
+        yield batch.map((tag) => decodeIdTag(tag));
+      }
     }
-    this.idsFilled = this.ids.fill(ids(), () => this.closing)
+    this.idsFilled = this.ids.fill(batches(), () => this.closing)
       .catch((err: unknown) => this.log.warn({ err }, 'could not read the stored document IDs; writes of new IDs read LevelDB'))
-      .finally(() => keys.close().catch(noop));
+      .finally(() => tags.close().catch(noop));
   }
 
   /** A document from LevelDB; concurrent misses of one ID share the get unless a write made it stale. */
