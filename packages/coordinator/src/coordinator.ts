@@ -56,6 +56,8 @@ import { prefersHtml, StaticFiles } from './dashboard/static-files.js';
 const FORWARD_TIMEOUT_MS = 300_000;
 /** Longest wait for this coordinator's etcd watch to bring the elected coordinator's revision before a read reads etcd instead. */
 const WATCH_CATCH_UP_MS = 1_000;
+/** How long reads go on fencing through etcd once the watch did not bring the elected coordinator's revision in time. */
+const WATCH_LAG_FENCE_MS = 10_000;
 
 export interface CoordinatorOptions {
   identity: ClusterIdentity;
@@ -141,6 +143,8 @@ export class Coordinator {
   }
 
   private readonly cors: CorsPolicy | undefined;
+  /** Until then, reads on this coordinator (not elected) are fenced by a read of etcd: its watch fell behind (`caughtUp`). */
+  private fenceThroughEtcdUntil = 0;
   /** What the route table's handlers reach (api/routes.ts). */
   private readonly services: ApiServices;
 
@@ -356,10 +360,14 @@ export class Coordinator {
    * of etcd. Never throws: with neither, the state is served as it is.
    */
   private async caughtUp(state: StateStore<ClusterState>): Promise<void> {
-    const revision = await this.leaderLink?.electedRevision().catch(() => undefined);
-    if (revision !== undefined && await reachedRevision(state, revision, WATCH_CATCH_UP_MS)) {
-      this.metrics.countStateFence('elected');
-      return;
+    const revision = Date.now() < this.fenceThroughEtcdUntil ? undefined : await this.leaderLink?.electedRevision().catch(() => undefined);
+    if (revision !== undefined) {
+      if (await reachedRevision(state, revision, WATCH_CATCH_UP_MS)) {
+        this.metrics.countStateFence('elected');
+        return;
+      }
+      // The watch is behind (stalled, reconnecting): reads read etcd for a while rather than each waiting it out first.
+      this.fenceThroughEtcdUntil = Date.now() + WATCH_LAG_FENCE_MS;
     }
     this.metrics.countStateFence('etcd');
     await state.refresh().catch(() => false);
