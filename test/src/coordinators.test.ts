@@ -14,6 +14,7 @@ import { join } from 'node:path';
 import { primaryTermHistory, spawnTessera, startCluster, until, type Cluster } from './cluster-harness.js';
 import { call, removeDir } from './harness.js';
 import { lostWrites, sharedVersions, startWriteLoad } from './write-load.js';
+import { parsePrometheusText, valueOf } from './prometheus-text.js';
 
 const LEASE_MS = 2_000;
 
@@ -67,14 +68,12 @@ it('takes a write through either coordinator and reads it through both', async (
 
 /** A coordinator's `tessera_operations_seconds_count` for `operation` (0 before its first). */
 async function operationCount(url: string, operation: string): Promise<number> {
-  return metricValue(url, `tessera_operations_seconds_count{operation="${operation}"}`);
+  return metricValue(url, 'tessera_operations_seconds_count', { operation });
 }
 
 /** The value of one series of `/:metrics` (0 when absent). */
-async function metricValue(url: string, series: string): Promise<number> {
-  const text = String((await call({ url }, 'GET', '/:metrics')).text);
-  const line = text.split('\n').find((l) => l.startsWith(`${series} `));
-  return line === undefined ? 0 : Number(line.slice(line.lastIndexOf(' ') + 1));
+async function metricValue(url: string, name: string, labels: Record<string, string>): Promise<number> {
+  return valueOf(parsePrometheusText(String((await call({ url }, 'GET', '/:metrics')).text)), name, labels, 0);
 }
 
 it('runs document writes through the follower itself, the elected coordinator only relaying them; what changes the cluster state goes to the elected one', async () => {
@@ -113,7 +112,7 @@ it('shows through the other coordinator at once what the elected one acknowledge
   const follower = leader === 'c1' ? 'c2' : 'c1';
   const elected = coordinators.get(leader!)!;
   const other = coordinators.get(follower)!;
-  const fenced = () => metricValue(other.url, 'tessera_state_fences_total{via="elected"}');
+  const fenced = () => metricValue(other.url, 'tessera_state_fences_total', { via: 'elected' });
   const fencedBefore = await fenced();
   for (let k = 0; k < 20; k++) {
     expect((await call(elected, 'PUT', `/fresh${k}/`, { _settings: { number_of_shards: 2, number_of_replicas: 1 } })).status).toBe(200);
