@@ -113,8 +113,7 @@ export class LeaderLink {
     if (this.open() === undefined) {
       // Dialled for the next read (once, not per read); this one reads etcd.
       const leader = this.group.leader();
-      const dialled = this.link !== undefined && this.link.leader === leader?.name && this.link.url === leader.rpc;
-      if (!this.group.isLeader && leader?.rpc !== undefined && !dialled) this.peer().catch(() => undefined);
+      if (!this.group.isLeader && leader?.rpc !== undefined && this.linkTo(leader) === undefined) this.peer().catch(() => undefined);
       return Promise.resolve(undefined);
     }
     return this.revisions.join();
@@ -143,11 +142,11 @@ export class LeaderLink {
         continue;
       }
       if (leader.name === this.group.name) throw apiErrors.leaderRequired(`this coordinator's election is being settled`);
-      if (this.link?.url !== leader.rpc || this.link.leader !== leader.name) {
+      let link = this.linkTo(leader);
+      if (link === undefined) {
         void this.link?.peer.close();
-        this.link = this.dial(leader.rpc, leader.name);
+        link = this.link = this.dial(leader.rpc, leader.name);
       }
-      const link = this.link;
       if (!link.peer.connected) {
         // One wait per connection, shared by the writes that arrive meanwhile (not a listener set each).
         const outcome = await this.firstOf(link.connected, waitMs);
@@ -167,9 +166,14 @@ export class LeaderLink {
   /** The connection to the coordinator elected now, if open. */
   private open(): RpcPeer<LeaderCalls> | undefined {
     const leader = this.group.leader();
+    const link = leader === undefined ? undefined : this.linkTo(leader);
+    return link !== undefined && link.peer.connected && link.peer.remote?.name === leader?.name ? link.peer : undefined;
+  }
+
+  /** The link dialled to `leader` as registered now (its name and RPC address), if any. */
+  private linkTo(leader: { name: string; rpc?: string }): Link | undefined {
     const link = this.link;
-    if (leader?.rpc === undefined || link === undefined || link.url !== leader.rpc || link.leader !== leader.name) return undefined;
-    return link.peer.connected && link.peer.remote?.name === leader.name ? link.peer : undefined;
+    return link !== undefined && link.leader === leader.name && link.url === leader.rpc ? link : undefined;
   }
 
   private async askRevision(): Promise<number | undefined> {
