@@ -106,13 +106,21 @@ export function searchBodyFor(q, selector) {
 
 /**
  * A bare node:http server in its own process that answers every request
- * with a fixed empty page at once: the HTTP floor of the search benchmarks.
+ * with a fixed empty page at once: the HTTP floor of the search benchmarks
+ * (or, given `answersFile`, with the answer recorded for its body).
  * Resolves with its port and a `stop`.
  */
-export async function startBareHttpServer() {
+export async function startBareHttpServer(answersFile) {
   const port = await freePort();
-  const script = `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('{"total":0,"hits":[]}'); }); }).listen(${port}, '127.0.0.1', () => console.log('ready'));`;
-  const bare = spawn(process.execPath, ['-e', script], { stdio: ['ignore', 'pipe', 'inherit'] });
+  // `answersFile`: JSON [[request body, answer text], …], answered from memory: the same bytes a search server sent,
+  // so the client's parse and the wire cost what they cost with the server, and only the server's own work is left out.
+  const script = answersFile === undefined
+    ? `require('node:http').createServer((q, s) => { q.resume(); q.on('end', () => { s.writeHead(200, { 'content-type': 'application/json' }); s.end('{"total":0,"hits":[]}'); }); }).listen(${port}, '127.0.0.1', () => console.log('ready'));`
+    : `const answers = new Map(JSON.parse(require('node:fs').readFileSync(process.argv[1], 'utf8')));
+      require('node:http').createServer((q, s) => { const chunks = []; q.on('data', (c) => chunks.push(c)); q.on('end', () => {
+        s.writeHead(200, { 'content-type': 'application/json' }); s.end(answers.get(Buffer.concat(chunks).toString()) ?? '{"total":0,"hits":[]}'); });
+      }).listen(${port}, '127.0.0.1', () => console.log('ready'));`;
+  const bare = spawn(process.execPath, ['-e', script, ...(answersFile === undefined ? [] : [answersFile])], { stdio: ['ignore', 'pipe', 'inherit'] });
   await new Promise((res, rej) => { bare.stdout.once('data', res); bare.once('exit', (code) => rej(new Error(`bare server exited with ${code}`))); });
   return { port, stop: () => bare.kill('SIGTERM') };
 }

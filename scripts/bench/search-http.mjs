@@ -19,7 +19,14 @@
 // queries from CONNECTIONS (default 50) connections at once, in 5 rounds of
 // 1,000 searches per server that alternate between the servers.
 //
-// Prints per server: q/s and its ratio to the floor, the server's `took`
+// A second, replay floor takes its turn too: a bare node:http server that
+// answers each query with the very bytes this checkout's server answered it
+// in the warm-up pass, from memory. The plain floor answers 21 bytes; a page
+// of ten Debian packages is ~10 KB, which the wire and the client's JSON.parse
+// pay whoever sends it. Against the replay floor, what is left is the
+// server's own work (parse, search, fetch, render).
+//
+// Prints per server: q/s and its ratio to both floors, the server's `took`
 // p50/p99, its CPU per search (user + system of the process, all threads,
 // /proc/PID/stat), and the concurrent q/s (its ratio to one connection's), p99
 // and CPU per search; with BASE_ROOT, this checkout's figures over the base's.
@@ -90,9 +97,12 @@ async function startServer(name, root, profileDir) {
 
 const servers = [];
 let bare;
+let replay;
 const stopAll = async () => {
   bare?.stop();
+  replay?.stop();
   bare = undefined;
+  replay = undefined;
   await Promise.all(servers.splice(0).map((s) => s.stop()));
 };
 stopOnInterrupt(stopAll);
@@ -102,12 +112,26 @@ try {
   bare = await startBareHttpServer();
   const bareAgent = new Agent({ keepAlive: true, maxSockets: 1 });
   const floorLat = [];
-  for (const server of servers) for (const body of bodies) await httpCall(server.agent, server.port, 'SEARCH', INDEX, body);
+  // The warm-up pass records this checkout's answers for the replay floor: a bare server sending the same bytes.
+  const answers = new Map();
+  for (const server of servers) {
+    for (const body of bodies) {
+      const reply = await httpCall(server.agent, server.port, 'SEARCH', INDEX, body);
+      if (server === servers[0]) answers.set(body, reply.text);
+    }
+  }
+  const answersFile = join(mkdtempSync(join(tmpdir(), 'tessera-bench-answers-')), 'answers.json');
+  writeFileSync(answersFile, JSON.stringify([...answers]));
+  replay = await startBareHttpServer(answersFile);
+  const replayAgent = new Agent({ keepAlive: true, maxSockets: 1 });
+  const replayLat = [];
   for (let i = 0; i < 200; i++) await httpCall(bareAgent, bare.port, 'SEARCH', INDEX, FLOOR_BODY);
+  for (const body of bodies.slice(0, 200)) await httpCall(replayAgent, replay.port, 'SEARCH', INDEX, body);
 
   const cpuBefore = servers.map((s) => cpuSeconds(s.child.pid));
   const floorTurn = { floor: true };
-  const turns = [...servers, floorTurn];
+  const replayTurn = { replay: true };
+  const turns = [...servers, floorTurn, replayTurn];
   let step = 0;
   for (let pass = 0; pass < PASSES; pass++) {
     for (const body of bodies) {
@@ -121,6 +145,11 @@ try {
           floorLat.push(Number(clock() - start) / 1000);
           continue;
         }
+        if (server === replayTurn) {
+          await httpCall(replayAgent, replay.port, 'SEARCH', INDEX, body);
+          replayLat.push(Number(clock() - start) / 1000);
+          continue;
+        }
         const reply = await httpCall(server.agent, server.port, 'SEARCH', INDEX, body);
         server.lat.push(Number(clock() - start) / 1000);
         if (reply.status !== 200) throw new Error(`${server.root}: ${body} answered ${reply.status}: ${reply.text}`);
@@ -131,6 +160,8 @@ try {
   }
   servers.forEach((s, i) => { s.cpuUs = (1e6 * (cpuSeconds(s.child.pid) - cpuBefore[i])) / s.lat.length; });
   bareAgent.destroy();
+  replayAgent.destroy();
+  rmSync(dirname(answersFile), { recursive: true, force: true });
   if (process.env.RESPONSES) {
     for (const s of servers) writeFileSync(process.env.RESPONSES + (s.name === 'this' ? '' : '.base'), s.responses.join('\n') + '\n');
   }
@@ -147,20 +178,23 @@ try {
   }
 
   const floor = summarize(floorLat);
+  const replayed = summarize(replayLat);
   const ms = (us) => (us / 1000).toFixed(3);
-  console.log(`node ${process.version}, ${cpus().length} cores${SELECTOR === undefined ? '' : `, _selector ${SELECTOR}`}; HTTP floor (bare node:http, alternated with the searches): ${floor.qps} q/s, p50 ${ms(floor.p50_us)} ms`);
+  console.log(`node ${process.version}, ${cpus().length} cores${SELECTOR === undefined ? '' : `, _selector ${SELECTOR}`}; HTTP floor (bare node:http, alternated with the searches): ${floor.qps} q/s, p50 ${ms(floor.p50_us)} ms, p99 ${ms(floor.p99_us)} ms; `
+    + `replay floor (bare node:http sending this checkout's answers from memory): ${replayed.qps} q/s, p50 ${ms(replayed.p50_us)} ms, p99 ${ms(replayed.p99_us)} ms`);
   const figures = servers.map((s) => {
     const one = summarize(s.lat);
     const took = summarize(s.took);
     const many = summarize(s.concurrentLat);
     const manyQps = round1(s.concurrentLat.length / s.concurrentS);
     const f = {
-      server: s.name, root: s.root, qps: one.qps, over_floor: Math.round((1000 * one.qps) / floor.qps) / 1000, p50_us: one.p50_us, p99_us: one.p99_us,
+      server: s.name, root: s.root, qps: one.qps, over_floor: Math.round((1000 * one.qps) / floor.qps) / 1000,
+      over_replay: Math.round((1000 * one.qps) / replayed.qps) / 1000, p50_us: one.p50_us, p99_us: one.p99_us,
       took_p50_us: took.p50_us, took_p99_us: took.p99_us, cpu_us: Math.round(s.cpuUs),
       concurrent_qps: manyQps, concurrent_over_one: Math.round((100 * manyQps) / one.qps) / 100, concurrent_p50_us: many.p50_us, concurrent_p99_us: many.p99_us,
-      concurrent_cpu_us: Math.round((1e6 * s.concurrentCpuS) / s.concurrentLat.length), floor_qps: floor.qps,
+      concurrent_cpu_us: Math.round((1e6 * s.concurrentCpuS) / s.concurrentLat.length), floor_qps: floor.qps, replay_qps: replayed.qps,
     };
-    console.log(`${s.root}: one connection ${f.qps} q/s (${f.over_floor}x the floor), p50 ${ms(f.p50_us)} ms, p99 ${ms(f.p99_us)} ms; `
+    console.log(`${s.root}: one connection ${f.qps} q/s (${f.over_floor}x the floor, ${f.over_replay}x the replay floor), p50 ${ms(f.p50_us)} ms, p99 ${ms(f.p99_us)} ms; `
       + `server took p50 ${ms(f.took_p50_us)} ms, p99 ${ms(f.took_p99_us)} ms; server CPU ${f.cpu_us} µs per search; `
       + `${CONNECTIONS} connections ${f.concurrent_qps} q/s (${f.concurrent_over_one}x one), p99 ${ms(f.concurrent_p99_us)} ms, CPU ${f.concurrent_cpu_us} µs per search`);
     return f;
