@@ -8,6 +8,7 @@
  * lives here, below both (as the schema does).
  */
 export { mediaTypeOf } from './media-type.js';
+export { packMessagePack } from './msgpack-pack.js';
 export { isPlainObject } from './plain-object.js';
 export { compareCodePoints } from './code-points.js';
 export { BucketHistogram, type HistogramSnapshot } from './histogram.js';

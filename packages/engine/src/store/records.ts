@@ -14,45 +14,15 @@
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import { Decoder } from '@msgpack/msgpack';
-import { Packr } from 'msgpackr';
+import { packMessagePack } from '@tessera/documents';
 import { isPlainObject } from '../documents/plain-object.js';
 import { engineErrors } from '../errors.js';
 import type { ContentLink, DocumentBody, DocumentId, OplogEntry, StoredDocument } from '../documents/types.js';
 import type { ReplicationState } from '../replication/position.js';
 
-/**
- * Encoding with msgpackr: 2.3× faster than @msgpack/msgpack's encoder on the
- * Debian records (485 → 207 ms for 63,440 bodies), the same bytes — standard
- * maps (`useRecords: false`), fixmaps where they fit (withBody relies on it).
- * As JSON does, `undefined` fields are dropped and `undefined` array items
- * are nil. Integers beyond 32 bits are written as float64, read back as the
- * same number. Decoding stays with @msgpack/msgpack, which reads both.
- * The encoder's results share a growing buffer and stay valid (slices).
- * That buffer is msgpackr's, one per process, and grows to the largest record
- * it ever wrote: after one past ENCODER_BUFFER_BYTES_KEEP it gets a fresh one
- * (measured: a 12 MB buffer kept for good after one 1 MB string).
- */
-// `skipValues` and `writeFunction` are in msgpackr's code and README, not in its typings.
-const encoder = new Packr({
-  useRecords: false, skipValues: [undefined], encodeUndefinedAsNil: true,
-  // A function is not data: refused (the write is a 400), not stored as nil.
-  writeFunction: () => { throw new TypeError('a function cannot be stored'); },
-} as ConstructorParameters<typeof Packr>[0]);
+/** Records are encoded with msgpackr (@tessera/documents `packMessagePack`: why, and its buffer), decoded with @msgpack/msgpack. */
+const pack = packMessagePack;
 const decoder = new Decoder();
-const ENCODER_BUFFER_BYTES_KEEP = 1 << 20;
-const ENCODER_BUFFER_BYTES_FRESH = 8192;
-
-function pack(value: unknown): Buffer {
-  let bytes: Buffer | undefined;
-  try {
-    bytes = encoder.pack(value);
-    return bytes;
-  } finally {
-    // The old buffer lives on only in the slices handed out. A pack that threw may have grown it too; one that did
-    // not grows it to 4× its reservation (3 bytes per UTF-16 unit for a string): a 1 MB string made 12 MB.
-    if (bytes === undefined || bytes.buffer.byteLength > ENCODER_BUFFER_BYTES_KEEP) encoder.useBuffer(Buffer.allocUnsafeSlow(ENCODER_BUFFER_BYTES_FRESH));
-  }
-}
 
 const KEY_BODY = pack('body');
 /** msgpack fixmap header bytes: 0x80 | entries, for 0–15 entries. */
