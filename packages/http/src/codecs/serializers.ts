@@ -4,7 +4,7 @@
  * Content-Type is the type the client asked for (`application/msgpack`
  * asked → `application/msgpack` answered).
  */
-import { Encoder } from '@msgpack/msgpack';
+import { packMessagePack } from '@tessera/documents';
 import { Document, visit } from 'yaml';
 import { SERIALIZER_MEDIA_TYPES, type SerializerFormat } from './media-type.js';
 import type { Serializer } from './types.js';
@@ -12,15 +12,7 @@ import type { Serializer } from './types.js';
 /** Indents accepted from `Accept: …; indent=N` (API.md §2.3). */
 export const INDENT_MAX = 16;
 
-// Responses wrap request documents (≤ 128 deep) in a few levels of envelope;
-// the library default (100) would refuse some valid documents.
-const MSGPACK_DEPTH_MAX = 1024;
 const YAML_INDENT_DEFAULT = 2;
-
-const MSGPACK_ENCODER_OPTIONS = { ignoreUndefined: true, maxDepth: MSGPACK_DEPTH_MAX } as const;
-/** The encoder keeps its buffer at the largest size it ever needed: one grown past this for a big response is replaced. */
-const MSGPACK_ENCODER_BYTES_KEEP = 1 << 20;
-let msgpackEncoder = new Encoder(MSGPACK_ENCODER_OPTIONS);
 
 function encodeJson(value: unknown, indent: number): string {
   // JSON.stringify(undefined) is undefined: answer `null` rather than no body.
@@ -72,11 +64,9 @@ function blockScalarUnsafe(text: string, atRoot: boolean, indent: number): boole
   return atRoot || WHITESPACE_ONLY_LINE.test(text) || (indent !== YAML_INDENT_DEFAULT && LINE_STARTING_WITH_WHITESPACE.test(text));
 }
 
+/** msgpackr (@tessera/documents `packMessagePack`): the bytes @msgpack/msgpack writes, 2–4× faster; no depth limit to trip over. */
 function encodeMsgpack(value: unknown): Buffer {
-  const shared = msgpackEncoder.encodeSharedRef(value ?? null);
-  const bytes = Buffer.from(shared);
-  if (shared.buffer.byteLength > MSGPACK_ENCODER_BYTES_KEEP) msgpackEncoder = new Encoder(MSGPACK_ENCODER_OPTIONS);
-  return bytes;
+  return packMessagePack(value ?? null);
 }
 
 const ENCODERS: Record<SerializerFormat, { charset: boolean; encode(value: unknown, indent: number): Buffer | string }> = {
