@@ -110,8 +110,6 @@ try {
   servers.push(await startServer('this', resolve(process.env.SERVER_ROOT ?? ROOT), process.env.SERVER_PROFILE));
   if (process.env.BASE_ROOT) servers.push(await startServer('base', resolve(process.env.BASE_ROOT)));
   bare = await startBareHttpServer();
-  const bareAgent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const floorLat = [];
   // The warm-up pass records this checkout's answers for the replay floor: a bare server sending the same bytes.
   const answers = new Map();
   for (const server of servers) {
@@ -123,15 +121,15 @@ try {
   const answersFile = join(mkdtempSync(join(tmpdir(), 'tessera-bench-answers-')), 'answers.json');
   writeFileSync(answersFile, JSON.stringify([...answers]));
   replay = await startBareHttpServer(answersFile);
-  const replayAgent = new Agent({ keepAlive: true, maxSockets: 1 });
-  const replayLat = [];
-  for (let i = 0; i < 200; i++) await httpCall(bareAgent, bare.port, 'SEARCH', INDEX, FLOOR_BODY);
-  for (const body of bodies.slice(0, 200)) await httpCall(replayAgent, replay.port, 'SEARCH', INDEX, body);
+  /** The floors take turns as the servers do: the plain one is sent the empty search, the replay one each query. */
+  const floorTurn = (server, bodyFor) => ({ port: server.port, agent: new Agent({ keepAlive: true, maxSockets: 1 }), bodyFor, lat: [] });
+  const plainFloor = floorTurn(bare, () => FLOOR_BODY);
+  const replayFloor = floorTurn(replay, (body) => body);
+  const floors = [plainFloor, replayFloor];
+  for (const f of floors) for (const body of bodies.slice(0, 200)) await httpCall(f.agent, f.port, 'SEARCH', INDEX, f.bodyFor(body));
 
   const cpuBefore = servers.map((s) => cpuSeconds(s.child.pid));
-  const floorTurn = { floor: true };
-  const replayTurn = { replay: true };
-  const turns = [...servers, floorTurn, replayTurn];
+  const turns = [...servers, ...floors];
   let step = 0;
   for (let pass = 0; pass < PASSES; pass++) {
     for (const body of bodies) {
@@ -140,14 +138,9 @@ try {
       for (let t = 0; t < turns.length; t++) {
         const server = turns[(step + t) % turns.length];
         const start = clock();
-        if (server === floorTurn) {
-          await httpCall(bareAgent, bare.port, 'SEARCH', INDEX, FLOOR_BODY);
-          floorLat.push(Number(clock() - start) / 1000);
-          continue;
-        }
-        if (server === replayTurn) {
-          await httpCall(replayAgent, replay.port, 'SEARCH', INDEX, body);
-          replayLat.push(Number(clock() - start) / 1000);
+        if (floors.includes(server)) {
+          await httpCall(server.agent, server.port, 'SEARCH', INDEX, server.bodyFor(body));
+          server.lat.push(Number(clock() - start) / 1000);
           continue;
         }
         const reply = await httpCall(server.agent, server.port, 'SEARCH', INDEX, body);
@@ -159,8 +152,7 @@ try {
     }
   }
   servers.forEach((s, i) => { s.cpuUs = (1e6 * (cpuSeconds(s.child.pid) - cpuBefore[i])) / s.lat.length; });
-  bareAgent.destroy();
-  replayAgent.destroy();
+  for (const f of floors) f.agent.destroy();
   rmSync(dirname(answersFile), { recursive: true, force: true });
   if (process.env.RESPONSES) {
     for (const s of servers) writeFileSync(process.env.RESPONSES + (s.name === 'this' ? '' : '.base'), s.responses.join('\n') + '\n');
@@ -177,10 +169,10 @@ try {
     }
   }
 
-  const floor = summarize(floorLat);
-  const replayed = summarize(replayLat);
+  const plain = summarize(plainFloor.lat);
+  const replayed = summarize(replayFloor.lat);
   const ms = (us) => (us / 1000).toFixed(3);
-  console.log(`node ${process.version}, ${cpus().length} cores${SELECTOR === undefined ? '' : `, _selector ${SELECTOR}`}; HTTP floor (bare node:http, alternated with the searches): ${floor.qps} q/s, p50 ${ms(floor.p50_us)} ms, p99 ${ms(floor.p99_us)} ms; `
+  console.log(`node ${process.version}, ${cpus().length} cores${SELECTOR === undefined ? '' : `, _selector ${SELECTOR}`}; HTTP floor (bare node:http, alternated with the searches): ${plain.qps} q/s, p50 ${ms(plain.p50_us)} ms, p99 ${ms(plain.p99_us)} ms; `
     + `replay floor (bare node:http sending this checkout's answers from memory): ${replayed.qps} q/s, p50 ${ms(replayed.p50_us)} ms, p99 ${ms(replayed.p99_us)} ms`);
   const figures = servers.map((s) => {
     const one = summarize(s.lat);
@@ -188,11 +180,11 @@ try {
     const many = summarize(s.concurrentLat);
     const manyQps = round1(s.concurrentLat.length / s.concurrentS);
     const f = {
-      server: s.name, root: s.root, qps: one.qps, over_floor: Math.round((1000 * one.qps) / floor.qps) / 1000,
+      server: s.name, root: s.root, qps: one.qps, over_floor: Math.round((1000 * one.qps) / plain.qps) / 1000,
       over_replay: Math.round((1000 * one.qps) / replayed.qps) / 1000, p50_us: one.p50_us, p99_us: one.p99_us,
       took_p50_us: took.p50_us, took_p99_us: took.p99_us, cpu_us: Math.round(s.cpuUs),
       concurrent_qps: manyQps, concurrent_over_one: Math.round((100 * manyQps) / one.qps) / 100, concurrent_p50_us: many.p50_us, concurrent_p99_us: many.p99_us,
-      concurrent_cpu_us: Math.round((1e6 * s.concurrentCpuS) / s.concurrentLat.length), floor_qps: floor.qps, replay_qps: replayed.qps,
+      concurrent_cpu_us: Math.round((1e6 * s.concurrentCpuS) / s.concurrentLat.length), floor_qps: plain.qps, replay_qps: replayed.qps,
     };
     console.log(`${s.root}: one connection ${f.qps} q/s (${f.over_floor}x the floor, ${f.over_replay}x the replay floor), p50 ${ms(f.p50_us)} ms, p99 ${ms(f.p99_us)} ms; `
       + `server took p50 ${ms(f.took_p50_us)} ms, p99 ${ms(f.took_p99_us)} ms; server CPU ${f.cpu_us} µs per search; `

@@ -14,14 +14,13 @@
 import assert from 'node:assert/strict';
 import { crc32 } from 'node:zlib';
 import { Decoder } from '@msgpack/msgpack';
-import { packMessagePack } from '@tessera/documents';
+import { packMessagePack as pack } from '@tessera/documents';
 import { isPlainObject } from '../documents/plain-object.js';
 import { engineErrors } from '../errors.js';
 import type { ContentLink, DocumentBody, DocumentId, OplogEntry, StoredDocument } from '../documents/types.js';
 import type { ReplicationState } from '../replication/position.js';
 
-/** Records are encoded with msgpackr (@tessera/documents `packMessagePack`: why, and its buffer), decoded with @msgpack/msgpack. */
-const pack = packMessagePack;
+/** Records are encoded with msgpackr (`pack`: @tessera/documents `packMessagePack`, why and its buffer), decoded with @msgpack/msgpack. */
 const decoder = new Decoder();
 
 const KEY_BODY = pack('body');
