@@ -4,7 +4,8 @@
 // HTTP ports: (a) PUT of small documents with distinct IDs — write
 // throughput including replication — and (b) SEARCH of a term query over
 // 5,000 preloaded small documents. Indexes have 3 shards and
-// min(1, nodes - 1) replicas (none for the embedded server). Prints req/s
+// min(1, nodes - 1) replicas (--replicas N: min(N, nodes - 1); none for the
+// embedded server). Prints req/s
 // with p50/p99 per setup and the ratio to the embedded server of the same
 // run (the cost of the RPC hop). Every process started is stopped at the
 // end, on failure and on Ctrl-C. Run through scripts/bench/cluster (which
@@ -37,7 +38,7 @@
 //
 //   node scripts/bench/cluster.mjs [--coordinators 1,2,3] [--nodes 6] [--etcd]
 //     [--duration S] [--connections N] [--preload N] [--setups embedded,1,2,3]
-//     [--schema-fields N] [--profile DIR]
+//     [--schema-fields N] [--replicas N] [--profile DIR]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
 //     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset),
 //     SCHEMA_FIELDS (0: fields the indexes' schema declares besides the
@@ -64,6 +65,7 @@ const { values: flags } = parseArgs({
     connections: { type: 'string', default: process.env.CONNECTIONS ?? '50' },
     preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
     'schema-fields': { type: 'string', default: process.env.SCHEMA_FIELDS ?? '0' },
+    replicas: { type: 'string', default: process.env.REPLICAS ?? '1' },
     setups: { type: 'string', default: process.env.SETUPS },
     profile: { type: 'string', default: process.env.PROFILE },
   },
@@ -80,11 +82,16 @@ function positive(name, text) {
 const DURATION = positive('duration', flags.duration);
 const CONNECTIONS = positive('connections', flags.connections);
 const PRELOAD = positive('preload', flags.preload);
-const SCHEMA_FIELDS = Number(flags['schema-fields']);
-if (!Number.isInteger(SCHEMA_FIELDS) || SCHEMA_FIELDS < 0) {
-  process.stderr.write(`bench: --schema-fields must be an integer of at least 0, not '${flags['schema-fields']}'\n`);
-  process.exit(2);
+function atLeastZero(name, text) {
+  const n = Number(text);
+  if (!Number.isInteger(n) || n < 0) {
+    process.stderr.write(`bench: --${name} must be an integer of at least 0, not '${text}'\n`);
+    process.exit(2);
+  }
+  return n;
 }
+const SCHEMA_FIELDS = atLeastZero('schema-fields', flags['schema-fields']);
+const REPLICAS = atLeastZero('replicas', flags.replicas);
 /**
  * What to measure: 'embedded', or { nodes, coordinators, etcd }. --coordinators
  * 1,2,3: the embedded server, then --nodes nodes under 1, 2 and 3 coordinators
@@ -232,7 +239,7 @@ async function startSetup(setup) {
     electedName = (await (await fetch(`${urls[0]}/.nodes`)).json()).find((n) => n.role === 'coordinator' && n.leader)?.name;
     process.stderr.write(`   elected: ${electedName ?? 'none'}\n`);
   }
-  return { urls, replicas: Math.min(1, setup.nodes - 1) };
+  return { urls, replicas: Math.min(REPLICAS, setup.nodes - 1) };
 }
 
 function label(setup, replicas) {

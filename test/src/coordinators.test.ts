@@ -107,6 +107,43 @@ it('runs document writes through the follower itself, the elected coordinator on
   }
 });
 
+it('sends the follower\'s writes of a shard with one copy straight to its primary, those of a shard with replicas through the elected coordinator', async () => {
+  const [leader] = await leaders();
+  const follower = leader === 'c1' ? 'c2' : 'c1';
+  const elected = coordinators.get(leader!)!;
+  const { url } = coordinators.get(follower)!;
+  const routed = async () => ({
+    primary: await metricValue(url, 'tessera_routed_writes_total', { via: 'primary' }),
+    elected: await metricValue(url, 'tessera_routed_writes_total', { via: 'elected' }),
+  });
+  expect((await call(elected, 'PUT', '/solo/', { _settings: { number_of_shards: 2, number_of_replicas: 0 } })).status).toBe(200);
+  expect((await call(elected, 'PUT', '/solo/seed', { title: 'seed', n: 0 })).status).toBe(200);
+  const before = await routed();
+  for (let i = 1; i <= 40; i++) {
+    const put = await call({ url }, 'PUT', `/solo/s${i}`, { title: `solo ${i}`, n: i });
+    expect(put.status).toBe(200);
+    expect(put.json).toMatchObject({ _id: `s${i}`, _version: 1, n: i });
+  }
+  expect((await call({ url }, 'UPDATE', '/solo/s1', { n: 100 })).json).toMatchObject({ _version: 2, n: 100 });
+  expect((await call({ url }, 'PUT', '/solo/s2?version=7', { n: 3 })).status).toBe(409);
+  expect((await call({ url }, 'DELETE', '/solo/s3')).status).toBe(204);
+  const afterSolo = await routed();
+  // The first write of each shard may go through the elected coordinator, which places the shard on its primary on the way.
+  expect(afterSolo.primary - before.primary).toBeGreaterThanOrEqual(38);
+  expect(afterSolo.primary - before.primary + afterSolo.elected - before.elected).toBe(43);
+  // A shard with a replica: through the elected coordinator, which relays.
+  expect((await call({ url }, 'PUT', '/direct/through-elected', { title: 'relayed', n: 1 })).status).toBe(200);
+  const afterReplicated = await routed();
+  expect(afterReplicated.elected - afterSolo.elected).toBe(1);
+  expect(afterReplicated.primary).toBe(afterSolo.primary);
+  for (const { url: any } of coordinators.values()) {
+    expect((await call({ url: any }, 'GET', '/solo/s1')).json).toMatchObject({ n: 100, _version: 2 });
+    expect((await call({ url: any }, 'GET', '/solo/s40')).json).toMatchObject({ n: 40, _version: 1 });
+    expect((await call({ url: any }, 'GET', '/solo/s3')).status).toBe(404);
+    expect((await call({ url: any }, 'COUNT', '/solo/', { _query: { title: 'solo' } })).json).toMatchObject({ total: 39 });
+  }
+});
+
 it('shows through the other coordinator at once what the elected one acknowledged: a new index, its documents, a new field, an alias', async () => {
   const [leader] = await leaders();
   const follower = leader === 'c1' ? 'c2' : 'c1';

@@ -159,9 +159,18 @@ export class Coordinator {
       ...LEADER_LINK_DEFAULTS, name: group.name, clusterSecret: options.clusterSecret ?? '', ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }),
     });
     // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
+    // The coordinator made below: a direct write is fenced as a read is (`caughtUp`).
+    let made: Coordinator | undefined;
+    const state: StateStore<ClusterState> = store;
+    const revision = state.revision?.bind(state);
     const replication = new Replicator(registry, options.nodes, {
       log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }),
       ...(leaderLink === undefined ? {} : { leaderWrite: (meta, call, routedAt) => leaderLink.write(meta, call, routedAt) }),
+      ...(group === undefined || revision === undefined ? {} : {
+        stateRevision: revision,
+        fenceState: () => (made === undefined ? Promise.resolve() : made.caughtUp(state)),
+        onRoutedWrite: (via) => metrics.countRoutedWrite(via),
+      }),
     });
     registry.onIndexDropped((uuid) => replication.forgetIndex(uuid));
     metrics.attachReplication(() => replication.lag());
@@ -208,7 +217,7 @@ export class Coordinator {
       strict: options.strict ?? false, documents: foreignDocuments(registry, documents, router), log: options.log,
     }));
     readiness.start();
-    return new Coordinator(
+    return made = new Coordinator(
       metrics,
       readiness,
       options,
@@ -359,7 +368,7 @@ export class Coordinator {
    * decides at (one message over their open connection), else after a read
    * of etcd. Never throws: with neither, the state is served as it is.
    */
-  private async caughtUp(state: StateStore<ClusterState>): Promise<void> {
+  async caughtUp(state: StateStore<ClusterState>): Promise<void> {
     const revision = Date.now() < this.fenceThroughEtcdUntil ? undefined : await this.leaderLink?.electedRevision().catch(() => undefined);
     if (revision !== undefined) {
       if (await reachedRevision(state, revision, WATCH_CATCH_UP_MS)) {

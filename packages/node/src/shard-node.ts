@@ -20,6 +20,7 @@ import { HeldSchemas, type SchemaCall } from './held-schemas.js';
 import { contentWithBlobs, changes, follow, positionOf, replicate } from './replication/calls.js';
 import { shardDirectory } from './shard-paths.js';
 import { SnapshotViews } from './snapshot-views.js';
+import { SoloPlacements } from './solo-placements.js';
 
 export interface ShardNodeOptions {
   name: string;
@@ -63,6 +64,8 @@ export class ShardNode {
   private readonly views = new SnapshotViews();
   /** The schema each copy was last sent, for the calls that name it (`schemaId`) instead of carrying it. */
   private readonly schemas = new HeldSchemas();
+  /** Which primaries may take writes straight from any coordinator (`doc.write` with `direct`). */
+  private readonly placements = new SoloPlacements();
   /** The process's one script runner, started by `warm` or with the first shard copy. */
   private scripts: Promise<ScriptRunner | undefined> | undefined;
 
@@ -130,10 +133,15 @@ export class ShardNode {
     'doc.write': async (call) => {
       const where = ref('doc.write', call);
       this.options.primaryWriteGate?.(where);
-      const shard = await this.open(where);
-      docId('doc.write', call.id);
-      if (call.content !== undefined) checkContent('doc.write', call.content);
-      return writeReplyOf(await shard.write(call));
+      const finished = call.direct === true ? this.placements.admit(shardKey(where), where, call.term) : undefined;
+      try {
+        const shard = await this.open(where);
+        docId('doc.write', call.id);
+        if (call.content !== undefined) checkContent('doc.write', call.content);
+        return writeReplyOf(await shard.write(call));
+      } finally {
+        finished?.();
+      }
     },
     'doc.info': async (p) => {
       const shard = await this.open(ref('doc.info', p));
@@ -214,6 +222,15 @@ export class ShardNode {
     'doc.replicate': async (call) => replicate(await this.open(ref('doc.replicate', call)), call),
     'shard.changes': async (call) => changes(await this.open(ref('shard.changes', call)), call),
     'shard.follow': async (call) => follow(await this.open(ref('shard.follow', call)), call),
+    'shard.placement': async (call) => {
+      const method = 'shard.placement';
+      const where = ref(method, call);
+      if (!Number.isSafeInteger(call.term) || !Number.isSafeInteger(call.revision) || typeof call.solo !== 'boolean') {
+        throw nodeErrors.badCall(method, 'term and revision must be integers, solo a boolean');
+      }
+      await this.placements.place(shardKey(where), call);
+      return null;
+    },
     'shard.commit': async (p) => {
       await (await this.open(ref('shard.commit', p))).commit();
       return null;
@@ -287,6 +304,7 @@ export class ShardNode {
     this.shards.delete(key);
     this.opened.delete(key);
     this.schemas.forget(key);
+    this.placements.forget(key);
     const dropping = opening.then(async (shard) => {
       await this.views.releaseAll(key);
       this.sizes.forget(shard.path);

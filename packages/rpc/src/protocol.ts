@@ -65,7 +65,30 @@ export interface SchemaReference {
 }
 
 /** `doc.write`: a write on the shard's primary copy (a bulk load's writes go by `doc.writeMany`). */
-export interface WriteCall extends ShardRef, SchemaReference, Omit<WriteRequest, 'bulk'> {}
+export interface WriteCall extends ShardRef, SchemaReference, Omit<WriteRequest, 'bulk'> {
+  /**
+   * Sent by a coordinator that is not elected, straight to the primary: the
+   * node runs it only while the placement it holds for the copy (`shard.placement`)
+   * is `solo` in the call's term, and refuses it otherwise (503
+   * `primary_not_solo`) before anything ran.
+   */
+  direct?: boolean;
+}
+
+/**
+ * `shard.placement`: the elected coordinator tells a shard's primary what
+ * the cluster state at `revision` says of the shard: its term, and whether
+ * it is `solo` — its only copy, so that a write needs no relay and any
+ * coordinator may send it straight (`WriteCall.direct`). The node keeps the
+ * placement of the highest revision (a delayed push never replaces a newer
+ * one); the answer to a push that ends `solo` comes once no direct write is
+ * running on the copy, so none runs after it.
+ */
+export interface PlacementCall extends ShardRef {
+  term: number;
+  revision: number;
+  solo: boolean;
+}
 
 /** A write's reply: the engine's result of it. */
 export type WriteReply = WriteResult;
@@ -265,6 +288,7 @@ export interface ShardCalls {
   'doc.replicate': [ReplicateCall, ReplicateReply];
   'shard.changes': [ChangesCall, ChangesReply];
   'shard.follow': [FollowCall, ReplicationPositionReply];
+  'shard.placement': [PlacementCall, null];
   'shard.search': [SearchCall, SearchReply];
   'shard.scan': [ScanCall, ScanReply];
   'shard.snapshot': [ShardRef, SnapshotReply];

@@ -70,6 +70,12 @@ export class Metrics {
     labelNames: ['via'],
     registers: [this.registry],
   });
+  private readonly routedWrites = new Counter({
+    name: 'tessera_routed_writes_total',
+    help: 'Document writes on a coordinator that is not elected, by where they went: straight to the shard\'s primary (primary: a shard of one copy), or through the elected coordinator, which relays them to the replicas (elected)',
+    labelNames: ['via'],
+    registers: [this.registry],
+  });
   /** The nodes' figures, fetched once per scrape however many metrics use them. */
   private scrapeNodeStats: Promise<NodeStatsReply[]> | undefined;
   /** Where the replication lag comes from (the coordinator's replicator). */
@@ -235,6 +241,11 @@ export class Metrics {
   /** A read on a coordinator that is not elected, by what made its state current (coordinator.ts `caughtUp`). */
   countStateFence(via: 'elected' | 'etcd'): void {
     this.stateFences.inc({ via });
+  }
+
+  /** A document write on a coordinator that is not elected, by where it went (replication/replicator.ts `writeDirect`). */
+  countRoutedWrite(via: 'primary' | 'elected'): void {
+    this.routedWrites.inc({ via });
   }
 
   /** A request refused by the API keys (401, 403), by why (auth/authorizer.ts). */

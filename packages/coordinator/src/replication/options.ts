@@ -46,6 +46,23 @@ export interface ReplicationOptions {
    * `leader_required` (its request is then forwarded whole).
    */
   leaderWrite?: (meta: IndexMeta, call: WriteCall, routedAt: number) => Promise<WriteReply>;
+  /**
+   * Several coordinators share the cluster state (etcd): the revision of
+   * this coordinator's state now. With it, the elected coordinator places
+   * each shard that has one copy as `solo` on its primary
+   * (`shard.placement`), and a coordinator that does not decide sends such
+   * a shard's writes straight to the primary (`direct`), not through the
+   * elected one: nothing is relayed, so nothing needs the elected one.
+   */
+  stateRevision?: () => number;
+  /**
+   * For a direct write on a coordinator that does not decide: resolves once
+   * this coordinator's state holds every change acknowledged before the
+   * call (the fence reads make, coordinator.ts `caughtUp`).
+   */
+  fenceState?: () => Promise<void>;
+  /** A document write on a coordinator that does not decide went straight to the primary, or through the elected coordinator. */
+  onRoutedWrite?: (via: 'primary' | 'elected') => void;
   log: ReplicationLog;
 }
 

@@ -41,6 +41,10 @@ export class ShardGroup {
    * coordinator before left undone.
    */
   readonly resynced = new Set<string>();
+  /** What this coordinator last placed on the shard's primary (`shard.placement`), once the node took it. */
+  placed: { primary: string; term: number; solo: boolean } | undefined;
+  /** A `shard.placement` in flight. */
+  placing = false;
   /** The resync running, if one does. */
   resyncing: Promise<boolean> | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();
