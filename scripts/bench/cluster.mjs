@@ -224,7 +224,9 @@ async function startSetup(setup) {
   ]))));
   const joinUrl = coordinators.map(({ rpcPort }) => `ws://127.0.0.1:${rpcPort}`).join(',');
   const names = Array.from({ length: setup.nodes }, (_, i) => `node${i + 1}`);
-  for (const name of names) startProcess(name, ['node', '--join', joinUrl, '--name', name, '--data', join(dir, name), ...common]);
+  // With etcd, primaries relay the writes every coordinator sends them straight to their replicas (docs/cluster.md).
+  const relay = setup.etcd ? ['--relay-port', '0'] : [];
+  for (const name of names) startProcess(name, ['node', '--join', joinUrl, '--name', name, '--data', join(dir, name), ...common, ...relay]);
   const urls = coordinators.map(({ port }) => `http://127.0.0.1:${port}`);
   // Every coordinator sees every node, one is elected (with etcd), and each is ready.
   for (const url of urls) {

@@ -167,7 +167,8 @@ export async function startCluster({ dataDir, nodes = 3, coordinators = 1, relay
     async heal(name) { await Promise.all(relays.get(name).map((r) => r.heal())); },
     async startNode(name) {
       const joinUrls = relays.get(name)?.map((r) => `ws://127.0.0.1:${r.port}`) ?? cluster.rpcUrls;
-      const proc = await spawnTessera(['node', '--join', joinUrls.join(','), '--name', name, '--data', join(dataDir, name)],
+      // With etcd, primaries relay the writes every coordinator sends them straight to their replicas, node to node.
+      const proc = await spawnTessera(['node', '--join', joinUrls.join(','), '--name', name, '--data', join(dataDir, name), ...(etcd === undefined ? [] : ['--relay-port', '0'])],
         { env, readyMsg: 'joining' });
       procs.nodes.set(name, { ...proc, name });
       await cluster.waitForNodes([name]);

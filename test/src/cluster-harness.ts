@@ -178,7 +178,9 @@ export async function startCluster(options: ClusterOptions = {}): Promise<Cluste
       const joinUrl = start.join === undefined ? cluster.rpcUrl : start.join.map((n) => `ws://127.0.0.1:${ports.get(n)!.rpcPort}`).join(',');
       const leaseArgs = etcdProcess !== undefined && (start.etcd ?? options.nodeEtcd === true)
         ? ['--etcd', etcdProcess.endpoint, '--etcd-prefix', ETCD_TEST_PREFIX, '--node-lease-ms', String(options.nodeLeaseMs ?? 2_000)] : [];
-      const proc = await spawnTessera(name, ['node', '--join', joinUrl, '--name', name, '--data', join(dataDir, name), ...leaseArgs], env, 'joining');
+      // With etcd, writes go straight to the primaries, which relay them to their replicas over their relay listeners.
+      const relayArgs = etcdProcess === undefined ? [] : ['--relay-port', '0'];
+      const proc = await spawnTessera(name, ['node', '--join', joinUrl, '--name', name, '--data', join(dataDir, name), ...leaseArgs, ...relayArgs], env, 'joining');
       nodes.set(name, proc);
       await cluster.waitForNodes([name]);
       return proc;

@@ -97,6 +97,9 @@ export interface NodeConfig extends ShardHostConfig, ClusterTrustConfig {
   etcd: string;
   etcdPrefix: string;
   nodeLeaseMs: number;
+  relayHost: string;
+  /** `off`: no relay listener. */
+  relayPort: number | 'off';
 }
 
 /** The settings of the Lua scripts a shard node runs (API.md §11.4, §13). */
@@ -169,6 +172,8 @@ export const SETTINGS: readonly Setting[] = [
   setting('join', { type: 'url', protocols: ['ws:', 'wss:'], list: true }, NODE_DEFAULTS.join, 'the coordinators\' RPC addresses to join, comma-separated: the node connects to each (every coordinator of the cluster)', ['node']),
   setting('rpcHost', { type: 'string' }, COORDINATOR_DEFAULTS.rpcHost, 'address the RPC listener (for nodes) listens on', ['coordinator']),
   setting('rpcPort', integer(0, 65535), COORDINATOR_DEFAULTS.rpcPort, 'RPC port nodes join (`--join ws://host:port`); 0 picks a free one', ['coordinator']),
+  setting('relayHost', { type: 'string' }, NODE_DEFAULTS.relayHost, 'address the relay listener listens on, and that the node announces to its coordinators: other nodes dial it to bring this node the writes they relay as primaries (reachable from them)', ['node']),
+  setting('relayPort', { type: 'integer', min: 0, max: 65535, word: 'off' }, NODE_DEFAULTS.relayPort, 'port of the relay listener (0 picks a free one): with it, a primary here relays the writes coordinators send it straight to its replicas itself, and every coordinator of the cluster writes through its primaries instead of through the elected one (docs/cluster.md); off: none, the elected coordinator relays every write of a shard with replicas. Not with tlsCa: relays have no TLS yet', ['node']),
   setting('etcd', { type: 'url', protocols: ['http:', 'https:'], list: true }, COORDINATOR_DEFAULTS.etcd, 'etcd client URLs, comma-separated: the cluster state lives in etcd, and every coordinator given the same etcd and prefix serves the same cluster, one of them elected (docs/cluster.md); empty: a file in the data directory, one coordinator. A node given its coordinators\' etcd keeps a lease there, and is lost as soon as it ends; empty: its connections alone say it is alive', ['coordinator', 'node']),
   setting('etcdPrefix', { type: 'string' }, COORDINATOR_DEFAULTS.etcdPrefix, 'root of this cluster\'s keys in etcd (a node: its coordinators\')', ['coordinator', 'node']),
   setting('coordinatorLeaseMs', integer(1000, 60_000), COORDINATOR_DEFAULTS.coordinatorLeaseMs, 'with --etcd: each coordinator\'s registration and the election live under an etcd lease this long (whole seconds), ms; an elected coordinator that dies or loses etcd is replaced within it', ['coordinator']),
@@ -418,6 +423,8 @@ export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
     etcd: splitList(config.etcd),
     etcdPrefix: config.etcdPrefix,
     nodeLeaseMs: config.nodeLeaseMs,
+    relayHost: config.relayHost,
+    relayPort: config.relayPort === 'off' ? undefined : config.relayPort,
     scripts: scriptOptionsOf(config),
     tlsCa: config.tlsCa,
     clusterSecret: config.clusterSecret,

@@ -22,6 +22,7 @@ import { connectPeer, type RpcHandler, type RpcPeer } from '@tessera/rpc';
 import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
 import { EtcdRegistration } from './node-lease.js';
+import { startRelay } from './relay.js';
 import { loadCa } from './tls-files.js';
 import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { TESSERA_VERSION } from './version.js';
@@ -46,12 +47,18 @@ export interface NodeProcessOptions extends ShardHostOptions {
   etcdPrefix: string;
   /** TTL of the node's etcd lease, ms. */
   nodeLeaseMs: number;
+  /** Address the relay listener listens on and the node announces. */
+  relayHost: string;
+  /** Port of the relay listener (0: a free one); undefined: none (relay.ts). */
+  relayPort?: number;
 }
 
 export const NODE_DEFAULTS = {
   join: 'ws://127.0.0.1:8890',
   primaryLeaseMs: PRIMARY_LEASE_DEFAULTS.leaseMs,
   nodeLeaseMs: 5_000,
+  relayHost: '127.0.0.1',
+  relayPort: 'off',
 } as const;
 
 /** A refused node (say, its name taken by another active node) asks again after this. */
@@ -80,8 +87,21 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
     onExpired: (silentMs) => log.warn({ silentMs, leaseMs: options.primaryLeaseMs }, 'primary lease expired: no writes as primary until the coordinator is heard again'),
     onRenewed: () => log.info('coordinator heard again: primary lease renewed'),
   });
-  const node = new ShardNode({ ...shardNodeOptions(options, options.name, nodeDir, log), primaryWriteGate: (where) => lease.check(where) });
-  node.warm();
+  const rpcLog = log.child({ component: 'rpc' });
+  if (options.relayPort !== undefined && options.join.some((url) => url.startsWith('wss:'))) {
+    throw new Error('--relay-port: relays between nodes have no TLS yet, and these coordinators are joined over wss://; leave it off (the elected coordinator then relays)');
+  }
+  let node: ShardNode | undefined;
+  // Before the node: a primary here relays through it; other nodes' relays arrive through its listener.
+  const relay = options.relayPort === undefined ? undefined : await startRelay({
+    name: options.name, host: options.relayHost, port: options.relayPort, clusterSecret: options.clusterSecret, logger: rpcLog,
+    handler: (method, params) => (node === undefined ? Promise.reject(new Error('not started')) : node.handle(method, params)),
+  });
+  node = new ShardNode({
+    ...shardNodeOptions(options, options.name, nodeDir, log), primaryWriteGate: (where) => lease.check(where), ...(relay === undefined ? {} : { relayPeers: relay }),
+  });
+  const shardNode = node;
+  shardNode.warm();
   // Registered before joining: a coordinator that sees this node join sees its registration too (or an old one's end first).
   const registration = options.etcd.length === 0 ? undefined : await EtcdRegistration.start({
     endpoints: options.etcd,
@@ -92,8 +112,8 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   });
   const announcement: NodeAnnouncement = {
     dataDir, pid: process.pid, instance, host: hostname(), version: TESSERA_VERSION, ...(registration === undefined ? {} : { etcdLease: true }),
+    ...(relay === undefined ? {} : { relay: relay.url }),
   };
-  const rpcLog = log.child({ component: 'rpc' });
   let draining = false;
   const retries = new Set<NodeJS.Timeout>();
 
@@ -119,7 +139,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
       return null;
     }
     if (draining) throw new TesseraError('node_closing', 503, 'Shard node is shutting down');
-    return node.handle(method, params);
+    return shardNode.handle(method, params);
   };
   const dial = (url: string): RpcPeer => {
     const dialled = connectPeer(url, {
@@ -138,7 +158,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   };
   for (const url of new Set(options.join)) peers.set(url, dial(url));
   lease.start();
-  log.info({ urls: options.join, name: options.name, dataDir, instance }, 'joining');
+  log.info({ urls: options.join, name: options.name, dataDir, instance, ...(relay === undefined ? {} : { relay: relay.url }) }, 'joining');
 
   return {
     async close() {
@@ -151,7 +171,8 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
       await Promise.all([...peers.values()].map((peer) => peer.close()));
       // After the connections: coordinators see this node leave as a closed connection, then its lease revoked.
       await registration?.close();
-      await node.close();
+      await relay?.close();
+      await shardNode.close();
       await nodeLock.release();
     },
   };

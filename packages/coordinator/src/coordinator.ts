@@ -165,7 +165,10 @@ export class Coordinator {
     const revision = state.revision?.bind(state);
     const replication = new Replicator(registry, options.nodes, {
       log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }),
-      ...(leaderLink === undefined ? {} : { leaderWrite: (meta, call, routedAt) => leaderLink.write(meta, call, routedAt) }),
+      ...(leaderLink === undefined ? {} : {
+        leaderWrite: (meta, call, routedAt) => leaderLink.write(meta, call, routedAt),
+        leaderRelayFailed: (meta, shard, term, nodes) => leaderLink.relayFailed({ index: meta.path, uuid: meta.uuid, shard, term, nodes }),
+      }),
       ...(group === undefined || revision === undefined ? {} : {
         stateRevision: revision,
         fenceState: () => (made === undefined ? Promise.resolve() : made.caughtUp(state)),
@@ -244,6 +247,7 @@ export class Coordinator {
       leaderLink,
       leaderCallHandler({
         decides, stateRevision: () => (store as StateStore<ClusterState>).revision?.() ?? 0, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call),
+        relayFailed: (meta, shard, term, nodes) => replication.relayFailed(meta, shard, term, nodes),
         readSinceElected: () => (readSinceElected ??= store.refresh().then(() => undefined, (err: unknown) => {
           readSinceElected = undefined;
           throw err;

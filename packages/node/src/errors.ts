@@ -11,9 +11,9 @@ export const nodeErrors = {
   /** held-schemas.ts: a call named a schema the copy does not hold; the coordinator sends it again with the schema. */
   schemaUnknown: (index: string, shard: number, schemaId: string) =>
     new TesseraError('schema_unknown', 409, `Shard ${shard} of ${index} does not hold schema ${schemaId} here: send the call with it`),
-  /** solo-placements.ts: a direct write (rpc `WriteCall.direct`) reached a copy not held as the shard's only copy in its term; nothing ran. */
-  primaryNotSolo: (index: string, shard: number, term: unknown) =>
-    new TesseraError('primary_not_solo', 503, `Shard ${shard} of ${index} takes no direct write in term ${String(term)} here: the elected coordinator has not placed it as the shard's only copy; send the write through it`),
+  /** direct-writes.ts: a direct write (rpc `WriteCall.direct`) reached a copy not placed to take one in its term (or one whose relay failed since); nothing ran. */
+  primaryNotPlaced: (index: string, shard: number, term: unknown) =>
+    new TesseraError('primary_not_placed', 503, `Shard ${shard} of ${index} takes no direct write in term ${String(term)} here: the elected coordinator has not placed it to (or a relay failed since); send the write through the elected coordinator`),
   closing: () => new TesseraError('node_closing', 503, 'Shard node is shutting down'),
   /** primary-lease.ts: the coordinator has been silent for longer than the lease; retry once it is back. */
   primaryLeaseExpired: (index: string, shard: number, silentMs: number, leaseMs: number) =>

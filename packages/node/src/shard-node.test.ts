@@ -30,7 +30,7 @@ describe('ShardNode', () => {
     expect(await node.handle('doc.get', { index: '/a/b/', shard: 2, id: 'y' })).toBeNull();
     expect(await node.handle('shard.stats', { index: '/a/b/', shard: 2 })).toMatchObject({ documents: 1, lastDocid: 1 });
     const info = await node.handle('node.info', {}) as { name: string; shards: unknown[] };
-    expect(info).toEqual({ name: 'n1', shards: [{ index: '/a/b/', shard: 2, seq: 1, documents: 1 }] });
+    expect(info).toEqual({ name: 'n1', shards: [{ index: '/a/b/', shard: 2, seq: 1, documents: 1, checkpoint: 0 }] });
   });
 
   it('keeps nested indexes apart on disk and drops only the named one', async () => {

@@ -9,7 +9,7 @@ import {
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
-import { DEFERRED } from '@tessera/rpc';
+import { changeOf, DEFERRED } from '@tessera/rpc';
 import type {
   DocumentBody, DocumentInfoReply, DocumentReply, NodeInfoReply, NodeStatsReply, ScanReply, SearchReply, ShardCallHandlers, ShardCallName, ShardCalls, ShardRef,
   ShardStatsReply, WriteReply,
@@ -20,7 +20,7 @@ import { HeldSchemas, type SchemaCall } from './held-schemas.js';
 import { contentWithBlobs, changes, follow, positionOf, replicate } from './replication/calls.js';
 import { shardDirectory } from './shard-paths.js';
 import { SnapshotViews } from './snapshot-views.js';
-import { SoloPlacements } from './solo-placements.js';
+import { DirectWrites, type RelayPeers } from './direct-writes.js';
 
 export interface ShardNodeOptions {
   name: string;
@@ -48,6 +48,8 @@ export interface ShardNodeOptions {
    * theirs is off and the process replays what a run without them left (`replayCommitLog`) before they start.
    */
   commitLog?: boolean;
+  /** How this node reaches other nodes to relay its direct writes as primary (the process's relay connections); without, it takes none that need a relay. */
+  relayPeers?: RelayPeers;
   /** The node's logger (a child of the process's); each shard copy logs through a child bound to its index and shard. Default: silent. */
   log?: EngineLogger;
 }
@@ -64,8 +66,8 @@ export class ShardNode {
   private readonly views = new SnapshotViews();
   /** The schema each copy was last sent, for the calls that name it (`schemaId`) instead of carrying it. */
   private readonly schemas = new HeldSchemas();
-  /** Which primaries may take writes straight from any coordinator (`doc.write` with `direct`). */
-  private readonly placements = new SoloPlacements();
+  /** Which primaries take writes straight from any coordinator (`doc.write` with `direct`), and their relays to the replicas. */
+  private readonly direct: DirectWrites;
   /** The process's one script runner, started by `warm` or with the first shard copy. */
   private scripts: Promise<ScriptRunner | undefined> | undefined;
 
@@ -79,6 +81,7 @@ export class ShardNode {
 
   constructor(private readonly options: ShardNodeOptions) {
     this.log = options.log ?? SILENT_LOGGER;
+    this.direct = new DirectWrites(options.relayPeers);
     this.documentCache = new DocumentCacheBudget(options.documentCacheBytesMax ?? SHARD_DEFAULTS.documentCacheBytesMax);
     this.storeMemory = new StoreMemoryBudget(options.storeMemoryBytesMax === undefined ? {} : { bytesMax: options.storeMemoryBytesMax });
   }
@@ -133,14 +136,22 @@ export class ShardNode {
     'doc.write': async (call) => {
       const where = ref('doc.write', call);
       this.options.primaryWriteGate?.(where);
-      const finished = call.direct === true ? this.placements.admit(shardKey(where), where, call.term) : undefined;
+      const key = shardKey(where);
+      const admitted = call.direct === true ? this.direct.admit(key, where, call.term) : undefined;
       try {
         const shard = await this.open(where);
         docId('doc.write', call.id);
         if (call.content !== undefined) checkContent('doc.write', call.content);
-        return writeReplyOf(await shard.write(call));
+        const reply: WriteReply = writeReplyOf(await shard.write(call));
+        if (admitted !== undefined && admitted.replicas.length > 0) {
+          const term = call.term as number;
+          const failed = await this.direct.relay(key, where, term, admitted.replicas, [changeOf(reply, term, call.content)], call.commit === true, call.schema);
+          // A copy: the engine's result is its own.
+          if (failed.length > 0) return { ...reply, relayFailed: failed };
+        }
+        return reply;
       } finally {
-        finished?.();
+        admitted?.finished();
       }
     },
     'doc.info': async (p) => {
@@ -225,11 +236,11 @@ export class ShardNode {
     'shard.placement': async (call) => {
       const method = 'shard.placement';
       const where = ref(method, call);
-      if (!Number.isSafeInteger(call.term) || !Number.isSafeInteger(call.revision) || typeof call.solo !== 'boolean') {
-        throw nodeErrors.badCall(method, 'term and revision must be integers, solo a boolean');
+      if (!Number.isSafeInteger(call.term) || !Number.isSafeInteger(call.revision) || typeof call.direct !== 'boolean' || !Array.isArray(call.replicas)
+        || !call.replicas.every((r) => typeof r?.node === 'string' && typeof r.url === 'string')) {
+        throw nodeErrors.badCall(method, 'term and revision must be integers, direct a boolean, replicas a list of {node, url}');
       }
-      await this.placements.place(shardKey(where), call);
-      return null;
+      return { revision: await this.direct.place(shardKey(where), call) };
     },
     'shard.commit': async (p) => {
       await (await this.open(ref('shard.commit', p))).commit();
@@ -304,7 +315,7 @@ export class ShardNode {
     this.shards.delete(key);
     this.opened.delete(key);
     this.schemas.forget(key);
-    this.placements.forget(key);
+    this.direct.forget(key);
     const dropping = opening.then(async (shard) => {
       await this.views.releaseAll(key);
       this.sizes.forget(shard.path);
@@ -326,7 +337,7 @@ export class ShardNode {
       if (!shard) continue;
       const stats = shard.stats();
       const [index, number] = splitKey(key);
-      shards.push({ index, shard: number, seq: stats.seq, documents: stats.documents });
+      shards.push({ index, shard: number, seq: stats.seq, documents: stats.documents, checkpoint: shard.replicationState().checkpoint });
     }
     return { name: this.options.name, shards };
   }

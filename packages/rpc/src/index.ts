@@ -5,6 +5,8 @@ export { InFlightLimiter } from './limiter.js';
 export { rpcErrors } from './errors.js';
 export type * from './protocol.js';
 export { bodyOf } from './protocol.js';
+export { CopyRelay, RELAY_CHANGES_MAX } from './replication/copy-relay.js';
+export { changeOf } from './replication/change-of.js';
 export { describeTransport, type Connect } from './transport.conformance.js';
 export { RpcPeer, type RpcPeerEvents } from './ws/peer.js';
 export { RpcServer, RPC_SERVER_DEFAULTS, type RpcServerOptions } from './ws/server.js';

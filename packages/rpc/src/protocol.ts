@@ -67,31 +67,50 @@ export interface SchemaReference {
 /** `doc.write`: a write on the shard's primary copy (a bulk load's writes go by `doc.writeMany`). */
 export interface WriteCall extends ShardRef, SchemaReference, Omit<WriteRequest, 'bulk'> {
   /**
-   * Sent by a coordinator that is not elected, straight to the primary: the
-   * node runs it only while the placement it holds for the copy (`shard.placement`)
-   * is `solo` in the call's term, and refuses it otherwise (503
-   * `primary_not_solo`) before anything ran.
+   * Sent straight to the primary, which relays the write to the shard's
+   * replicas itself: the node runs it only while it holds a placement that
+   * takes direct writes in the call's term (`shard.placement`), and refuses
+   * it otherwise (503 `primary_not_placed`) before anything ran.
    */
   direct?: boolean;
 }
 
+/** A replica a primary relays its direct writes to: its name and the address of its relay listener. */
+export interface RelayTarget {
+  node: string;
+  url: string;
+}
+
 /**
  * `shard.placement`: the elected coordinator tells a shard's primary what
- * the cluster state at `revision` says of the shard: its term, and whether
- * it is `solo` — its only copy, so that a write needs no relay and any
- * coordinator may send it straight (`WriteCall.direct`). The node keeps the
- * placement of the highest revision (a delayed push never replaces a newer
- * one); the answer to a push that ends `solo` comes once no direct write is
- * running on the copy, so none runs after it.
+ * the cluster state at `revision` says of the shard — its term, whether the
+ * primary takes `direct` writes (from any coordinator, relaying each itself
+ * to `replicas`, the in-sync replicas, before it answers), and those
+ * replicas. The node keeps the placement of the highest revision (a push
+ * delayed on the wire never replaces a newer one). The answer to a push
+ * that ends `direct` comes once no direct write runs on the copy (its
+ * relays included): every write after it goes through the elected
+ * coordinator, which relays it.
  */
 export interface PlacementCall extends ShardRef {
   term: number;
   revision: number;
-  solo: boolean;
+  direct: boolean;
+  replicas: RelayTarget[];
 }
 
-/** A write's reply: the engine's result of it. */
-export type WriteReply = WriteResult;
+/** The revision of the placement the node holds after the push: the push's own, or a newer one it kept. */
+export interface PlacementReply {
+  revision: number;
+}
+
+/**
+ * A write's reply: the engine's result of it. A direct write whose relay
+ * some replicas failed names them (`relayFailed`): the write is not
+ * acknowledged until they left the in-sync set, and the primary takes no
+ * more direct writes until it is placed again.
+ */
+export type WriteReply = WriteResult & { relayFailed?: string[] };
 
 /** Many writes to one shard in one call (RESTORE): one LevelDB batch when they fit. */
 export interface WriteManyCall extends ShardRef, SchemaReference {
@@ -288,7 +307,7 @@ export interface ShardCalls {
   'doc.replicate': [ReplicateCall, ReplicateReply];
   'shard.changes': [ChangesCall, ChangesReply];
   'shard.follow': [FollowCall, ReplicationPositionReply];
-  'shard.placement': [PlacementCall, null];
+  'shard.placement': [PlacementCall, PlacementReply];
   'shard.search': [SearchCall, SearchReply];
   'shard.scan': [ScanCall, ScanReply];
   'shard.snapshot': [ShardRef, SnapshotReply];
@@ -301,7 +320,8 @@ export interface ShardCalls {
 
 export interface NodeInfoReply {
   name: string;
-  shards: Array<ShardRef & { seq: number; documents: number }>;
+  /** `checkpoint`: where a replica copy stands in its primary's numbering (its replication position). */
+  shards: Array<ShardRef & { seq: number; documents: number; checkpoint?: number }>;
 }
 
 /**

@@ -34,6 +34,8 @@ const NODE_INFO_TIMEOUT_MS = 2000;
 interface CopyReport {
   seq: number;
   documents: number;
+  /** A replica's position in its primary's numbering. */
+  checkpoint?: number;
 }
 
 export class ClusterInfo {
@@ -157,7 +159,8 @@ export class ClusterInfo {
           index: meta.path,
           shard,
           primary: position === 0,
-          seq: state.seq ?? report?.seq ?? 0,
+          // A replica's own report: its checkpoint, in its primary's numbering (what the replicator would show).
+          seq: state.seq ?? (position === 0 ? report?.seq : report?.checkpoint ?? report?.seq) ?? 0,
           in_sync: state.inSync,
         };
         if (report !== undefined) copy.documents = report.documents;
@@ -172,7 +175,7 @@ export class ClusterInfo {
     if (client === undefined) return;
     const info = await client.call('node.info', {}, { timeoutMs: NODE_INFO_TIMEOUT_MS }).catch(() => undefined);
     if (info === undefined) return;
-    this.reports.set(status.name, new Map(info.shards.map((s) => [copyKey(s.index, s.shard), { seq: s.seq, documents: s.documents }])));
+    this.reports.set(status.name, new Map(info.shards.map((s) => [copyKey(s.index, s.shard), { seq: s.seq, documents: s.documents, checkpoint: s.checkpoint }])));
   }
 
   /**

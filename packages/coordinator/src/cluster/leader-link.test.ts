@@ -4,7 +4,7 @@ import { connectPeer, RpcServer, type RpcLogger, type RpcPeer, type WriteCall, t
 import { toTesseraError } from '@tessera/errors';
 import type { IndexMeta } from '../state/cluster-state.js';
 import type { CoordinatorGroup } from './coordinator-group.js';
-import { COORDINATOR_HELLO_ROLE, LEADER_REVISION_METHOD, LEADER_WRITE_METHOD, LeaderLink, leaderCallHandler, type LeaderCalls } from './leader-link.js';
+import { COORDINATOR_HELLO_ROLE, LEADER_RELAY_FAILED_METHOD, LEADER_REVISION_METHOD, LEADER_WRITE_METHOD, LeaderLink, leaderCallHandler, type LeaderCalls } from './leader-link.js';
 import { admitPeer } from './membership.js';
 import { NodeDirectory } from './nodes.js';
 
@@ -22,6 +22,7 @@ describe('leader.write served to another coordinator through admitPeer', () => {
   let revision = 7;
   let readsOfEtcd = 0;
   const written: Array<{ shard: number; call: WriteCall }> = [];
+  const failures: Array<{ shard: number; term: number; nodes: string[] }> = [];
   const directory = new NodeDirectory();
 
   beforeAll(async () => {
@@ -33,6 +34,9 @@ describe('leader.write served to another coordinator through admitPeer', () => {
       write: async (_meta, shard, call) => {
         written.push({ shard, call });
         return { id: call.id, version: 1, seq: 1, deleted: false } as unknown as WriteReply;
+      },
+      relayFailed: async (_meta, shard, term, nodes) => {
+        failures.push({ shard, term, nodes });
       },
     });
     server = await RpcServer.listen({
@@ -73,6 +77,17 @@ describe('leader.write served to another coordinator through admitPeer', () => {
     expect(await codeOf(write('u-1', { shard: 3 }))).toBe('rpc_bad_params');
     expect(await codeOf(peer.call(LEADER_WRITE_METHOD, { call: {} } as never))).toBe('rpc_bad_params');
     expect(written.length).toBe(before);
+  });
+
+  it('takes a direct write\'s failed relays to the host, for the index it names by path and uuid; malformed or misdirected ones are refused', async () => {
+    expect(await peer.call(LEADER_RELAY_FAILED_METHOD, { index: '/books/', uuid: 'u-1', shard: 2, term: 3, nodes: ['n2'] })).toBeNull();
+    expect(failures.at(-1)).toEqual({ shard: 2, term: 3, nodes: ['n2'] });
+    expect(await codeOf(peer.call(LEADER_RELAY_FAILED_METHOD, { index: '/books/', uuid: 'u-0', shard: 2, term: 3, nodes: ['n2'] }))).toBe('index_not_found');
+    expect(await codeOf(peer.call(LEADER_RELAY_FAILED_METHOD, { index: '/books/', uuid: 'u-1', shard: 2, term: 3, nodes: 'n2' } as never))).toBe('rpc_bad_params');
+    decides = false;
+    expect(await codeOf(peer.call(LEADER_RELAY_FAILED_METHOD, { index: '/books/', uuid: 'u-1', shard: 2, term: 3, nodes: [] }))).toBe('leader_required');
+    decides = true;
+    expect(failures).toHaveLength(1);
   });
 
   it('answers leader.revision with the revision it decides at, once it read etcd since its election; refused once not elected', async () => {

@@ -49,8 +49,21 @@ export interface LeaderWriteCall {
   call: WriteCall;
 }
 
+/** Coordinator → elected coordinator: a direct write's replicas that failed its relay leave the in-sync set before it is acknowledged. */
+export const LEADER_RELAY_FAILED_METHOD = 'leader.relayFailed';
+
+/** What a `leader.relayFailed` carries: the shard (index by path and uuid), the term the write ran in, the replicas that failed. */
+export interface RelayFailedCall {
+  index: string;
+  uuid: string;
+  shard: number;
+  term: number;
+  nodes: string[];
+}
+
 export interface LeaderCalls {
   'leader.write': [LeaderWriteCall, WriteReply];
+  'leader.relayFailed': [RelayFailedCall, null];
   'leader.revision': [Record<string, never>, { revision: number }];
 }
 
@@ -96,6 +109,12 @@ export class LeaderLink {
       }
       throw err;
     }
+  }
+
+  /** Replicas that failed a direct write's relay, taken out of the in-sync set by the elected coordinator (replication/replicator.ts). */
+  async relayFailed(call: RelayFailedCall): Promise<void> {
+    const peer = await this.peer();
+    await peer.call(LEADER_RELAY_FAILED_METHOD, call, { timeoutMs: this.options.callTimeoutMs });
   }
 
   /**
@@ -235,6 +254,8 @@ export interface LeaderWriteHost {
   readSinceElected(): Promise<void>;
   get(path: string): IndexMeta | undefined;
   write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply>;
+  /** Replicas that failed a direct write's relay in `term` leave the in-sync set; rejects when the shard is no longer in that term. */
+  relayFailed(meta: IndexMeta, shard: number, term: number, nodes: string[]): Promise<void>;
 }
 
 /** The elected coordinator's handler of `leader.write` from the other coordinators. */
@@ -245,6 +266,18 @@ export function leaderCallHandler(host: LeaderWriteHost): RpcHandler {
       // Read at the moment the decision holds: no other coordinator can have made a change this one has not.
       if (!host.decides()) throw apiErrors.leaderRequired('this coordinator is no longer elected');
       return { revision: host.stateRevision() };
+    }
+    if (method === LEADER_RELAY_FAILED_METHOD) {
+      const p = params as Partial<RelayFailedCall> | null;
+      if (typeof p?.index !== 'string' || typeof p.uuid !== 'string' || !Number.isSafeInteger(p.shard) || !Number.isSafeInteger(p.term) ||
+          !Array.isArray(p.nodes) || !p.nodes.every((n) => typeof n === 'string')) {
+        throw apiErrors.badLeaderCall('leader.relayFailed takes { index, uuid, shard, term, nodes }');
+      }
+      if (!host.decides()) throw apiErrors.leaderRequired('this coordinator is no longer elected');
+      const meta = host.get(p.index);
+      if (meta === undefined || meta.uuid !== p.uuid) throw apiErrors.indexNotFound(p.index);
+      await host.relayFailed(meta, p.shard as number, p.term as number, p.nodes);
+      return null;
     }
     if (method !== LEADER_WRITE_METHOD) throw apiErrors.badLeaderCall(`'${method}' is not a call a coordinator serves`);
     const { uuid, stateRevision, call } = checkedWrite(params);

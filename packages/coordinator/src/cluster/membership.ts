@@ -26,6 +26,8 @@ export interface NodeAnnouncement {
   version: string;
   /** It keeps a registration under an etcd lease of its own (NodeEntry.etcdLease). */
   etcdLease?: boolean;
+  /** Its relay listener's address (NodeEntry.relay). */
+  relay?: string;
 }
 
 /** Longest text accepted from a hello's info (names, paths): they end up in logs and /.nodes. */
@@ -86,6 +88,8 @@ function entryOf(peer: RpcPeer, hello: PeerHello): NodeEntry {
   const instance = text(info.instance);
   if (instance !== undefined) entry.instance = instance;
   if (info.etcdLease === true) entry.etcdLease = true;
+  const relay = text(info.relay);
+  if (relay !== undefined && /^wss?:\/\//.test(relay)) entry.relay = relay;
   if (typeof info.pid === 'number' && Number.isSafeInteger(info.pid) && info.pid > 0) entry.pid = info.pid;
   return entry;
 }

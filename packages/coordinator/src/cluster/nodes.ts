@@ -36,6 +36,12 @@ export interface NodeEntry {
   instance?: string;
   /** It keeps a registration under an etcd lease of its own (`tessera node --etcd`, cluster/node-leases.ts). */
   etcdLease?: boolean;
+  /**
+   * The address of the node's relay listener (`tessera node --relay-port`):
+   * other nodes dial it to relay a primary's writes to it, so its shards'
+   * writes can go straight to their primaries (replication/replicator.ts).
+   */
+  relay?: string;
   /** Date.now() when the node was last heard from, when the transport knows. */
   lastHeardAt?: () => number | undefined;
 }

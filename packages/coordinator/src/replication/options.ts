@@ -46,13 +46,15 @@ export interface ReplicationOptions {
    * `leader_required` (its request is then forwarded whole).
    */
   leaderWrite?: (meta: IndexMeta, call: WriteCall, routedAt: number) => Promise<WriteReply>;
+  /** Where a coordinator that does not decide reports the replicas that failed a direct write's relay (the elected coordinator, which takes them out of the in-sync set). */
+  leaderRelayFailed?: (meta: IndexMeta, shard: number, term: number, nodes: string[]) => Promise<void>;
   /**
    * Several coordinators share the cluster state (etcd): the revision of
    * this coordinator's state now. With it, the elected coordinator places
-   * each shard that has one copy as `solo` on its primary
-   * (`shard.placement`), and a coordinator that does not decide sends such
-   * a shard's writes straight to the primary (`direct`), not through the
-   * elected one: nothing is relayed, so nothing needs the elected one.
+   * each shard on its primary (`shard.placement`): to take writes straight
+   * from every coordinator (`direct`) and relay them to its replicas itself
+   * while it can — a shard of one copy always, one with replicas while every
+   * copy is in sync and each node has a relay listener — and not otherwise.
    */
   stateRevision?: () => number;
   /**

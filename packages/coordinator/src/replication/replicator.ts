@@ -30,17 +30,15 @@
 import assert from 'node:assert/strict';
 import { toTesseraError } from '@tessera/errors';
 import {
-  DEFERRED, type ReplicatedChange, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
+  changeOf, CopyRelay, DEFERRED, type RelayTarget, type ReplicatedChange, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
   type WriteManyCall, type WriteManyReply, type WriteReply,
 } from '@tessera/rpc';
 import type { NodeDirectory } from '../cluster/nodes.js';
 import { apiErrors } from '../errors.js';
 import type { IndexMeta } from '../state/cluster-state.js';
 import { isPrimaryLost } from './connection-loss.js';
-import { CopyRelay } from './copy-relay.js';
 import { replicationErrors } from './errors.js';
 import { placementOf, type Placement, type PlacementChange } from './placement.js';
-import { changeOf } from './replicated-change.js';
 import { Reallocator, type CopyReplacement, type ReallocationHost } from './reallocation.js';
 import { REPLICATION_DEFAULTS, type ReplicationLog, type ReplicationOptions } from './options.js';
 import { Recovery, type RecoveryContext } from './recovery.js';
@@ -125,7 +123,7 @@ export class Replicator implements RecoveryContext {
       if (leaderWrite === undefined) return Promise.reject(apiErrors.leaderRequired('writes are relayed by the elected coordinator'));
       // Anything but a request's routed document write is the elected coordinator's to run (its request is forwarded whole).
       if (routedAt === undefined) return Promise.reject(apiErrors.leaderRequired('not a routed document write'));
-      if (this.options.fenceState !== undefined && meta.allocation[shard - 1]?.length === 1) return this.writeDirect(meta, shard, call, routedAt, leaderWrite);
+      if (this.options.fenceState !== undefined) return this.writeDirect(meta, shard, call, routedAt, leaderWrite);
       this.options.onRoutedWrite?.('elected');
       return leaderWrite(meta, call, routedAt);
     }
@@ -133,51 +131,115 @@ export class Replicator implements RecoveryContext {
   }
 
   /**
-   * A write of a shard with one copy, on a coordinator that does not decide:
-   * nothing is relayed, so it goes straight to the primary — once this
+   * A document write on a coordinator that does not decide goes straight to
+   * the shard's primary, which relays it to its replicas itself — once this
    * coordinator's state holds every change acknowledged before it, as a
    * read's does (an alias moved, an index dropped). It goes through the
    * elected coordinator instead when the state moved since the write was
    * routed (the elected one then judges the routing), when the primary is
    * not active here, or when the primary refuses it before running it (not
-   * placed solo in this term yet: the elected one places it, `placeSolo`).
+   * placed to take direct writes now: a copy recovering, a relay failed, a
+   * node without a relay listener; writes of the shard then go through the
+   * elected one for a moment before they try again).
    */
   private async writeDirect(meta: IndexMeta, shard: number, call: WriteCall, routedAt: number,
     leaderWrite: NonNullable<ReplicationOptions['leaderWrite']>): Promise<WriteReply> {
-    await this.options.fenceState?.();
-    const now = this.host.get(meta.path);
-    const placement = now === undefined || now.uuid !== meta.uuid ? undefined : placementOf(now, shard);
-    const primary = placement?.copies.length === 1 ? placement.primary : undefined;
-    if (this.options.stateRevision?.() === routedAt && primary !== undefined && this.nodes.isActive(primary)) {
-      let client: RpcClient | undefined;
-      try {
-        client = this.host.client(meta.path, primary, shard);
-      } catch {
-        client = undefined;
-      }
-      if (client !== undefined) {
-        try {
-          const reply = await client.call('doc.write', Object.assign({}, call, { term: (placement as Placement).term, direct: true }));
-          this.options.onRoutedWrite?.('primary');
-          return reply;
-        } catch (err) {
-          // Anything else may have run on the primary (a version conflict did): it is not sent again.
-          if (!REFUSED_BEFORE_RUNNING.has(toTesseraError(err).code)) {
-            this.options.onRoutedWrite?.('primary');
-            throw err;
-          }
-        }
+    const group = this.group(meta, shard);
+    if (Date.now() >= group.directRefusedUntil) {
+      await this.options.fenceState?.();
+      const placement = this.placement(group);
+      if (this.options.stateRevision?.() === routedAt && placement?.primary !== undefined && this.nodes.isActive(placement.primary)) {
+        const sent = await this.sendDirect(group, placement as Placement & { primary: string }, call);
+        if (sent !== REFUSED) return sent;
+        group.directRefusedUntil = Date.now() + DIRECT_REFUSED_BACKOFF_MS;
       }
     }
     this.options.onRoutedWrite?.('elected');
     return leaderWrite(meta, call, routedAt);
   }
 
+  /**
+   * A direct write on the shard's primary, which relays it to the replicas
+   * of its placement before it answers; REFUSED when refused before it ran.
+   * Replicas that failed the relay leave the in-sync set (through the
+   * elected coordinator) before it resolves; if that cannot be made in the
+   * write's term, it rejects: the write is not acknowledged.
+   */
+  private async sendDirect(group: ShardGroup, placement: Placement & { primary: string }, call: WriteCall): Promise<WriteReply | typeof REFUSED> {
+    let client: RpcClient;
+    try {
+      client = this.host.client(group.index, placement.primary, group.shard);
+    } catch {
+      return REFUSED;
+    }
+    let reply: WriteReply;
+    try {
+      // Object.assign, not a spread with new keys (see throughPrimary).
+      reply = await client.call('doc.write', Object.assign({}, call, { term: placement.term, direct: true }));
+    } catch (err) {
+      if (REFUSED_BEFORE_RUNNING.has(toTesseraError(err).code)) return REFUSED;
+      // Anything else may have run on the primary (a version conflict did): it is not sent again.
+      this.countDirect();
+      throw err;
+    }
+    this.countDirect();
+    if (reply.seq !== undefined && reply.seq > group.primarySeq) group.primarySeq = reply.seq;
+    const failed = reply.relayFailed;
+    if (failed === undefined) return reply;
+    const meta = this.host.get(group.index);
+    if (meta === undefined || meta.uuid !== group.uuid) throw apiErrors.indexNotFound(group.index);
+    await this.relayFailed(meta, group.shard, placement.term, failed);
+    const { relayFailed: _failed, ...acknowledged } = reply;
+    return acknowledged;
+  }
+
+  private countDirect(): void {
+    if (!this.options.decides()) this.options.onRoutedWrite?.('primary');
+  }
+
+  /**
+   * Replicas that failed a direct write's relay in `term` leave the in-sync
+   * set (on the elected coordinator; the others ask it), and the primary,
+   * which takes no direct write since, is placed again. Rejects when the
+   * shard is no longer in `term` (a promotion may have chosen a copy without
+   * the write): the write must not be acknowledged.
+   */
+  async relayFailed(meta: IndexMeta, shard: number, term: number, nodes: string[]): Promise<void> {
+    if (!this.options.decides()) {
+      const report = this.options.leaderRelayFailed;
+      if (report === undefined) throw apiErrors.leaderRequired('relay failures are judged by the elected coordinator');
+      return report(meta, shard, term, nodes);
+    }
+    const group = this.group(meta, shard);
+    await group.serial(async () => {
+      const current = this.placement(group);
+      if (current === undefined || current.term !== term) throw replicationErrors.primarySwitched(group.index, group.shard);
+      const leaving = nodes.filter((node) => node !== current.primary && current.inSync.includes(node));
+      if (leaving.length === 0) return;
+      await this.takeOutOfSync(group, term, leaving);
+      const after = this.placement(group);
+      if (after === undefined || after.term !== term || leaving.some((node) => after.inSync.includes(node))) {
+        throw replicationErrors.primarySwitched(group.index, group.shard);
+      }
+      this.log.warn({ index: group.index, shard: group.shard, nodes: leaving, term }, 'replica failed a relay from its primary; it leaves the in-sync set');
+    });
+    if (group.placed?.term === term) group.placed = undefined;
+    this.reconcile(group);
+  }
+
   /** Many writes to one shard (RESTORE): one call to the primary, one relay per replica; on the elected coordinator only. */
-  writeMany(meta: IndexMeta, shard: number, call: WriteManyCall): Promise<WriteManyReply> {
-    if (!this.options.decides()) return Promise.reject(apiErrors.leaderRequired('RESTORE runs on the elected coordinator'));
-    return this.throughPrimary(meta, shard, 'doc.writeMany', call, (replies, term) =>
-      replies.flatMap((reply) => ('error' in reply ? [] : [changeOf(reply, term)])));
+  async writeMany(meta: IndexMeta, shard: number, call: WriteManyCall): Promise<WriteManyReply> {
+    if (!this.options.decides()) throw apiErrors.leaderRequired('RESTORE runs on the elected coordinator');
+    // Relayed by this coordinator: the primary takes no direct write meanwhile (placed so before the batch runs).
+    const group = this.group(meta, shard);
+    group.batches++;
+    try {
+      return await this.throughPrimary(meta, shard, 'doc.writeMany', call, (replies, term) =>
+        replies.flatMap((reply) => ('error' in reply ? [] : [changeOf(reply, term)])));
+    } finally {
+      group.batches--;
+      this.reconcile(group);
+    }
   }
 
   /**
@@ -252,6 +314,8 @@ export class Replicator implements RecoveryContext {
     const placement = placementOf(meta, shard);
     const group = this.groups.get(groupKey(meta.uuid, shard));
     const state: CopyReplicationState = { inSync: placement.inSync.includes(node), recovering: group?.recoveries.has(node) === true };
+    // Direct writes pass by this coordinator: the copies' own reports say where they stand.
+    if (group?.placed?.direct === true) return state;
     if (node === placement.primary) {
       if (group !== undefined && group.primarySeq > 0) state.seq = group.primarySeq;
     } else {
@@ -443,7 +507,11 @@ export class Replicator implements RecoveryContext {
       });
       const joined = after !== undefined && after.term === term && after.inSync.includes(node);
       // The recovery brought it to the primary's seq: nothing to check.
-      if (joined) group.resynced.add(node);
+      if (joined) {
+        group.resynced.add(node);
+        // Once the recovery has ended: the primary may be placed to take direct writes again.
+        setImmediate(() => this.reconcile(group));
+      }
       return joined;
     });
   }
@@ -461,6 +529,25 @@ export class Replicator implements RecoveryContext {
     const deadline = Date.now() + this.options.failoverWaitMs;
     for (;;) {
       const placement = await this.activePrimary(group, deadline);
+      const { primary, term } = placement;
+      if (this.options.stateRevision !== undefined) {
+        // Direct writes and this coordinator's relays never interleave on a replica: each write goes the way the primary is placed.
+        const held = group.placed;
+        const placed = held !== undefined && !group.placing && held.primary === primary && held.term === term;
+        if (placed && held.direct && method === 'doc.write') {
+          const sent = await this.sendDirect(group, placement, params as WriteCall);
+          if (sent !== REFUSED) return sent as ShardCalls[M][1];
+          // Refused before it ran: its placement changed meanwhile (a relay failed); placed again, then sent again.
+          if (group.placed === held) group.placed = undefined;
+        }
+        if (!placed || held.direct) {
+          this.reconcile(group);
+          if (Date.now() >= deadline) throw replicationErrors.primarySwitching(meta.path, shard);
+          await group.changed(deadline);
+          continue;
+        }
+      }
+      // After the placement: the check runs once no direct write moves the primary's seq under it.
       if (this.needsResync(group, placement)) {
         if (await this.resync(group)) continue;
         // The check could not be made (the primary did not answer): asked again after the next change, within the deadline.
@@ -468,9 +555,6 @@ export class Replicator implements RecoveryContext {
         await group.changed(deadline);
         continue;
       }
-      const { primary, term } = placement;
-      // A shard of one copy not placed yet: its writes through coordinators that do not decide come here until it is.
-      if (this.options.stateRevision !== undefined && placement.copies.length === 1 && group.placed === undefined) this.reconcile(group);
       let reply: ShardCalls[M][1];
       try {
         // Object.assign, not `{ ...params, term }`: a spread with a key the source lacks costs ~2 µs on Node 20's V8, ~0.1 µs so.
@@ -603,7 +687,15 @@ export class Replicator implements RecoveryContext {
       const placement = this.placement(group);
       if (placement === undefined || placement.primary !== lost) return;
       const ref = { index: group.index, shard: group.shard };
-      const candidates = placement.inSync.filter((node) => node !== lost && this.nodes.isActive(node));
+      let candidates = placement.inSync.filter((node) => node !== lost && this.nodes.isActive(node));
+      if (this.options.stateRevision !== undefined) {
+        // The lost primary may have relayed its direct writes itself: a relay still on the wire could land after the positions
+        // are read. Each candidate first adopts the next term (an empty doc.replicate), and refuses the lost one's from then on.
+        const fenced = await Promise.all(candidates.map((node) => this.client(group, node)
+          .call('doc.replicate', { ...ref, term: placement.term + 1, changes: [] }, { timeoutMs: this.options.controlTimeoutMs })
+          .then(() => node, () => undefined)));
+        candidates = fenced.filter((node) => node !== undefined);
+      }
       const answers = await Promise.all(candidates.map(async (node) => {
         try {
           const stats = await this.client(group, node).call('shard.stats', ref, { timeoutMs: this.options.controlTimeoutMs });
@@ -639,6 +731,7 @@ export class Replicator implements RecoveryContext {
       if (untold.length > 0) await this.takeOutOfSync(group, term, untold);
       group.positions.clear();
       group.primarySeq = base;
+      group.placed = undefined;
       this.log.warn({ ...ref, lost, promoted: chosen.node, term, checkpoint: chosen.position.checkpoint, seq: base, inSync: [chosen.node, ...followers].filter((n) => !untold.includes(n)) },
         'shard primary promoted');
     });
@@ -711,39 +804,78 @@ export class Replicator implements RecoveryContext {
   }
 
   /**
-   * Whether the shard's primary holds this coordinator's word on it: `solo`
-   * when the shard has one copy (coordinators that do not decide then write
-   * to it straight), not solo otherwise. When it does not, the word is sent
+   * Whether the shard's primary holds this coordinator's word on it (only
+   * with several coordinators, `stateRevision`): to take writes straight
+   * from every coordinator and relay them itself (`direct`) while it can —
+   * see `wanted` — and not otherwise. When it does not, the word is sent
    * (`shard.placement`, with the state's revision: a newer word is never
-   * replaced by an older one) and the shard reconciled again once the node
-   * took it; false meanwhile. Only with several coordinators (`stateRevision`).
+   * replaced by an older one); false meanwhile, and writes here wait. Before
+   * the primary is placed `direct`, this coordinator's relays in flight
+   * settle; a push that ends `direct` is answered once the direct writes
+   * running have settled, their relays included. So a replica gets its
+   * changes from one sender at a time, in the primary's order.
    */
   private placed(group: ShardGroup, placement: Placement): boolean {
     const { stateRevision } = this.options;
-    const primary = placement.primary as string;
-    const solo = placement.copies.length === 1;
     if (stateRevision === undefined) return true;
+    const primary = placement.primary as string;
+    const wanted = this.wanted(group, placement);
+    const names = wanted.replicas.map((r) => r.node).join(',');
     const held = group.placed;
-    if (held !== undefined && held.primary === primary && held.term === placement.term && held.solo === solo) return true;
+    if (held !== undefined && held.primary === primary && held.term === placement.term && held.direct === wanted.direct && held.replicas === names) return true;
     if (group.placing) return false;
     group.placing = true;
-    const call = { index: group.index, shard: group.shard, term: placement.term, revision: stateRevision(), solo };
     const took = (): void => {
-      group.placed = { primary, term: placement.term, solo };
+      group.placed = { primary, term: placement.term, direct: wanted.direct, replicas: names };
       group.placing = false;
+      group.wake();
       this.reconcile(group);
     };
-    Promise.resolve().then(() => this.client(group, primary).call('shard.placement', call, { timeoutMs: this.options.controlTimeoutMs })).then(took, (err: unknown) => {
+    const place = async (): Promise<void> => {
+      if (wanted.direct) await group.drain();
+      const call = { index: group.index, shard: group.shard, term: placement.term, revision: stateRevision(), ...wanted };
+      const reply = await this.client(group, primary).call('shard.placement', call, { timeoutMs: this.options.controlTimeoutMs });
+      // The node holds a newer word (this coordinator's state is behind the one it was placed from): tried again once it is not.
+      if (reply.revision !== call.revision) throw new Error(`the primary holds a placement of revision ${reply.revision}, newer than this coordinator's ${call.revision}`);
+    };
+    place().then(took, (err: unknown) => {
       // A node that does not know the call (an older version, in a rolling upgrade) takes no direct write either.
-      if (!solo && toTesseraError(err).code === 'rpc_bad_params') {
+      if (!wanted.direct && toTesseraError(err).code === 'rpc_bad_params') {
         took();
         return;
       }
       group.placing = false;
-      this.log.warn({ index: group.index, shard: group.shard, node: primary, solo, err: describe(err) }, 'could not place the shard on its primary; trying again');
+      group.wake();
+      this.log.warn({ index: group.index, shard: group.shard, node: primary, direct: wanted.direct, err: describe(err) }, 'could not place the shard on its primary; trying again');
       setTimeout(() => this.reconcile(group), PLACE_RETRY_MS).unref();
     });
     return false;
+  }
+
+  /**
+   * How the primary should be placed now: `direct`, relaying to the in-sync
+   * replicas, when every replica copy on an active node is in sync (none is
+   * due to recover), no copy recovers, no RESTORE batch is relayed here, and
+   * the primary and each in-sync replica has a relay listener; not direct
+   * otherwise. A shard of one copy is always direct (nothing to relay).
+   */
+  private wanted(group: ShardGroup, placement: Placement): { direct: boolean; replicas: RelayTarget[] } {
+    const primary = placement.primary as string;
+    const notDirect = { direct: false, replicas: [] };
+    if (placement.copies.length === 1) return { direct: true, replicas: [] };
+    if (group.recoveries.size > 0 || group.batches > 0 || this.nodes.get(primary)?.relay === undefined || this.needsResync(group, placement)) return notDirect;
+    const replicas: RelayTarget[] = [];
+    for (const node of placement.copies) {
+      if (node === primary) continue;
+      if (!placement.inSync.includes(node)) {
+        if (this.nodes.isActive(node)) return notDirect;
+        continue;
+      }
+      const url = this.nodes.get(node)?.relay;
+      if (url === undefined) return notDirect;
+      replicas.push({ node, url });
+    }
+    return { direct: true, replicas };
   }
 
   private reconcileAll(): void {
@@ -760,13 +892,13 @@ export class Replicator implements RecoveryContext {
     if (placement === undefined) return;
     const { primary } = placement;
     if (primary === undefined || !this.nodes.isActive(primary) || group.switching) return;
+    // The primary is placed first (not direct while a check or a recovery is due, so no direct write runs under them).
+    if (!this.placed(group, placement)) return;
     if (this.needsResync(group, placement)) {
       // Reconciles once done.
       void this.resync(group);
       return;
     }
-    // The primary knows whether it is the shard's only copy before any copy recovers (so no direct write runs meanwhile).
-    if (!this.placed(group, placement)) return;
     for (const node of placement.copies) {
       if (node === primary || placement.inSync.includes(node) || !this.nodes.isActive(node)) continue;
       if (group.recoveries.has(node)) continue;
@@ -776,7 +908,11 @@ export class Replicator implements RecoveryContext {
 }
 
 /** Refusals of a direct write that come before anything ran: it goes through the elected coordinator instead. */
-const REFUSED_BEFORE_RUNNING = new Set(['primary_not_solo', 'stale_primary_term', 'primary_lease_expired', 'shard_not_hosted']);
+const REFUSED_BEFORE_RUNNING = new Set(['primary_not_placed', 'stale_primary_term', 'primary_lease_expired', 'shard_not_hosted']);
+/** A direct write refused before it ran. */
+const REFUSED = Symbol('refused');
+/** After a refusal, a coordinator that does not decide sends the shard's writes through the elected one for this long before it tries direct again. */
+const DIRECT_REFUSED_BACKOFF_MS = 200;
 
 /** How long a failed `shard.placement` waits before it is made again. */
 const PLACE_RETRY_MS = 2_000;

@@ -13,7 +13,7 @@
  * has either reached every in-sync copy or taken the failing copy out.
  */
 import type { ReplicationPositionReply } from '@tessera/rpc';
-import type { CopyRelay } from './copy-relay.js';
+import type { CopyRelay } from '@tessera/rpc';
 
 /** What a shard group keeps of a copy's recovery (recovery.ts `Recovery`). */
 export interface CopyRecovery {
@@ -41,10 +41,14 @@ export class ShardGroup {
    * coordinator before left undone.
    */
   readonly resynced = new Set<string>();
-  /** What this coordinator last placed on the shard's primary (`shard.placement`), once the node took it. */
-  placed: { primary: string; term: number; solo: boolean } | undefined;
-  /** A `shard.placement` in flight. */
+  /** What this coordinator last placed on the shard's primary (`shard.placement`; replicas by name, comma-separated), once the node took it. */
+  placed: { primary: string; term: number; direct: boolean; replicas: string } | undefined;
+  /** A `shard.placement` in flight: writes wait for it. */
   placing = false;
+  /** RESTORE batches this coordinator relays now: the primary is not placed `direct` meanwhile. */
+  batches = 0;
+  /** On a coordinator that does not decide: the shard's writes go through the elected one until then (its primary refused a direct write). */
+  directRefusedUntil = 0;
   /** The resync running, if one does. */
   resyncing: Promise<boolean> | undefined;
   private readonly inFlight = new Set<Promise<unknown>>();

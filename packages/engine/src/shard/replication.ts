@@ -91,6 +91,8 @@ async function replicateLocked(state: ShardState, term: number, change: Replicat
   if (term < state.position.term) throw engineErrors.stalePrimaryTerm(term, state.position.term);
   const epoch = state.stateEpoch;
   const current = await state.current(change.id, key);
+  // And after the read: once a newer term is adopted (a promotion's fence), no change of an older one is submitted after its barrier.
+  if (term < state.position.term) throw engineErrors.stalePrimaryTerm(term, state.position.term);
   const origin: Origin = { term: change.originTerm, seq: change.originSeq };
   const held = current !== undefined ? originOf(current) : state.tombstones.get(key, Date.now());
   if (held !== undefined && !isNewer(origin, held)) {

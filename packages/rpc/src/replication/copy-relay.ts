@@ -1,11 +1,14 @@
 /**
- * The queue of changes for one replica copy. One `doc.replicate` call is in
+ * The queue of changes for one replica copy, kept by whoever relays a
+ * shard's writes (the elected coordinator, or the primary's node when it
+ * relays its writes itself). One `doc.replicate` call is in
  * flight per copy at a time; changes that arrive meanwhile leave together in
  * the next call (natural batching, as group commit does on the node), so a
  * write load costs one call per copy per round trip, not one per write, and
- * a copy receives the changes in the order the coordinator relayed them.
+ * a copy receives the changes in the order they were relayed.
  */
-import type { ReplicateCall, ReplicateReply, ReplicatedChange, RpcClient } from '@tessera/rpc';
+import type { ReplicateCall, ReplicateReply, ReplicatedChange } from '../protocol.js';
+import type { RpcClient } from '../transport.js';
 
 /** Changes per `doc.replicate` call at most (the node refuses more than 10,000). */
 export const RELAY_CHANGES_MAX = 1_000;

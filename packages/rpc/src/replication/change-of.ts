@@ -1,5 +1,5 @@
-import { mediaTypeOf } from '@tessera/http';
-import type { ReplicatedChange, ReplicatedContent, WriteCall, WriteReply } from '@tessera/rpc';
+import { mediaTypeOf } from '@tessera/documents';
+import type { ReplicatedChange, ReplicatedContent, WriteCall, WriteReply } from '../protocol.js';
 
 /**
  * The change a primary's write reply stands for, under the term it ran in.

@@ -1,0 +1,60 @@
+/**
+ * A shard node's relay connections (docs/cluster.md "Writes through every
+ * coordinator"): the listener other nodes dial to bring this node, as a
+ * replica, the writes they relay as primaries (`doc.replicate` only), and
+ * this node's own connections to the replicas it relays to as a primary,
+ * dialled on first use and redialled after a loss. Both ends present the
+ * cluster secret, as a node does to its coordinators.
+ */
+import type { RelayPeers } from '@tessera/node';
+import { connectPeer, RpcServer, type RelayTarget, type RpcClient, type RpcHandler, type RpcLogger, type RpcPeer } from '@tessera/rpc';
+
+/** The hello role of a node dialling another one's relay listener. */
+export const RELAY_HELLO_ROLE = 'relay';
+
+export interface RelayOptions {
+  name: string;
+  host: string;
+  port: number;
+  clusterSecret: string;
+  /** Serves the calls relayed to this node (its ShardNode's handler). */
+  handler: RpcHandler;
+  logger: RpcLogger;
+}
+
+export interface Relay extends RelayPeers {
+  /** The address other nodes dial (`ws://host:port`), announced to the coordinators. */
+  readonly url: string;
+  close(): Promise<void>;
+}
+
+export async function startRelay(options: RelayOptions): Promise<Relay> {
+  const secret = options.clusterSecret === '' ? {} : { clusterSecret: options.clusterSecret };
+  // Only relays: a node that dials here is a primary bringing changes, nothing else.
+  const handler: RpcHandler = (method, params) => {
+    if (method !== 'doc.replicate') return Promise.reject(new Error(`a relay connection carries doc.replicate only, not ${method}`));
+    return options.handler(method, params);
+  };
+  const server = await RpcServer.listen({
+    host: options.host, port: options.port, identity: { name: options.name, role: RELAY_HELLO_ROLE }, handler, logger: options.logger, ...secret,
+    onPeer: (peer, hello) => {
+      if (hello.role !== RELAY_HELLO_ROLE) void peer.close();
+    },
+  });
+  const dialled = new Map<string, RpcPeer>();
+  return {
+    url: `ws://${options.host.includes(':') ? `[${options.host}]` : options.host}:${server.port}`,
+    client(target: RelayTarget): RpcClient {
+      let peer = dialled.get(target.url);
+      if (peer === undefined) {
+        peer = connectPeer(target.url, { identity: { name: options.name, role: RELAY_HELLO_ROLE }, logger: options.logger, ...secret });
+        dialled.set(target.url, peer);
+      }
+      return peer;
+    },
+    async close() {
+      await Promise.all([...dialled.values()].map((peer) => peer.close()));
+      await server.close();
+    },
+  };
+}

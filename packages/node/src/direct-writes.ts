@@ -1,0 +1,136 @@
+/**
+ * Writes a shard's primary takes straight from any coordinator and relays to
+ * its replicas itself (rpc `WriteCall.direct`), while the elected
+ * coordinator's word allows it (`shard.placement`, docs/cluster.md "Writes
+ * through every coordinator"):
+ *
+ * - The word of the highest cluster-state revision wins: a push delayed on
+ *   the wire (from a coordinator since deposed) never replaces a newer one.
+ *   Kept in memory only: a restarted node takes no direct write until the
+ *   elected coordinator has placed its copies again.
+ * - A direct write runs only in the placement's term, and is answered once
+ *   every replica of the placement applied it. Relays to one replica leave in
+ *   order, one `doc.replicate` in flight at a time (`CopyRelay`), so a
+ *   replica's changes arrive in the primary's seq order.
+ * - A replica that fails a relay is named in the write's reply
+ *   (`relayFailed`): the coordinator takes it out of the in-sync set before
+ *   it acknowledges the write. From then on the placement takes no direct
+ *   write (a later one could otherwise be acknowledged past a gap in that
+ *   replica) until the elected coordinator places the shard again.
+ * - A push that ends `direct` is answered once the direct writes running on
+ *   the copy have finished, their relays included, so the elected
+ *   coordinator knows that every write after its answer goes through it.
+ */
+import { CopyRelay, type PlacementCall, type RelayTarget, type ReplicatedChange, type RpcClient, type ShardRef } from '@tessera/rpc';
+import { nodeErrors } from './errors.js';
+
+/** How a primary reaches the replicas it relays to (the node process's relay connections). */
+export interface RelayPeers {
+  /** The client of `target` (dialled on first use); throws when it cannot be reached. */
+  client(target: RelayTarget): RpcClient;
+}
+
+interface Held {
+  term: number;
+  revision: number;
+  direct: boolean;
+  replicas: RelayTarget[];
+  /** A relay failed since the placement: no direct write until the next one. */
+  failed: boolean;
+  /** Direct writes running now. */
+  running: number;
+  /** Answers of pushes that ended `direct`, waiting for `running` to reach 0. */
+  idle: Array<() => void>;
+}
+
+/** A direct write admitted: the replicas to relay it to, and the call that ends it. */
+export interface Admitted {
+  readonly replicas: readonly RelayTarget[];
+  finished(): void;
+}
+
+/** Deadline of one relay: past it the replica counts as failed (the coordinator's own relays use the same). */
+export const RELAY_TIMEOUT_MS = 10_000;
+
+export class DirectWrites {
+  private readonly held = new Map<string, Held>();
+  /** Relay queues by copy key and replica name. */
+  private readonly relays = new Map<string, CopyRelay>();
+
+  constructor(private readonly peers: RelayPeers | undefined) {}
+
+  /** A push of the elected coordinator; resolves once it holds (see the header), with the revision held (a newer one kept: not this push's). */
+  place(key: string, call: PlacementCall): Promise<number> {
+    if (call.direct && call.replicas.length > 0 && this.peers === undefined) {
+      throw nodeErrors.badCall('shard.placement', 'this node relays to no replica (it was started without a relay listener)');
+    }
+    const known = this.held.get(key);
+    if (known !== undefined && call.revision < known.revision) return Promise.resolve(known.revision);
+    const held = known ?? { term: call.term, revision: call.revision, direct: false, replicas: [], failed: false, running: 0, idle: [] };
+    held.term = call.term;
+    held.revision = call.revision;
+    held.direct = call.direct;
+    held.replicas = call.replicas.map((r) => ({ node: r.node, url: r.url }));
+    held.failed = false;
+    this.held.set(key, held);
+    // Queues of replicas no longer placed go (a replica placed again starts a new one).
+    for (const [relayKey] of this.relays) {
+      if (relayKey.startsWith(`${key}\u0000`) && !held.replicas.some((r) => relayKey === `${key}\u0000${r.node}`)) this.relays.delete(relayKey);
+    }
+    if (held.direct || held.running === 0) return Promise.resolve(call.revision);
+    return new Promise((resolve) => held.idle.push(() => resolve(call.revision)));
+  }
+
+  /** Admit a direct write under `term` (throws 503 `primary_not_placed` otherwise); `finished` once it was answered. */
+  admit(key: string, where: ShardRef, term: unknown): Admitted {
+    const held = this.held.get(key);
+    if (held === undefined || !held.direct || held.failed || held.term !== term) throw nodeErrors.primaryNotPlaced(where.index, where.shard, term);
+    held.running++;
+    let finished = false;
+    return {
+      replicas: held.replicas,
+      finished: () => {
+        if (finished) return;
+        finished = true;
+        if (--held.running > 0) return;
+        for (const resolve of held.idle.splice(0)) resolve();
+      },
+    };
+  }
+
+  /**
+   * Relay a direct write's changes to the replicas it was admitted with;
+   * resolves with the names of those that failed (and stops taking direct
+   * writes if any did).
+   */
+  async relay(key: string, where: ShardRef, term: number, replicas: readonly RelayTarget[], changes: ReplicatedChange[], commit: boolean,
+    schema: Record<string, unknown> | undefined): Promise<string[]> {
+    if (replicas.length === 0 || changes.length === 0) return [];
+    const outcomes = await Promise.allSettled(replicas.map((target) => this.queue(key, where, target).send(term, changes, commit, schema)));
+    const failed = replicas.filter((_, i) => outcomes[i]!.status === 'rejected').map((target) => target.node);
+    if (failed.length > 0) {
+      const held = this.held.get(key);
+      if (held !== undefined) held.failed = true;
+    }
+    return failed;
+  }
+
+  /** The copy was dropped: a copy made again under the same name starts unplaced. */
+  forget(key: string): void {
+    const held = this.held.get(key);
+    this.held.delete(key);
+    if (held !== undefined) held.direct = false;
+    for (const [relayKey] of this.relays) if (relayKey.startsWith(`${key}\u0000`)) this.relays.delete(relayKey);
+  }
+
+  private queue(key: string, where: ShardRef, target: RelayTarget): CopyRelay {
+    const relayKey = `${key}\u0000${target.node}`;
+    let relay = this.relays.get(relayKey);
+    if (relay === undefined) {
+      const peers = this.peers as RelayPeers;
+      relay = new CopyRelay(where.index, where.shard, () => peers.client(target), RELAY_TIMEOUT_MS);
+      this.relays.set(relayKey, relay);
+    }
+    return relay;
+  }
+}
