@@ -3,7 +3,7 @@
 // temporary data directories), each measured with autocannon against the
 // HTTP ports: (a) PUT of small documents with distinct IDs — write
 // throughput including replication — and (b) SEARCH of a term query over
-// 5,000 preloaded small documents. Indexes have 3 shards and
+// 5,000 preloaded small documents. Indexes have 3 shards (--shards N) and
 // min(1, nodes - 1) replicas (--replicas N: min(N, nodes - 1); none for the
 // embedded server). Prints req/s
 // with p50/p99 per setup and the ratio to the embedded server of the same
@@ -38,7 +38,7 @@
 //
 //   node scripts/bench/cluster.mjs [--coordinators 1,2,3] [--nodes 6] [--etcd]
 //     [--duration S] [--connections N] [--preload N] [--setups embedded,1,2,3]
-//     [--schema-fields N] [--replicas N] [--profile DIR]
+//     [--schema-fields N] [--shards N] [--replicas N] [--profile DIR]
 //   env (the same defaults): DURATION (seconds per load, 6), CONNECTIONS (50),
 //     PRELOAD (5000), SETUPS (embedded,1,2,3), NODES (6), COORDINATORS (unset),
 //     SCHEMA_FIELDS (0: fields the indexes' schema declares besides the
@@ -66,6 +66,7 @@ const { values: flags } = parseArgs({
     preload: { type: 'string', default: process.env.PRELOAD ?? '5000' },
     'schema-fields': { type: 'string', default: process.env.SCHEMA_FIELDS ?? '0' },
     replicas: { type: 'string', default: process.env.REPLICAS ?? '1' },
+    shards: { type: 'string', default: process.env.SHARDS ?? '3' },
     setups: { type: 'string', default: process.env.SETUPS },
     profile: { type: 'string', default: process.env.PROFILE },
   },
@@ -82,6 +83,7 @@ function positive(name, text) {
 const DURATION = positive('duration', flags.duration);
 const CONNECTIONS = positive('connections', flags.connections);
 const PRELOAD = positive('preload', flags.preload);
+const SHARDS = positive('shards', flags.shards);
 function atLeastZero(name, text) {
   const n = Number(text);
   if (!Number.isInteger(n) || n < 0) {
@@ -258,8 +260,8 @@ function describe(setup) {
 async function measure(setup) {
   const { urls, replicas } = await startSetup(setup);
   const [url] = urls;
-  await createIndex(url, '/bench-write/', 3, replicas, SCHEMA_FIELDS);
-  await createIndex(url, '/bench-search/', 3, replicas, SCHEMA_FIELDS);
+  await createIndex(url, '/bench-write/', SHARDS, replicas, SCHEMA_FIELDS);
+  await createIndex(url, '/bench-search/', SHARDS, replicas, SCHEMA_FIELDS);
   // Through one coordinator: autocannon's `amount` is not split right over several URLs.
   const preload = await putLoad(CONNECTIONS, url, '/bench-search/', 's', { amount: PRELOAD });
   if (preload.non2xx + preload.errors > 0) throw new Error(`preload: ${preload.non2xx} non-2xx, ${preload.errors} errors`);
@@ -315,7 +317,7 @@ try {
     rows.push(await measure(setup));
   }
   process.stdout.write(`${table(rows)}\n`);
-  process.stdout.write(`PUT: small documents, distinct IDs, 3 shards; SEARCH: {colour: red} over ${PRELOAD} documents, _limit 10. ` +
+  process.stdout.write(`PUT: small documents, distinct IDs, ${SHARDS} shards; SEARCH: {colour: red} over ${PRELOAD} documents, _limit 10. ` +
     `vs embedded: throughput ratio to \`tessera serve\`.\n\n`);
   process.stdout.write(`${cpuTable(rows)}\nCPU (user + system) each role spent per request over the load, and its read and write system calls (/proc/PID/io: sockets, files); the client's own are not counted.\n`);
 } catch (err) {

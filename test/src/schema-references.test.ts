@@ -10,7 +10,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { MessageChannel, type MessagePort } from 'node:worker_threads';
-import { SchemaReferencingClient, schemaIdentity, withSchemaReferences } from '@tessera/coordinator';
+import { SchemaReferencingClient, schemaIdentity, withSchemaReferences } from '@tessera/rpc';
 import { ShardNode } from '@tessera/node';
 import { InProcessClient, PortClient, servePort } from '@tessera/rpc';
 

@@ -7,7 +7,7 @@
  * cluster secret, as a node does to its coordinators.
  */
 import type { RelayPeers } from '@tessera/node';
-import { connectPeer, RpcServer, type RelayTarget, type RpcClient, type RpcHandler, type RpcLogger, type RpcPeer } from '@tessera/rpc';
+import { connectPeer, RpcServer, withSchemaReferences, type RelayTarget, type RpcClient, type RpcHandler, type RpcLogger, type RpcPeer } from '@tessera/rpc';
 
 /** The hello role of a node dialling another one's relay listener. */
 export const RELAY_HELLO_ROLE = 'relay';
@@ -41,19 +41,21 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
       if (hello.role !== RELAY_HELLO_ROLE) void peer.close();
     },
   });
-  const dialled = new Map<string, RpcPeer>();
+  const dialled = new Map<string, { peer: RpcPeer; client: RpcClient }>();
   return {
     url: `ws://${options.host.includes(':') ? `[${options.host}]` : options.host}:${server.port}`,
     client(target: RelayTarget): RpcClient {
-      let peer = dialled.get(target.url);
-      if (peer === undefined) {
-        peer = connectPeer(target.url, { identity: { name: options.name, role: RELAY_HELLO_ROLE }, logger: options.logger, ...secret });
-        dialled.set(target.url, peer);
+      let link = dialled.get(target.url);
+      if (link === undefined) {
+        const peer = connectPeer(target.url, { identity: { name: options.name, role: RELAY_HELLO_ROLE }, logger: options.logger, ...secret });
+        // A relay names the index schema once the replica holds it, as a coordinator's calls do.
+        link = { peer, client: withSchemaReferences(peer) };
+        dialled.set(target.url, link);
       }
-      return peer;
+      return link.client;
     },
     async close() {
-      await Promise.all([...dialled.values()].map((peer) => peer.close()));
+      await Promise.all([...dialled.values()].map((link) => link.peer.close()));
       await server.close();
     },
   };

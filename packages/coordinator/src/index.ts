@@ -1,7 +1,6 @@
 export { Coordinator, type CoordinatorOptions } from './coordinator.js';
 export { NodeDirectory, allocateShards, type JoinOutcome, type NodeDirectoryEvents, type NodeEntry, type NodeStatus } from './cluster/nodes.js';
 export { admitPeer, NODE_REFUSED_METHOD, SHARD_NODE_HELLO_ROLE, SHARD_NODE_ROLE, type AdmissionOptions, type NodeAnnouncement } from './cluster/membership.js';
-export { SchemaReferencingClient, schemaIdentity, withSchemaReferences } from './cluster/schema-references.js';
 export type { ClusterIdentity, HttpEndpoint } from './cluster/info.js';
 export type { ClusterState, IndexMeta, NodeRecord } from './state/cluster-state.js';
 export type { IndexSettings } from './indexes/settings.js';

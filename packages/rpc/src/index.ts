@@ -7,6 +7,7 @@ export type * from './protocol.js';
 export { bodyOf } from './protocol.js';
 export { CopyRelay, RELAY_CHANGES_MAX } from './replication/copy-relay.js';
 export { changeOf } from './replication/change-of.js';
+export { SchemaReferencingClient, schemaIdentity, withSchemaReferences } from './schema-references.js';
 export { describeTransport, type Connect } from './transport.conformance.js';
 export { RpcPeer, type RpcPeerEvents } from './ws/peer.js';
 export { RpcServer, RPC_SERVER_DEFAULTS, type RpcServerOptions } from './ws/server.js';

@@ -5,9 +5,8 @@
  */
 import { randomUUID } from 'node:crypto';
 import { isDeepStrictEqual } from 'node:util';
-import type { RpcClient, ShardRef, ShardStatsReply } from '@tessera/rpc';
+import { withSchemaReferences, type RpcClient, type ShardRef, type ShardStatsReply } from '@tessera/rpc';
 import { allocateShards, type NodeDirectory } from '../cluster/nodes.js';
-import { withSchemaReferences } from '../cluster/schema-references.js';
 import { apiErrors } from '../errors.js';
 import type { IdType } from '../documents/ids.js';
 import type { StateStore } from '../state/local-store.js';

@@ -1,5 +1,4 @@
-import { InProcessClient, type RpcClient } from '@tessera/rpc';
-import { withSchemaReferences } from '../cluster/schema-references.js';
+import { InProcessClient, withSchemaReferences, type RpcClient } from '@tessera/rpc';
 import { TimedRpcClient } from './timed-rpc-client.js';
 
 describe('TimedRpcClient', () => {

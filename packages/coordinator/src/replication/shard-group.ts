@@ -105,6 +105,25 @@ export class ShardGroup {
     for (const waker of [...this.wakers]) waker();
   }
 
+  /** Writes this coordinator sent to the primary whose relay is not registered yet. */
+  private readonly sending = new Set<Promise<void>>();
+
+  /** A write sent to the primary; call the returned function once its relay is registered (or it ended without one). */
+  beginSending(): () => void {
+    let done!: () => void;
+    const sent = new Promise<void>((resolve) => { done = resolve; });
+    this.sending.add(sent);
+    return () => {
+      this.sending.delete(sent);
+      done();
+    };
+  }
+
+  /** Resolves once every write sent now has registered its relay or ended. */
+  async settleSending(): Promise<void> {
+    while (this.sending.size > 0) await Promise.allSettled([...this.sending]);
+  }
+
   /** A relay in flight, until it settled. */
   track(relay: Promise<unknown>): void {
     this.inFlight.add(relay);

@@ -16,13 +16,15 @@
  * cluster state reload, and a schema that changed in any way has another,
  * so a node never uses a schema other than the one a call meant.
  *
- * One wrapper for every call kind, between the callers and a node's client;
+ * One wrapper for every call kind, between the callers and a node's client
+ * (a coordinator's, and a primary's relay connections to its replicas);
  * a client that passes params by reference (the in-process transport) is
  * used as it is: there the schema costs nothing to pass.
  */
 import { createHash } from 'node:crypto';
 import { toTesseraError } from '@tessera/errors';
-import { DEFERRED, type NodeCalls, type RpcCallOptions, type RpcClient, type SchemaReference } from '@tessera/rpc';
+import type { NodeCalls, SchemaReference } from './protocol.js';
+import { DEFERRED, type RpcCallOptions, type RpcClient } from './transport.js';
 
 /** The node's refusal of a call whose schema it does not hold (node `held-schemas.ts`). */
 const SCHEMA_UNKNOWN = 'schema_unknown';
