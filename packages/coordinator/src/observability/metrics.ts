@@ -72,7 +72,7 @@ export class Metrics {
   });
   private readonly routedWrites = new Counter({
     name: 'tessera_routed_writes_total',
-    help: 'Document writes on a coordinator that is not elected, by where they went: straight to the shard\'s primary (primary: a shard of one copy), or through the elected coordinator, which relays them to the replicas (elected)',
+    help: 'Document writes on a coordinator that is not elected, by where they went: straight to the shard\'s primary, which relays them to its replicas itself (primary), or through the elected coordinator, which relays them (elected)',
     labelNames: ['via'],
     registers: [this.registry],
   });
