@@ -41,8 +41,9 @@ import { resolveAliases, type IndexUse } from './admin/aliases.js';
 import { parseTemplate } from './admin/templates.js';
 import type { CoordinatorGroup } from './cluster/coordinator-group.js';
 import { Forwarder, servedLocally } from './cluster/forward.js';
+import { FollowerLeases, LEASE_FRACTION } from './cluster/follower-leases.js';
 import { LEADER_LINK_DEFAULTS, LeaderLink, leaderCallHandler } from './cluster/leader-link.js';
-import type { RpcHandler } from '@tessera/rpc';
+import type { RpcHandler, RpcPeer } from '@tessera/rpc';
 import { reachedRevision } from './state/reached.js';
 import type { StateStore } from './state/store.js';
 import { isKeysPath } from './auth/actions.js';
@@ -127,7 +128,7 @@ export class Coordinator {
     private readonly authorizer: Authorizer | undefined,
     private readonly leaderLink: LeaderLink | undefined,
     /** Serves `leader.write` of the other coordinators (cluster/leader-link.ts): their peers on this one's RPC port get it. */
-    readonly leaderCalls: RpcHandler,
+    readonly leaderCalls: (peer: RpcPeer) => RpcHandler,
   ) {
     this.cors = options.cors === undefined ? undefined : new CorsPolicy(options.cors, ALL_METHODS);
     let openapi: unknown;
@@ -155,8 +156,14 @@ export class Coordinator {
     const metrics = new Metrics();
     const registry = new IndexRegistry(store, options.nodes, options.indexDefaults, (client) => metrics.timeRpc(client));
     registry.decideOnlyWhen(decides);
+    // Followers' leases: a fraction of the coordinator lease (follower-leases.ts).
+    const followerLeaseMs = group === undefined ? 0 : Math.floor(group.leaseMs * LEASE_FRACTION);
+    const leases = group === undefined ? undefined : new FollowerLeases(followerLeaseMs);
+    // The elected coordinator acknowledges a change of the state once every follower holding a lease took it.
+    (store as StateStore<ClusterState>).fenceCommits?.((revision) => (leases !== undefined && decides() ? leases.fence(revision) : Promise.resolve()));
     const leaderLink = group === undefined ? undefined : new LeaderLink(group, {
       ...LEADER_LINK_DEFAULTS, name: group.name, clusterSecret: options.clusterSecret ?? '', ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }),
+      leaseMs: followerLeaseMs, reachRevision: (revision) => reachedRevision(store, revision, WATCH_CATCH_UP_MS),
     });
     // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
     // The coordinator made below: a direct write is fenced as a read is (`caughtUp`).
@@ -248,6 +255,7 @@ export class Coordinator {
       leaderCallHandler({
         decides, stateRevision: () => (store as StateStore<ClusterState>).revision?.() ?? 0, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call),
         relayFailed: (meta, shard, term, nodes) => replication.relayFailed(meta, shard, term, nodes),
+        ...(leases === undefined ? {} : { leases }),
         readSinceElected: () => (readSinceElected ??= store.refresh().then(() => undefined, (err: unknown) => {
           readSinceElected = undefined;
           throw err;
@@ -373,6 +381,12 @@ export class Coordinator {
    * of etcd. Never throws: with neither, the state is served as it is.
    */
   async caughtUp(state: StateStore<ClusterState>): Promise<void> {
+    // A lease from the elected coordinator: every acknowledged change is at or below the revision it gave (follower-leases.ts).
+    const leased = this.leaderLink?.leasedRevision();
+    if (leased !== undefined && (state.revision?.() ?? 0) >= leased) {
+      this.metrics.countStateFence('lease');
+      return;
+    }
     const revision = Date.now() < this.fenceThroughEtcdUntil ? undefined : await this.leaderLink?.electedRevision().catch(() => undefined);
     if (revision !== undefined) {
       if (await reachedRevision(state, revision, WATCH_CATCH_UP_MS)) {

@@ -99,6 +99,11 @@ export class CoordinatorGroup extends EventEmitter<CoordinatorGroupEvents> {
     return this.options.name;
   }
 
+  /** The coordinator lease, ms. */
+  get leaseMs(): number {
+    return this.options.leaseMs;
+  }
+
   /** Whether this coordinator decides now. */
   get isLeader(): boolean {
     return this.leading;

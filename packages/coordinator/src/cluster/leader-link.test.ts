@@ -5,6 +5,7 @@ import { toTesseraError } from '@tessera/errors';
 import type { IndexMeta } from '../state/cluster-state.js';
 import type { CoordinatorGroup } from './coordinator-group.js';
 import { COORDINATOR_HELLO_ROLE, LEADER_RELAY_FAILED_METHOD, LEADER_REVISION_METHOD, LEADER_WRITE_METHOD, LeaderLink, leaderCallHandler, type LeaderCalls } from './leader-link.js';
+import { FollowerLeases } from './follower-leases.js';
 import { admitPeer } from './membership.js';
 import { NodeDirectory } from './nodes.js';
 
@@ -23,10 +24,11 @@ describe('leader.write served to another coordinator through admitPeer', () => {
   let readsOfEtcd = 0;
   const written: Array<{ shard: number; call: WriteCall }> = [];
   const failures: Array<{ shard: number; term: number; nodes: string[] }> = [];
+  const leases = new FollowerLeases(300);
   const directory = new NodeDirectory();
 
   beforeAll(async () => {
-    const handler = leaderCallHandler({
+    const handlerFor = leaderCallHandler({
       decides: () => decides,
       stateRevision: () => revision,
       readSinceElected: async () => { readsOfEtcd++; },
@@ -38,11 +40,12 @@ describe('leader.write served to another coordinator through admitPeer', () => {
       relayFailed: async (_meta, shard, term, nodes) => {
         failures.push({ shard, term, nodes });
       },
+      leases,
     });
     server = await RpcServer.listen({
       identity: { name: 'elected', role: 'coordinator' },
       logger: quiet,
-      onPeer: (p, hello) => admitPeer(p, hello, { directory, coordinatorName: 'elected', log: { warn: () => undefined }, coordinatorCalls: handler }),
+      onPeer: (p, hello) => admitPeer(p, hello, { directory, coordinatorName: 'elected', log: { warn: () => undefined }, coordinatorCalls: handlerFor }),
     });
     peer = connectPeer<LeaderCalls>(server.url, { identity: { name: 'other', role: COORDINATOR_HELLO_ROLE }, logger: quiet });
     await peer.whenConnected();
@@ -118,6 +121,38 @@ describe('leader.write served to another coordinator through admitPeer', () => {
       expect(await link.electedRevision()).toBeUndefined();
     } finally {
       revision = 7;
+      await link.close();
+    }
+  });
+
+  it('gives a follower a lease: reads are served at the revision it holds, each change fenced through it first, none once it lapsed', async () => {
+    const group = groupOf({ name: 'elected', rpc: server.url });
+    let reachable = true;
+    const link = new LeaderLink(group, {
+      name: 'other', clusterSecret: '', callTimeoutMs: 5_000, connectTimeoutMs: 5_000, leaseMs: 300, reachRevision: async () => reachable,
+    });
+    try {
+      expect(link.leasedRevision()).toBeUndefined();
+      // The first read dials; the lease follows within a renewal.
+      await link.electedRevision();
+      const dialled = (link as unknown as { link: { peer: RpcPeer<LeaderCalls> } }).link.peer;
+      await dialled.whenConnected();
+      await new Promise((r) => setTimeout(r, 250));
+      expect(link.leasedRevision()).toBe(7);
+      // A change at revision 9 is acknowledged only once the follower took it.
+      await leases.fence(9);
+      expect(link.leasedRevision()).toBe(9);
+      // A follower whose state cannot reach a revision drops its lease rather than hold it.
+      reachable = false;
+      await leases.fence(10);
+      expect(link.leasedRevision()).toBeUndefined();
+      reachable = true;
+      // Another coordinator elected: the lease is gone at once.
+      await new Promise((r) => setTimeout(r, 250));
+      expect(link.leasedRevision()).toBe(7);
+      group.emit('leaderChanged');
+      expect(link.leasedRevision()).toBeUndefined();
+    } finally {
       await link.close();
     }
   });

@@ -28,6 +28,7 @@ import { apiErrors } from '../errors.js';
 import type { IndexMeta } from '../state/cluster-state.js';
 import { SharedRound } from '../state/shared-round.js';
 import type { CoordinatorGroup } from './coordinator-group.js';
+import { COORDINATOR_REVISION_METHOD, type FollowerCalls, type FollowerLeases } from './follower-leases.js';
 
 /** The hello role of a coordinator dialling the elected one. */
 export const COORDINATOR_HELLO_ROLE = 'coordinator';
@@ -61,8 +62,12 @@ export interface RelayFailedCall {
   nodes: string[];
 }
 
+/** Coordinator → elected coordinator: renew this follower's lease; the answer is the revision the elected coordinator decides at (follower-leases.ts). */
+export const LEADER_LEASE_METHOD = 'leader.lease';
+
 export interface LeaderCalls {
   'leader.write': [LeaderWriteCall, WriteReply];
+  'leader.lease': [Record<string, never>, { revision: number }];
   'leader.relayFailed': [RelayFailedCall, null];
   'leader.revision': [Record<string, never>, { revision: number }];
 }
@@ -78,6 +83,10 @@ export interface LeaderLinkOptions {
   callTimeoutMs: number;
   /** Longest wait for the connection to a newly elected coordinator before the write is refused as `leader_unavailable`. */
   connectTimeoutMs: number;
+  /** This follower's lease from the elected coordinator (follower-leases.ts), ms; absent: none, every read asks. */
+  leaseMs?: number;
+  /** Resolves true once this coordinator's state reached `revision`, false if it did not in time. */
+  reachRevision?: (revision: number) => Promise<boolean>;
 }
 
 export const LEADER_LINK_DEFAULTS = { callTimeoutMs: 60_000, connectTimeoutMs: 3_000 } as const;
@@ -91,8 +100,69 @@ export class LeaderLink {
   private nextChange: Promise<void> | undefined;
   /** The elected coordinator's revision: one ask in flight, the reads arriving meanwhile share the next. */
   private readonly revisions = new SharedRound(() => this.askRevision());
+  /** Until then (Date.now()), this follower holds a lease from the elected coordinator (follower-leases.ts)… */
+  private leaseUntil = 0;
+  /** …with every change acknowledged before now at or below this revision. */
+  private leaseRevision = 0;
+  private renewing = false;
+  private readonly renewTimer: NodeJS.Timeout | undefined;
 
-  constructor(private readonly group: CoordinatorGroup, private readonly options: LeaderLinkOptions) {}
+  constructor(private readonly group: CoordinatorGroup, private readonly options: LeaderLinkOptions) {
+    const leaseMs = options.leaseMs;
+    if (leaseMs !== undefined && leaseMs > 0) {
+      this.renewTimer = setInterval(() => void this.renewLease(leaseMs), Math.max(20, Math.floor(leaseMs / 3)));
+      this.renewTimer.unref();
+      // A lease is from one elected coordinator: another one's decisions are not fenced by it.
+      group.on('leaderChanged', () => this.dropLease());
+    }
+  }
+
+  /**
+   * The revision a read here may be served at without asking: every change
+   * acknowledged before now is at or below it, while this follower's lease
+   * lives; undefined without one.
+   */
+  leasedRevision(): number | undefined {
+    return Date.now() < this.leaseUntil ? this.leaseRevision : undefined;
+  }
+
+  private dropLease(): void {
+    this.leaseUntil = 0;
+    this.leaseRevision = 0;
+  }
+
+  private async renewLease(leaseMs: number): Promise<void> {
+    if (this.renewing || this.group.isLeader) return;
+    const peer = this.open();
+    if (peer === undefined) return;
+    this.renewing = true;
+    const leader = peer.remote?.name;
+    // Counted from the ask: the elected coordinator counts from its answer, so this end comes first.
+    const asked = Date.now();
+    try {
+      const { revision } = await peer.call(LEADER_LEASE_METHOD, {}, { timeoutMs: leaseMs });
+      if (!Number.isSafeInteger(revision) || this.group.leader()?.name !== leader) return;
+      if (revision > this.leaseRevision) this.leaseRevision = revision;
+      this.leaseUntil = asked + leaseMs;
+    } catch {
+      // Not renewed: it lapses.
+    } finally {
+      this.renewing = false;
+    }
+  }
+
+  /** The elected coordinator's `coordinator.revision`: held once this coordinator's state reached it; else the lease is dropped. */
+  private async takeRevision(params: unknown): Promise<{ held: boolean }> {
+    const revision = (params as { revision?: unknown } | null)?.revision;
+    if (typeof revision !== 'number' || !Number.isSafeInteger(revision)) throw apiErrors.badLeaderCall('coordinator.revision takes { revision }');
+    const reached = this.options.reachRevision === undefined ? false : await this.options.reachRevision(revision);
+    if (!reached) {
+      this.dropLease();
+      return { held: false };
+    }
+    if (revision > this.leaseRevision) this.leaseRevision = revision;
+    return { held: true };
+  }
 
   /** The write, routed from the cluster state at `stateRevision`, run by the elected coordinator; its reply. */
   async write(meta: IndexMeta, call: WriteCall, stateRevision: number): Promise<WriteReply> {
@@ -139,6 +209,8 @@ export class LeaderLink {
   }
 
   async close(): Promise<void> {
+    if (this.renewTimer !== undefined) clearInterval(this.renewTimer);
+    this.dropLease();
     const link = this.link;
     this.link = undefined;
     await link?.peer.close();
@@ -220,6 +292,8 @@ export class LeaderLink {
   private dial(url: string, leader: string): Link {
     const peer = connectPeer<LeaderCalls>(url, {
       identity: { name: this.options.name, role: COORDINATOR_HELLO_ROLE },
+      handler: (method, params) => (method === COORDINATOR_REVISION_METHOD
+        ? this.takeRevision(params) : Promise.reject(apiErrors.badLeaderCall(`'${method}' is not a call a coordinator serves`))),
       ...(this.options.ca === undefined ? {} : { ca: this.options.ca }),
       ...(this.options.clusterSecret === '' ? {} : { clusterSecret: this.options.clusterSecret }),
     });
@@ -256,11 +330,20 @@ export interface LeaderWriteHost {
   write(meta: IndexMeta, shard: number, call: WriteCall): Promise<WriteReply>;
   /** Replicas that failed a direct write's relay in `term` leave the in-sync set; rejects when the shard is no longer in that term. */
   relayFailed(meta: IndexMeta, shard: number, term: number, nodes: string[]): Promise<void>;
+  /** The followers' leases (`leader.lease`); absent: none granted. */
+  leases?: FollowerLeases;
 }
 
-/** The elected coordinator's handler of `leader.write` from the other coordinators. */
-export function leaderCallHandler(host: LeaderWriteHost): RpcHandler {
-  return async (method, params) => {
+/** The elected coordinator's handler of the calls of another coordinator, over its connection `peer`. */
+export function leaderCallHandler(host: LeaderWriteHost): (peer: RpcPeer) => RpcHandler {
+  return (peer) => async (method, params) => {
+    if (method === LEADER_LEASE_METHOD) {
+      if (host.leases === undefined) throw apiErrors.badLeaderCall('this coordinator grants no lease');
+      await host.readSinceElected();
+      if (!host.decides()) throw apiErrors.leaderRequired('this coordinator is no longer elected');
+      host.leases.grant(peer as unknown as RpcPeer<FollowerCalls>);
+      return { revision: host.stateRevision() };
+    }
     if (method === LEADER_REVISION_METHOD) {
       await host.readSinceElected();
       // Read at the moment the decision holds: no other coordinator can have made a change this one has not.

@@ -41,11 +41,11 @@ export interface AdmissionOptions {
   coordinatorName: string;
   log: { warn(bindings: Record<string, unknown>, msg: string): void };
   /**
-   * Serves the calls of another coordinator of the cluster (role
-   * `coordinator`: document writes it routed, cluster/leader-link.ts).
-   * Absent: coordinators are refused as any other role.
+   * The handler of another coordinator's calls (role `coordinator`:
+   * document writes it routed, revisions, leases; cluster/leader-link.ts),
+   * for its connection. Absent: coordinators are refused as any other role.
    */
-  coordinatorCalls?: RpcHandler;
+  coordinatorCalls?: (peer: RpcPeer) => RpcHandler;
 }
 
 /** RpcServer's `onPeer`: admit a joining shard node, or refuse it. */
@@ -53,7 +53,7 @@ export function admitPeer(peer: RpcPeer, hello: PeerHello, options: AdmissionOpt
   const { directory } = options;
   if (hello.role === COORDINATOR_HELLO_ROLE && options.coordinatorCalls !== undefined && hello.name !== options.coordinatorName) {
     // Admitted by the cluster secret the RPC server checked; not a node, so not in the directory.
-    peer.serve(options.coordinatorCalls);
+    peer.serve(options.coordinatorCalls(peer));
     return;
   }
   let reason: string | undefined;

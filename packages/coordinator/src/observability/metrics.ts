@@ -66,7 +66,7 @@ export class Metrics {
   });
   private readonly stateFences = new Counter({
     name: 'tessera_state_fences_total',
-    help: 'Reads on a coordinator that is not elected, by what made its cluster state current first: the elected coordinator\'s revision over their connection (elected), or a read of etcd (etcd)',
+    help: 'Reads and direct writes on a coordinator that is not elected, by what made its cluster state current first: its lease from the elected coordinator (lease), the elected coordinator\'s revision over their connection (elected), or a read of etcd (etcd)',
     labelNames: ['via'],
     registers: [this.registry],
   });
@@ -239,7 +239,7 @@ export class Metrics {
   }
 
   /** A read on a coordinator that is not elected, by what made its state current (coordinator.ts `caughtUp`). */
-  countStateFence(via: 'elected' | 'etcd'): void {
+  countStateFence(via: 'lease' | 'elected' | 'etcd'): void {
     this.stateFences.inc({ via });
   }
 

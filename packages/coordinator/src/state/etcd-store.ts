@@ -186,6 +186,12 @@ export class EtcdStateStore<T> implements StateStore<T> {
     return this.stateModRevision;
   }
 
+  private commitFence: ((revision: number) => Promise<void>) | undefined;
+
+  fenceCommits(fence: (revision: number) => Promise<void>): void {
+    this.commitFence = fence;
+  }
+
   async compareAndSet(expected: T, next: T): Promise<boolean> {
     if (expected !== this.state) return false;
     const text = JSON.stringify(next);
@@ -204,6 +210,7 @@ export class EtcdStateStore<T> implements StateStore<T> {
     const revision = Number(response.header.revision);
     if (response.succeeded) {
       this.applyOwnState(next, revision);
+      if (this.commitFence !== undefined) await this.commitFence(revision);
       return true;
     }
     this.applyStateKey(response.responses[0]?.response_range.kvs[0], revision);

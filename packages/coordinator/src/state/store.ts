@@ -65,6 +65,12 @@ export interface StateStore<T> {
    * Absent for a store of one process.
    */
   revision?(): number;
+  /**
+   * Before a change this process made (`compareAndSet`) resolves, `fence`
+   * runs with its revision: the elected coordinator's followers take it
+   * first (cluster/follower-leases.ts). Absent for a store of one process.
+   */
+  fenceCommits?(fence: (revision: number) => Promise<void>): void;
 
   /** A new lease, alive for `ttlMs` unless kept alive. */
   grantLease(ttlMs: number): Promise<LeaseId>;
