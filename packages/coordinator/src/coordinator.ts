@@ -160,7 +160,8 @@ export class Coordinator {
     const followerLeaseMs = group === undefined ? 0 : Math.floor(group.leaseMs * LEASE_FRACTION);
     const leases = group === undefined ? undefined : new FollowerLeases(followerLeaseMs);
     // The elected coordinator acknowledges a change of the state once every follower holding a lease took it.
-    (store as StateStore<ClusterState>).fenceCommits?.((revision) => (leases !== undefined && decides() ? leases.fence(revision) : Promise.resolve()));
+    const state: StateStore<ClusterState> = store;
+    state.fenceCommits?.((revision) => (leases !== undefined && decides() ? leases.fence(revision) : Promise.resolve()));
     const leaderLink = group === undefined ? undefined : new LeaderLink(group, {
       ...LEADER_LINK_DEFAULTS, name: group.name, clusterSecret: options.clusterSecret ?? '', ...(options.forwardCa === undefined ? {} : { ca: options.forwardCa }),
       leaseMs: followerLeaseMs, reachRevision: (revision) => reachedRevision(store, revision, WATCH_CATCH_UP_MS),
@@ -168,7 +169,6 @@ export class Coordinator {
     // Writes through primaries, relays to replicas, recoveries and failover, over the registry's cluster state.
     // The coordinator made below: a direct write is fenced as a read is (`caughtUp`).
     let made: Coordinator | undefined;
-    const state: StateStore<ClusterState> = store;
     const revision = state.revision?.bind(state);
     const replication = new Replicator(registry, options.nodes, {
       log: options.log, decides, ...(options.nodeLeftDelayMs === undefined ? {} : { nodeLeftDelayMs: options.nodeLeftDelayMs }),
@@ -253,7 +253,7 @@ export class Coordinator {
         : new Authorizer(options.apiKey, () => registry.snapshot().keys, (reason) => metrics.countAuthFailure(reason)),
       leaderLink,
       leaderCallHandler({
-        decides, stateRevision: () => (store as StateStore<ClusterState>).revision?.() ?? 0, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call),
+        decides, stateRevision: () => state.revision?.() ?? 0, get: (path) => registry.get(path), write: (meta, shard, call) => replication.write(meta, shard, call),
         relayFailed: (meta, shard, term, nodes) => replication.relayFailed(meta, shard, term, nodes),
         ...(leases === undefined ? {} : { leases }),
         readSinceElected: () => (readSinceElected ??= store.refresh().then(() => undefined, (err: unknown) => {

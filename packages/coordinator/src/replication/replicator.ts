@@ -28,9 +28,8 @@
  *   is replaced, but only replicas checked stay in sync with the promoted one.
  */
 import assert from 'node:assert/strict';
-import { toTesseraError } from '@tessera/errors';
 import {
-  changeOf, CopyRelay, DEFERRED, type RelayTarget, type ReplicatedChange, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
+  changeOf, CopyRelay, DEFERRED, type ReplicatedChange, type ReplicateReply, type RpcClient, type ShardCallName, type ShardCalls, type WriteCall,
   type WriteManyCall, type WriteManyReply, type WriteReply,
 } from '@tessera/rpc';
 import type { NodeDirectory } from '../cluster/nodes.js';
@@ -42,6 +41,7 @@ import { placementOf, type Placement, type PlacementChange } from './placement.j
 import { Reallocator, type CopyReplacement, type ReallocationHost } from './reallocation.js';
 import { REPLICATION_DEFAULTS, type ReplicationLog, type ReplicationOptions } from './options.js';
 import { Recovery, type RecoveryContext } from './recovery.js';
+import { DIRECT_REFUSED_BACKOFF_MS, PrimaryPlacement, REFUSED } from './primary-placement.js';
 import { ShardGroup } from './shard-group.js';
 
 /** What the replicator needs of the index registry. */
@@ -80,6 +80,8 @@ export class Replicator implements RecoveryContext {
   readonly options: ReplicationOptions;
   private readonly groups = new Map<string, ShardGroup>();
   private readonly reallocator: Reallocator;
+  /** How each primary is placed (direct or not), and the direct writes sent to it. */
+  private readonly placements: PrimaryPlacement;
   /** Nodes this coordinator counted lost while deciding, until they join again: a shard whose primary one of them holds fails over when an in-sync copy joins. */
   private readonly countedLost = new Set<string>();
   private closed = false;
@@ -102,6 +104,14 @@ export class Replicator implements RecoveryContext {
     nodes.on('nodeJoined', (entry) => this.nodeJoined(entry.name));
     // After this replicator's own listeners: a loss is failed over before its copies are looked at.
     this.reallocator = new Reallocator(host, nodes, this, this.options);
+    this.placements = new PrimaryPlacement({
+      options: this.options, nodes,
+      client: (group, node) => this.client(group, node),
+      meta: (group) => this.host.get(group.index),
+      needsResync: (group, placement) => this.needsResync(group, placement),
+      reconcile: (group) => this.reconcile(group),
+      relayFailed: (meta, shard, term, failed) => this.relayFailed(meta, shard, term, failed),
+    });
     // Copies left out of sync before a coordinator restart recover once their nodes are here.
     setImmediate(() => this.reconcileAll());
   }
@@ -149,52 +159,13 @@ export class Replicator implements RecoveryContext {
       await this.options.fenceState?.();
       const placement = this.placement(group);
       if (this.options.stateRevision?.() === routedAt && placement?.primary !== undefined && this.nodes.isActive(placement.primary)) {
-        const sent = await this.sendDirect(group, placement as Placement & { primary: string }, call);
+        const sent = await this.placements.send(group, placement as Placement & { primary: string }, call);
         if (sent !== REFUSED) return sent;
         group.directRefusedUntil = Date.now() + DIRECT_REFUSED_BACKOFF_MS;
       }
     }
     this.options.onRoutedWrite?.('elected');
     return leaderWrite(meta, call, routedAt);
-  }
-
-  /**
-   * A direct write on the shard's primary, which relays it to the replicas
-   * of its placement before it answers; REFUSED when refused before it ran.
-   * Replicas that failed the relay leave the in-sync set (through the
-   * elected coordinator) before it resolves; if that cannot be made in the
-   * write's term, it rejects: the write is not acknowledged.
-   */
-  private async sendDirect(group: ShardGroup, placement: Placement & { primary: string }, call: WriteCall): Promise<WriteReply | typeof REFUSED> {
-    let client: RpcClient;
-    try {
-      client = this.host.client(group.index, placement.primary, group.shard);
-    } catch {
-      return REFUSED;
-    }
-    let reply: WriteReply;
-    try {
-      // Object.assign, not a spread with new keys (see throughPrimary).
-      reply = await client.call('doc.write', Object.assign({}, call, { term: placement.term, direct: true }));
-    } catch (err) {
-      if (REFUSED_BEFORE_RUNNING.has(toTesseraError(err).code)) return REFUSED;
-      // Anything else may have run on the primary (a version conflict did): it is not sent again.
-      this.countDirect();
-      throw err;
-    }
-    this.countDirect();
-    if (reply.seq !== undefined && reply.seq > group.primarySeq) group.primarySeq = reply.seq;
-    const failed = reply.relayFailed;
-    if (failed === undefined) return reply;
-    const meta = this.host.get(group.index);
-    if (meta === undefined || meta.uuid !== group.uuid) throw apiErrors.indexNotFound(group.index);
-    await this.relayFailed(meta, group.shard, placement.term, failed);
-    const { relayFailed: _failed, ...acknowledged } = reply;
-    return acknowledged;
-  }
-
-  private countDirect(): void {
-    if (!this.options.decides()) this.options.onRoutedWrite?.('primary');
   }
 
   /**
@@ -535,7 +506,7 @@ export class Replicator implements RecoveryContext {
         const held = group.placed;
         const placed = held !== undefined && !group.placing && held.primary === primary && held.term === term;
         if (placed && held.direct && method === 'doc.write') {
-          const sent = await this.sendDirect(group, placement, params as WriteCall);
+          const sent = await this.placements.send(group, placement, params as WriteCall);
           if (sent !== REFUSED) return sent as ShardCalls[M][1];
           // Refused before it ran: its placement changed meanwhile (a relay failed); placed again, then sent again.
           if (group.placed === held) group.placed = undefined;
@@ -811,85 +782,6 @@ export class Replicator implements RecoveryContext {
     }
   }
 
-  /**
-   * Whether the shard's primary holds this coordinator's word on it (only
-   * with several coordinators, `stateRevision`): to take writes straight
-   * from every coordinator and relay them itself (`direct`) while it can —
-   * see `wanted` — and not otherwise. When it does not, the word is sent
-   * (`shard.placement`, with the state's revision: a newer word is never
-   * replaced by an older one); false meanwhile, and writes here wait. Before
-   * the primary is placed `direct`, this coordinator's relays in flight
-   * settle; a push that ends `direct` is answered once the direct writes
-   * running have settled, their relays included. So a replica gets its
-   * changes from one sender at a time, in the primary's order.
-   */
-  private placed(group: ShardGroup, placement: Placement): boolean {
-    const { stateRevision } = this.options;
-    if (stateRevision === undefined) return true;
-    const primary = placement.primary as string;
-    const wanted = this.wanted(group, placement);
-    const names = wanted.replicas.map((r) => r.node).join(',');
-    const held = group.placed;
-    if (held !== undefined && held.primary === primary && held.term === placement.term && held.direct === wanted.direct && held.replicas === names) return true;
-    if (group.placing) return false;
-    group.placing = true;
-    const took = (): void => {
-      group.placed = { primary, term: placement.term, direct: wanted.direct, replicas: names };
-      group.placing = false;
-      group.wake();
-      this.reconcile(group);
-    };
-    const place = async (): Promise<void> => {
-      if (wanted.direct) {
-        // Writes this coordinator sent settle first: each one's relay registered, then every relay.
-        await group.settleSending();
-        await group.drain();
-      }
-      const call = { index: group.index, shard: group.shard, term: placement.term, revision: stateRevision(), ...wanted };
-      const reply = await this.client(group, primary).call('shard.placement', call, { timeoutMs: this.options.controlTimeoutMs });
-      // The node holds a newer word (this coordinator's state is behind the one it was placed from): tried again once it is not.
-      if (reply.revision !== call.revision) throw new Error(`the primary holds a placement of revision ${reply.revision}, newer than this coordinator's ${call.revision}`);
-    };
-    place().then(took, (err: unknown) => {
-      // A node that does not know the call (an older version, in a rolling upgrade) takes no direct write either.
-      if (!wanted.direct && toTesseraError(err).code === 'rpc_bad_params') {
-        took();
-        return;
-      }
-      group.placing = false;
-      group.wake();
-      this.log.warn({ index: group.index, shard: group.shard, node: primary, direct: wanted.direct, err: describe(err) }, 'could not place the shard on its primary; trying again');
-      setTimeout(() => this.reconcile(group), PLACE_RETRY_MS).unref();
-    });
-    return false;
-  }
-
-  /**
-   * How the primary should be placed now: `direct`, relaying to the in-sync
-   * replicas, when every replica copy on an active node is in sync (none is
-   * due to recover), no copy recovers, no RESTORE batch is relayed here, and
-   * the primary and each in-sync replica has a relay listener; not direct
-   * otherwise. A shard of one copy is always direct (nothing to relay).
-   */
-  private wanted(group: ShardGroup, placement: Placement): { direct: boolean; replicas: RelayTarget[] } {
-    const primary = placement.primary as string;
-    const notDirect = { direct: false, replicas: [] };
-    if (placement.copies.length === 1) return { direct: true, replicas: [] };
-    if (group.recoveries.size > 0 || group.batches > 0 || this.nodes.get(primary)?.relay === undefined || this.needsResync(group, placement)) return notDirect;
-    const replicas: RelayTarget[] = [];
-    for (const node of placement.copies) {
-      if (node === primary) continue;
-      if (!placement.inSync.includes(node)) {
-        if (this.nodes.isActive(node)) return notDirect;
-        continue;
-      }
-      const url = this.nodes.get(node)?.relay;
-      if (url === undefined) return notDirect;
-      replicas.push({ node, url });
-    }
-    return { direct: true, replicas };
-  }
-
   private reconcileAll(): void {
     if (this.closed || !this.options.decides()) return;
     for (const meta of this.host.list()) {
@@ -905,7 +797,7 @@ export class Replicator implements RecoveryContext {
     const { primary } = placement;
     if (primary === undefined || !this.nodes.isActive(primary) || group.switching) return;
     // The primary is placed first (not direct while a check or a recovery is due, so no direct write runs under them).
-    if (!this.placed(group, placement)) return;
+    if (!this.placements.placed(group, placement)) return;
     if (this.needsResync(group, placement)) {
       // Reconciles once done.
       void this.resync(group);
@@ -918,16 +810,6 @@ export class Replicator implements RecoveryContext {
     }
   }
 }
-
-/** Refusals of a direct write that come before anything ran: it goes through the elected coordinator instead. */
-const REFUSED_BEFORE_RUNNING = new Set(['primary_not_placed', 'stale_primary_term', 'primary_lease_expired', 'shard_not_hosted']);
-/** A direct write refused before it ran. */
-const REFUSED = Symbol('refused');
-/** After a refusal, a coordinator that does not decide sends the shard's writes through the elected one for this long before it tries direct again. */
-const DIRECT_REFUSED_BACKOFF_MS = 200;
-
-/** How long a failed `shard.placement` waits before it is made again. */
-const PLACE_RETRY_MS = 2_000;
 
 function groupKey(uuid: string, shard: number): string {
   return `${uuid}#${shard}`;
