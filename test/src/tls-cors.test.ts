@@ -16,8 +16,9 @@ import { Readable } from 'node:stream';
 import { connect as connectTls } from 'node:tls';
 import { Agent, Client, request, setGlobalDispatcher } from 'undici';
 import { runCli } from './cli-process.js';
-import { spawnTessera, type ClusterProcess } from './cluster-harness.js';
+import { spawnTessera, until, type ClusterProcess } from './cluster-harness.js';
 import { call, REPO_ROOT, removeDir, startServer, tempDataDir, type Server } from './harness.js';
+import { parsePrometheusText, valueOf } from './prometheus-text.js';
 
 const root = tempDataDir('tessera-tls-');
 const certFile = join(root, 'cert.pem');
@@ -398,7 +399,7 @@ describe('a cluster over wss:// with a cluster secret', () => {
   });
 });
 
-describe('two coordinators on etcd over HTTPS: a write through the one not elected is forwarded over HTTPS', () => {
+describe('two coordinators on etcd over HTTPS, two nodes relaying over wss://', () => {
   interface EtcdProcess { endpoint: string; stop(): Promise<void> }
   const processes: ClusterProcess[] = [];
   const urls = new Map<string, string>();
@@ -416,14 +417,20 @@ describe('two coordinators on etcd over HTTPS: a write through the one not elect
       urls.set(name, `https://127.0.0.1:${(proc.logs.find((l) => l.msg === 'listening') as { port: number }).port}`);
       rpcs.push(String(proc.logs.find((l) => l.msg === 'rpc listening')?.url));
     }
-    processes.push(await spawnTessera('n1', ['node', '--name', 'n1', '--data', join(root, 'n1'), '--join', rpcs.join(','), '--tls-ca', certFile],
-      { TESSERA_CLUSTER_SECRET: 'etcd-cluster-shared-secret' }, 'joining'));
+    // Each node's relay listener serves wss:// with the certificate; relays dial the other's trusting the CA.
+    for (const name of ['n1', 'n2']) {
+      const node = await spawnTessera(name, ['node', '--name', name, '--data', join(root, name), '--join', rpcs.join(','), '--tls-ca', certFile,
+        '--relay-port', '0', '--tls-cert', certFile, '--tls-key', keyFile], { TESSERA_CLUSTER_SECRET: 'etcd-cluster-shared-secret' }, 'joining');
+      processes.push(node);
+      expect(String(node.logs.find((l) => l.msg === 'joining')?.relay)).toMatch(/^wss:\/\/127\.0\.0\.1:\d+$/);
+    }
     for (const url of urls.values()) {
       for (let deadline = Date.now() + 30_000; ;) {
         const ready = await call({ url }, 'GET', '/readyz').catch(() => undefined);
         const listed = await call({ url }, 'GET', '/.nodes').catch(() => undefined);
-        if (ready?.status === 200 && (listed?.json as Array<{ name: string; active: boolean }>).some((n) => n.name === 'n1' && n.active)) break;
-        if (Date.now() > deadline) throw new Error(`${url} not ready with n1`);
+        const active = (listed?.json as Array<{ name: string; active: boolean }> | undefined)?.filter((n) => n.active).map((n) => n.name) ?? [];
+        if (ready?.status === 200 && active.includes('n1') && active.includes('n2')) break;
+        if (Date.now() > deadline) throw new Error(`${url} not ready with n1 and n2`);
         await new Promise((resolve) => setTimeout(resolve, 100));
       }
     }
@@ -444,5 +451,40 @@ describe('two coordinators on etcd over HTTPS: a write through the one not elect
     expect((await call({ url: urls.get(leader)! }, 'GET', '/fwd/1')).json).toMatchObject({ through: follower, _id: 1 });
     expect((await call({ url: urls.get(leader)! }, 'PUT', '/fwd/2?commit', { through: leader })).status).toBe(200);
     expect((await call({ url: urls.get(follower)! }, 'GET', '/fwd/2')).json).toMatchObject({ through: leader });
+  });
+
+  it('the follower writes straight to each primary, which relays to its replica over wss://: both copies hold every write', async () => {
+    const listed = (await call({ url: urls.get('c1')! }, 'GET', '/.nodes')).json as Array<{ name: string; role: string; leader: boolean }>;
+    const leader = listed.find((n) => n.role === 'coordinator' && n.leader)!.name;
+    const url = urls.get(leader === 'c1' ? 'c2' : 'c1')!;
+    const direct = async (): Promise<number> =>
+      valueOf(parsePrometheusText(String((await call({ url }, 'GET', '/:metrics')).text)), 'tessera_routed_writes_total', { via: 'primary' }, 0);
+    expect((await call({ url: urls.get(leader)! }, 'PUT', '/relayed/', { _settings: { number_of_shards: 2, number_of_replicas: 1 } })).status).toBe(200);
+    expect((await call({ url: urls.get(leader)! }, 'PUT', '/relayed/seed?commit', { n: 0 })).status).toBe(200);
+    // Placed on the way of the first writes: until then they go through the elected coordinator.
+    let warm = 0;
+    await until('/relayed/ placed on its primaries', async () => {
+      const before = await direct();
+      for (let k = 0; k < 4; k++) expect((await call({ url }, 'PUT', `/relayed/warm${warm++}`, { n: -1 })).status).toBe(200);
+      return (await direct()) - before === 4 ? true : undefined;
+    });
+    const before = await direct();
+    for (let i = 1; i <= 30; i++) expect((await call({ url }, 'PUT', `/relayed/r${i}?commit`, { n: i })).status).toBe(200);
+    expect(await direct() - before).toBe(30);
+    // Every copy holds every write: each shard's two copies, in sync, at the same seq with as many documents.
+    await until('every copy of /relayed/ alike', async () => {
+      const nodes = (await call({ url }, 'GET', '/.nodes')).json as Array<{ shards?: Array<{ index: string; shard: number; seq: number; documents?: number; in_sync: boolean }> }>;
+      const copies = nodes.flatMap((n) => (n.shards ?? []).filter((c) => c.index === '/relayed/'));
+      if (copies.length !== 4 || copies.some((c) => !c.in_sync)) return undefined;
+      return [1, 2].every((shard) => new Set(copies.filter((c) => c.shard === shard).map((c) => `${c.seq}/${c.documents}`)).size === 1) ? true : undefined;
+    }, 10_000);
+    expect((await call({ url }, 'COUNT', '/relayed/', { _query: { n: { _in: { _range: { _from: 1 } } } } })).json).toMatchObject({ total: 30 });
+  });
+
+  it('a node with a relay listener but no certificate, joining over wss://, does not start and says why', async () => {
+    const r = await runCli(['node', '--name', 'n3', '--data', join(root, 'n3'), '--join', 'wss://127.0.0.1:1', '--tls-ca', certFile, '--relay-port', '0'],
+      { env: { TESSERA_CLUSTER_SECRET: 'etcd-cluster-shared-secret' } });
+    expect(r.code).not.toBe(0);
+    expect(r.stdout + r.stderr).toContain('the relay listener needs --tls-cert and --tls-key');
   });
 });

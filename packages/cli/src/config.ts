@@ -100,6 +100,9 @@ export interface NodeConfig extends ShardHostConfig, ClusterTrustConfig {
   relayHost: string;
   /** `off`: no relay listener. */
   relayPort: number | 'off';
+  /** The relay listener's certificate chain and key (wss://); '' for neither: ws://. */
+  tlsCert: string;
+  tlsKey: string;
 }
 
 /** The settings of the Lua scripts a shard node runs (API.md §11.4, §13). */
@@ -173,7 +176,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('rpcHost', { type: 'string' }, COORDINATOR_DEFAULTS.rpcHost, 'address the RPC listener (for nodes) listens on', ['coordinator']),
   setting('rpcPort', integer(0, 65535), COORDINATOR_DEFAULTS.rpcPort, 'RPC port nodes join (`--join ws://host:port`); 0 picks a free one', ['coordinator']),
   setting('relayHost', { type: 'string' }, NODE_DEFAULTS.relayHost, 'address the relay listener listens on, and that the node announces to its coordinators: other nodes dial it to bring this node the writes they relay as primaries (reachable from them)', ['node']),
-  setting('relayPort', { type: 'integer', min: 0, max: 65535, word: 'off' }, NODE_DEFAULTS.relayPort, 'port of the relay listener (0 picks a free one): with it, a primary here relays the writes coordinators send it straight to its replicas itself, and every coordinator of the cluster writes through its primaries instead of through the elected one (docs/cluster.md); off: none, the elected coordinator relays every write of a shard with replicas. Not with tlsCa: relays have no TLS yet', ['node']),
+  setting('relayPort', { type: 'integer', min: 0, max: 65535, word: 'off' }, NODE_DEFAULTS.relayPort, 'port of the relay listener (0 picks a free one): with it, a primary here relays the writes coordinators send it straight to its replicas itself, and every coordinator of the cluster writes through its primaries instead of through the elected one (docs/cluster.md); off: none, the elected coordinator relays every write of a shard with replicas. With tlsCert and tlsKey it serves wss:// (needed when the coordinators are joined over wss://)', ['node']),
   setting('etcd', { type: 'url', protocols: ['http:', 'https:'], list: true }, COORDINATOR_DEFAULTS.etcd, 'etcd client URLs, comma-separated: the cluster state lives in etcd, and every coordinator given the same etcd and prefix serves the same cluster, one of them elected (docs/cluster.md); empty: a file in the data directory, one coordinator. A node given its coordinators\' etcd keeps a lease there, and is lost as soon as it ends; empty: its connections alone say it is alive', ['coordinator', 'node']),
   setting('etcdPrefix', { type: 'string' }, COORDINATOR_DEFAULTS.etcdPrefix, 'root of this cluster\'s keys in etcd (a node: its coordinators\')', ['coordinator', 'node']),
   setting('coordinatorLeaseMs', integer(1000, 60_000), COORDINATOR_DEFAULTS.coordinatorLeaseMs, 'with --etcd: each coordinator\'s registration and the election live under an etcd lease this long (whole seconds), ms; an elected coordinator that dies or loses etcd is replaced within it', ['coordinator']),
@@ -199,9 +202,9 @@ export const SETTINGS: readonly Setting[] = [
   setting('stringBytesMax', integer(1, 2 ** 31), SERVE_DEFAULTS.stringBytesMax, 'longest string value of a document, UTF-8 bytes (400 `value_too_large` beyond)', HTTP),
   setting('documentWordsMax', integer(1, 100_000_000), SERVE_DEFAULTS.documentWordsMax, 'most words (runs of letters and digits: at least its text tokens) in the string values of one document (400 `document_too_large` beyond)', HTTP),
   setting('strict', { type: 'boolean' }, SERVE_DEFAULTS.strict, 'every new field needs `_type` and every new index `_settings` (412 otherwise)', HTTP),
-  setting('tlsCert', { type: 'path', file: true }, SERVE_DEFAULTS.tlsCert, 'with tlsKey: serve HTTPS on the HTTP port with this certificate chain (PEM); a coordinator\'s RPC listener serves wss:// with it too (docs/tls-cors.md)', HTTP),
-  setting('tlsKey', { type: 'path', file: true }, SERVE_DEFAULTS.tlsKey, 'the private key of tlsCert (PEM, unencrypted)', HTTP),
-  setting('tlsCa', { type: 'path', file: true }, '', 'certificates (PEM) a wss:// coordinator\'s certificate (node) or an https:// elected coordinator\'s (coordinator, forwarding) is verified against; empty: the system\'s CAs', ['coordinator', 'node']),
+  setting('tlsCert', { type: 'path', file: true }, SERVE_DEFAULTS.tlsCert, 'with tlsKey: serve HTTPS on the HTTP port with this certificate chain (PEM); a coordinator\'s RPC listener serves wss:// with it too, and a node\'s relay listener (docs/tls-cors.md)', ALL),
+  setting('tlsKey', { type: 'path', file: true }, SERVE_DEFAULTS.tlsKey, 'the private key of tlsCert (PEM, unencrypted)', ALL),
+  setting('tlsCa', { type: 'path', file: true }, '', 'certificates (PEM) a wss:// coordinator\'s certificate (node), another node\'s relay listener\'s (node) or an https:// elected coordinator\'s (coordinator, forwarding) is verified against; empty: the system\'s CAs', ['coordinator', 'node']),
   setting('clusterSecret', { type: 'secret' }, '', 'a shared secret every node must present to join its coordinators (give the same to both); empty: none asked; never logged', ['coordinator', 'node']),
   setting('corsOrigin', { type: 'string' }, SERVE_DEFAULTS.corsOrigin, 'origins (scheme://host[:port]) whose pages may call the API, comma-separated, or *: CORS headers and preflights (docs/tls-cors.md); empty: no CORS', HTTP),
   setting('documentCacheBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.documentCacheBytesMax, 'document cache of a node (bodies kept as their JSON text), all its shard copies together (least recently used out first), bytes; 0 disables it', SHARDS),
@@ -426,6 +429,8 @@ export function nodeOptionsOf(config: NodeConfig): NodeProcessOptions {
     relayHost: config.relayHost,
     relayPort: config.relayPort === 'off' ? undefined : config.relayPort,
     scripts: scriptOptionsOf(config),
+    tlsCert: config.tlsCert,
+    tlsKey: config.tlsKey,
     tlsCa: config.tlsCa,
     clusterSecret: config.clusterSecret,
   };

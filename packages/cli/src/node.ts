@@ -23,7 +23,7 @@ import type { Logger } from 'pino';
 import { lockDataDirectory } from './data-lock.js';
 import { EtcdRegistration } from './node-lease.js';
 import { startRelay } from './relay.js';
-import { loadCa } from './tls-files.js';
+import { loadCa, loadServerTls, reloadTlsOnHangup } from './tls-files.js';
 import { shardNodeOptions, type ShardHostOptions } from './shard-host.js';
 import { TESSERA_VERSION } from './version.js';
 
@@ -37,8 +37,11 @@ export interface NodeProcessOptions extends ShardHostOptions {
   shutdownGraceMs: number;
   /** Writes as primary are refused this long after the coordinator was last heard (@tessera/node primary-lease.ts). */
   primaryLeaseMs: number;
-  /** CA file (PEM) a wss:// coordinator's certificate is verified against; '' for the system's CAs. */
+  /** CA file (PEM) a wss:// coordinator's or relay listener's certificate is verified against; '' for the system's CAs. */
   tlsCa: string;
+  /** Certificate chain and key files (PEM) of the relay listener, which then serves wss://; '' for neither. */
+  tlsCert: string;
+  tlsKey: string;
   /** Presented to the coordinators when joining (their --cluster-secret); '' presents none. */
   clusterSecret: string;
   /** etcd client URLs of the coordinators' cluster state: the node keeps a lease there (node-lease.ts); empty: none. */
@@ -72,6 +75,7 @@ export interface RunningNode {
 
 export async function runNode(options: NodeProcessOptions, log: Logger): Promise<RunningNode> {
   const ca = await loadCa(options.tlsCa);
+  const relayTls = await loadServerTls(options);
   const dataDir = resolve(options.dataDir);
   const nodeDir = join(dataDir, 'nodes', options.name);
   await mkdir(nodeDir, { recursive: true });
@@ -88,13 +92,15 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
     onRenewed: () => log.info('coordinator heard again: primary lease renewed'),
   });
   const rpcLog = log.child({ component: 'rpc' });
-  if (options.relayPort !== undefined && options.join.some((url) => url.startsWith('wss:'))) {
-    throw new Error('--relay-port: relays between nodes have no TLS yet, and these coordinators are joined over wss://; leave it off (the elected coordinator then relays)');
+  // Writes a cluster carries over TLS are relayed over TLS too.
+  if (options.relayPort !== undefined && relayTls === undefined && options.join.some((url) => url.startsWith('wss:'))) {
+    throw new Error('--relay-port: these coordinators are joined over wss://, so the relay listener needs --tls-cert and --tls-key to serve wss:// too (or leave --relay-port off: the elected coordinator then relays)');
   }
   let node: ShardNode | undefined;
   // Before the node: a primary here relays through it; other nodes' relays arrive through its listener.
   const relay = options.relayPort === undefined ? undefined : await startRelay({
     name: options.name, host: options.relayHost, port: options.relayPort, clusterSecret: options.clusterSecret, logger: rpcLog,
+    ...(relayTls === undefined ? {} : { tls: relayTls }), ...(ca === undefined ? {} : { ca }),
     handler: (method, params) => (node === undefined ? Promise.reject(new Error('not started')) : node.handle(method, params)),
   });
   node = new ShardNode({
@@ -102,6 +108,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   });
   const shardNode = node;
   shardNode.warm();
+  const stopReloading = relay === undefined || relayTls === undefined ? undefined : reloadTlsOnHangup(options, [relay], log);
   // Registered before joining: a coordinator that sees this node join sees its registration too (or an old one's end first).
   const registration = options.etcd.length === 0 ? undefined : await EtcdRegistration.start({
     endpoints: options.etcd,
@@ -163,6 +170,7 @@ export async function runNode(options: NodeProcessOptions, log: Logger): Promise
   return {
     async close() {
       draining = true;
+      stopReloading?.();
       for (const retry of retries) clearTimeout(retry);
       lease.stop();
       const deadline = Date.now() + options.shutdownGraceMs;

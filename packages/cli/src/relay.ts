@@ -4,8 +4,11 @@
  * replica, the writes they relay as primaries (`doc.replicate` only), and
  * this node's own connections to the replicas it relays to as a primary,
  * dialled on first use and redialled after a loss. Both ends present the
- * cluster secret, as a node does to its coordinators.
+ * cluster secret, as a node does to its coordinators. With a certificate the
+ * listener serves wss://, and a node dials another's wss:// listener trusting
+ * the node's CA (`--tls-ca`), as it trusts its coordinators'.
  */
+import type { SecureContextOptions } from 'node:tls';
 import type { RelayPeers } from '@tessera/node';
 import { connectPeer, RpcServer, withSchemaReferences, type RelayTarget, type RpcClient, type RpcHandler, type RpcLogger, type RpcPeer } from '@tessera/rpc';
 
@@ -17,14 +20,20 @@ export interface RelayOptions {
   host: string;
   port: number;
   clusterSecret: string;
+  /** The listener's certificate and key: it serves wss://. Undefined: ws://. */
+  tls?: SecureContextOptions;
+  /** Certificates another node's wss:// listener is verified against; undefined: the system's CAs. */
+  ca?: Buffer;
   /** Serves the calls relayed to this node (its ShardNode's handler). */
   handler: RpcHandler;
   logger: RpcLogger;
 }
 
 export interface Relay extends RelayPeers {
-  /** The address other nodes dial (`ws://host:port`), announced to the coordinators. */
+  /** The address other nodes dial (`ws://host:port`, `wss://` with a certificate), announced to the coordinators. */
   readonly url: string;
+  /** New connections get this certificate and key (SIGHUP: a renewed certificate); only for a listener started with `tls`. */
+  replaceTls(tls: SecureContextOptions): void;
   close(): Promise<void>;
 }
 
@@ -37,23 +46,27 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
   };
   const server = await RpcServer.listen({
     host: options.host, port: options.port, identity: { name: options.name, role: RELAY_HELLO_ROLE }, handler, logger: options.logger, ...secret,
+    ...(options.tls === undefined ? {} : { tls: options.tls }),
     onPeer: (peer, hello) => {
       if (hello.role !== RELAY_HELLO_ROLE) void peer.close();
     },
   });
   const dialled = new Map<string, { peer: RpcPeer; client: RpcClient }>();
   return {
-    url: `ws://${options.host.includes(':') ? `[${options.host}]` : options.host}:${server.port}`,
+    url: `${options.tls === undefined ? 'ws' : 'wss'}://${options.host.includes(':') ? `[${options.host}]` : options.host}:${server.port}`,
     client(target: RelayTarget): RpcClient {
       let link = dialled.get(target.url);
       if (link === undefined) {
-        const peer = connectPeer(target.url, { identity: { name: options.name, role: RELAY_HELLO_ROLE }, logger: options.logger, ...secret });
+        const peer = connectPeer(target.url, {
+          identity: { name: options.name, role: RELAY_HELLO_ROLE }, logger: options.logger, ...secret, ...(options.ca === undefined ? {} : { ca: options.ca }),
+        });
         // A relay names the index schema once the replica holds it, as a coordinator's calls do.
         link = { peer, client: withSchemaReferences(peer) };
         dialled.set(target.url, link);
       }
       return link.client;
     },
+    replaceTls: (tls) => server.replaceTls(tls),
     async close() {
       await Promise.all([...dialled.values()].map((link) => link.peer.close()));
       await server.close();

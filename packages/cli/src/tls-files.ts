@@ -72,7 +72,7 @@ export function reloadTlsOnHangup(paths: TlsPaths, listeners: readonly TlsListen
 }
 
 /** Said by the config check and here: one of the two alone cannot serve TLS. */
-export const TLS_PAIR_PROBLEM = 'tlsCert and tlsKey go together: give both (HTTPS) or neither (plain HTTP)';
+export const TLS_PAIR_PROBLEM = 'tlsCert and tlsKey go together: give both (HTTPS, wss://) or neither (plain HTTP, ws://)';
 
 async function readPem(flag: string, path: string): Promise<Buffer> {
   try {
