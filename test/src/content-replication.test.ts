@@ -25,7 +25,7 @@ async function blobOn(client: RpcClient, id: string, type: string): Promise<Buff
   return Buffer.from(bytes);
 }
 
-function storeContent(id: string, type: string, bytes: Buffer, op: 'index' | 'update' = 'update') {
+function storeContent(id: string, type: string, bytes: Buffer | Buffer[], op: 'index' | 'update' = 'update') {
   return cluster.write(INDEX, { op, id, upsert: true, content: { type, bytes } });
 }
 
@@ -47,6 +47,18 @@ describe('stored content replication', () => {
     await cluster.write(INDEX, { op: 'update', id: 'a', content: { type: 'image/png', bytes: Buffer.alloc(0) } });
     expect(await blobOn(cluster.direct('n2'), 'a', 'image/png')).toBeUndefined();
     expect((await blobOn(cluster.direct('n2'), 'a', 'application/pdf'))?.equals(pdf)).toBe(true);
+    expect(cluster.placement(INDEX).inSync).toEqual(['n1', 'n2']);
+  });
+
+  it('a blob written as pieces (a large request body, never joined) reaches both copies whole, the same bytes and checksum', async () => {
+    cluster = await InProcessCluster.start(['n1', 'n2']);
+    await cluster.createIndex(INDEX);
+    const whole = blob(4, 1_500_000);
+    const pieces = [whole.subarray(0, 65_536), whole.subarray(65_536, 65_600), whole.subarray(65_600)];
+    await storeContent('p', 'application/octet-stream', pieces, 'index');
+    const links = await Promise.all(['n1', 'n2'].map((node) => cluster.direct(node).call('doc.get', { index: INDEX, shard: 1, id: 'p' })));
+    for (const node of ['n1', 'n2']) expect((await blobOn(cluster.direct(node), 'p', 'application/octet-stream'))?.equals(whole)).toBe(true);
+    expect(links[1]?.content?.[0]).toMatchObject({ size: whole.length, crc: links[0]?.content?.[0]?.crc });
     expect(cluster.placement(INDEX).inSync).toEqual(['n1', 'n2']);
   });
 

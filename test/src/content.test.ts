@@ -10,7 +10,7 @@ import { connect } from 'node:net';
 import { join } from 'node:path';
 import { crc32, deflateSync } from 'node:zlib';
 import { request } from 'undici';
-import { call, removeDir, startServer, tempDataDir, type Server } from './harness.js';
+import { call, peakRssBytes, removeDir, startServer, tempDataDir, type Server } from './harness.js';
 import { SERVER_KINDS, startServers } from './cluster-harness.js';
 
 
@@ -115,6 +115,18 @@ describe.each(SERVER_KINDS)('stored content (%s)', (kind) => {
     // What was indexed: the body's terms and values (§5.8), not the blobs.
     expect(info.json.terms.title).toHaveProperty('Sreport');
     expect(info.json.values).toMatchObject({ 0: 'doc1', 1: 3 });
+  });
+
+  it('blobs of several MiB (kept in the pieces they arrived in, down to the volume) read back byte-exact, INFO with their checksum size', async () => {
+    const blob = (seed: number, size: number): Buffer => Buffer.from(Uint8Array.from({ length: size }, (_, i) => (i * 131 + seed) & 0xff));
+    const a = blob(1, 3 * 1024 * 1024 + 17);
+    const b = blob(2, 2 * 1024 * 1024);
+    expect((await store(server, 'PUT', '/pieces/big?commit', 'application/octet-stream', a)).status).toBe(200);
+    expect((await store(server, 'UPDATE', '/pieces/big', 'image/x-test', b)).json).toMatchObject({ _version: 2 });
+    expect((await call(server, 'GET', '/pieces/big', undefined, { accept: 'application/octet-stream' })).bytes.equals(a)).toBe(true);
+    expect((await call(server, 'GET', '/pieces/big', undefined, { accept: 'image/x-test' })).bytes.equals(b)).toBe(true);
+    const sizes = ((await call(server, 'INFO', '/pieces/big?human=false')).json.data as Array<{ size?: number }>).map((e) => e.size);
+    expect(sizes).toEqual([undefined, a.length, b.length]);
   });
 
   it('DUMP writes _data (base64 in JSON, binary in MessagePack) and RESTORE stores it back', async () => {
@@ -284,13 +296,6 @@ describe('stored content on disk', () => {
 
 function humanSize(bytes: number): string {
   return bytes < 1024 ? `${bytes}B` : `${Math.round(bytes / 102.4) / 10}KiB`;
-}
-
-function peakRssBytes(server: Server): number {
-  const status = readFileSync(`/proc/${server.process.pid}/status`, 'utf8');
-  const kb = /VmHWM:\s+(\d+) kB/.exec(status);
-  if (kb === null) throw new Error('no VmHWM in /proc status');
-  return Number(kb[1]) * 1024;
 }
 
 /** The one shard's content directory under the data directory. */

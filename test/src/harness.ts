@@ -4,7 +4,7 @@
  * with undici (which sends any method: UPDATE, INFO…).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { dirname, join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -30,6 +30,14 @@ export interface Server {
   logs: Array<Record<string, unknown>>;
   /** Resolves with the first logged line matching, waiting for it up to `timeoutMs`. */
   waitForLog(match: (line: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+}
+
+/** The server process's peak resident memory so far (VmHWM), bytes. */
+export function peakRssBytes(server: Server): number {
+  const status = readFileSync(`/proc/${server.process.pid}/status`, 'utf8');
+  const kb = /VmHWM:\s+(\d+) kB/.exec(status);
+  if (kb === null) throw new Error('no VmHWM in /proc status');
+  return Number(kb[1]) * 1024;
 }
 
 export function tempDataDir(prefix = 'tessera-test-'): string {

@@ -35,7 +35,7 @@ import {
   type ClusterState, type IndexMeta, SNAPSHOT_FORMAT, SNAPSHOT_FORMAT_VERSION, SNAPSHOT_MEDIA_TYPE, type SnapshotHeader, type SnapshotShard, writeLocalState,
 } from '@tessera/coordinator';
 import { ShardNode } from '@tessera/node';
-import type { ReplicatedChange } from '@tessera/rpc';
+import { blobLength, type ReplicatedChange } from '@tessera/rpc';
 import { authHeaders, authHint } from './client-auth.js';
 import { lockDataDirectory } from './data-lock.js';
 import { mebibytes, Progress } from './progress.js';
@@ -397,7 +397,7 @@ async function restoreShard(node: ShardNode, path: string, shard: ManifestShard,
 
 /** About the bytes a record carries (its blobs; bodies are small beside them). */
 function recordBytes(record: ShardRecord): number {
-  return (record.content ?? []).reduce((sum, c) => sum + (c.bytes?.length ?? 0), 1024);
+  return (record.content ?? []).reduce((sum, c) => sum + (c.bytes === undefined ? 0 : blobLength(c.bytes)), 1024);
 }
 
 /** The snapshot's cluster state, every shard of every index on `nodeName` alone, in its term. */

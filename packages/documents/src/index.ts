@@ -12,6 +12,7 @@ export { packMessagePack } from './msgpack-pack.js';
 export { isPlainObject } from './plain-object.js';
 export { compareCodePoints } from './code-points.js';
 export { BucketHistogram, type HistogramSnapshot } from './histogram.js';
+export { blobLength, blobParts, blobWhole, isBlobBytes, type BlobBytes } from './blob-bytes.js';
 export type { ContentLink, DocumentBody, DocumentId } from './document.js';
 export type { ContentWrite, WriteOp, WriteRequest, WriteResult, WriteScript } from './write.js';
 export type { ReplicatedChange, ReplicatedContent } from './replicated-change.js';

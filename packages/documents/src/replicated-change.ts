@@ -3,6 +3,7 @@
  * (never the request: merges, patches and scripts ran there), or one
  * document of a full copy.
  */
+import type { BlobBytes } from './blob-bytes.js';
 import type { DocumentBody, DocumentId } from './document.js';
 
 export interface ReplicatedChange {
@@ -27,5 +28,5 @@ export interface ReplicatedContent {
   type: string;
   size: number;
   crc: number;
-  bytes?: Uint8Array;
+  bytes?: BlobBytes;
 }

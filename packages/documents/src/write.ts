@@ -1,4 +1,5 @@
 /** A document write as the coordinator routes it to the primary copy, and what the primary answers. */
+import type { BlobBytes } from './blob-bytes.js';
 import type { ContentLink, DocumentBody, DocumentId } from './document.js';
 
 export type WriteOp = 'index' | 'update' | 'patch' | 'delete';
@@ -41,7 +42,7 @@ export interface WriteRequest {
 /** A blob to store under a media type; empty bytes on an update unlink that type. */
 export interface ContentWrite {
   type: string;
-  bytes: Uint8Array;
+  bytes: BlobBytes;
 }
 
 /** A write's script: its source and parameters, as the coordinator resolved them (named, foreign, index default). */

@@ -9,7 +9,7 @@ import {
   type StoredDocument, type WriteResult,
 } from '@tessera/engine';
 import { toTesseraError } from '@tessera/errors';
-import { changeOf, DEFERRED } from '@tessera/rpc';
+import { changeOf, DEFERRED, isBlobBytes } from '@tessera/rpc';
 import type {
   DocumentBody, DocumentInfoReply, DocumentReply, NodeInfoReply, NodeStatsReply, ScanReply, SearchReply, ShardCallHandlers, ShardCallName, ShardCalls, ShardRef,
   ShardStatsReply, WriteReply,
@@ -439,8 +439,8 @@ function writeReplyOf(result: WriteResult): WriteReply {
 }
 
 function checkContent(method: string, content: { type?: unknown; bytes?: unknown } | null): void {
-  if (content === null || typeof content !== 'object' || typeof content.type !== 'string' || !(content.bytes instanceof Uint8Array)) {
-    throw nodeErrors.badCall(method, 'content must be { type: string, bytes: binary }');
+  if (content === null || typeof content !== 'object' || typeof content.type !== 'string' || !isBlobBytes(content.bytes)) {
+    throw nodeErrors.badCall(method, 'content must be { type: string, bytes: binary or an array of binary pieces }');
   }
 }
 

@@ -5,6 +5,8 @@ export { InFlightLimiter } from './limiter.js';
 export { rpcErrors } from './errors.js';
 export type * from './protocol.js';
 export { bodyOf } from './protocol.js';
+// What a write's stored content is on the wire (one buffer or its pieces), for the layers above that check or measure it.
+export { blobLength, isBlobBytes, type BlobBytes } from '@tessera/documents';
 export { CopyRelay, RELAY_CHANGES_MAX } from './replication/copy-relay.js';
 export { changeOf } from './replication/change-of.js';
 export { SchemaReferencingClient, schemaIdentity, withSchemaReferences } from './schema-references.js';

@@ -21,6 +21,7 @@
  */
 import { createDeflate, createGzip } from 'node:zlib';
 import { pipeline, Readable } from 'node:stream';
+import { blobWhole, type BlobBytes } from '@tessera/documents';
 import { errorBody, toTesseraError } from '@tessera/errors';
 import { matchingRange, msgpackSerializer, negotiateEncoding, negotiateSerializer, parseAccept, type ContentCoding, type MediaRange } from '@tessera/http';
 import { bodyOf, type ScanCall, type ScanReply } from '@tessera/rpc';
@@ -176,10 +177,15 @@ function dumpItem(doc: ScannedDocument, types: IndexTypes | undefined, binary: b
     item._data = doc.content.map((entry) => ({
       _content_type: entry.type,
       _type: 'stored',
-      _blob: binary ? entry.bytes : Buffer.from(entry.bytes ?? new Uint8Array(0)).toString('base64'),
+      _blob: binary ? blobOf(entry.bytes) : Buffer.from(blobOf(entry.bytes)).toString('base64'),
     }));
   }
   return item;
+}
+
+/** A scanned blob's bytes as one buffer (a read from its volume: already one). */
+function blobOf(bytes: BlobBytes | undefined): Uint8Array {
+  return bytes === undefined ? new Uint8Array(0) : blobWhole(bytes);
 }
 
 /** One chunk per page, framed for the format. */

@@ -8,7 +8,7 @@
  * A write's script (`_script`, else the index default) is resolved here
  * (scripts/resolve.ts) and run by the primary after the merge.
  */
-import { bodyOf, DEFERRED, type ContentLink, type ContentReadCall, type DocumentReply, type GetCall, type RpcClient, type WriteCall, type WriteReply } from '@tessera/rpc';
+import { blobLength, bodyOf, DEFERRED, type BlobBytes, type ContentLink, type ContentReadCall, type DocumentReply, type GetCall, type RpcClient, type WriteCall, type WriteReply } from '@tessera/rpc';
 import { toTesseraError } from '@tessera/errors';
 import { apiErrors, encodeDocumentId } from '../errors.js';
 import type { IndexRegistry } from '../indexes/registry.js';
@@ -146,8 +146,10 @@ export class DocumentHandlers {
     const index = ctx.singleIndex();
     if (ctx.path.id === undefined) throw apiErrors.badPath('Stored content needs a document path: /<index>/<id>');
     const type = (ctx.req.headers['content-type'] ?? '').trim();
-    const bytes = ctx.req.body;
-    if (op === 'index' && bytes.length === 0) throw apiErrors.badBody('Stored content needs a body; an empty body unlinks content with UPDATE');
+    // A large body stays in the pieces it arrived in, down to the volume file (BlobBytes).
+    const parts = ctx.req.bodyParts;
+    const bytes: BlobBytes = parts === undefined ? ctx.req.body : parts.length === 1 ? parts[0]! : parts;
+    if (op === 'index' && blobLength(bytes) === 0) throw apiErrors.badBody('Stored content needs a body; an empty body unlinks content with UPDATE');
     const upsert = ctx.method === 'UPSERT' || ctx.params.flag('upsert', false);
     const write = await this.prepare(index, {}, ctx.path.id, ctx.params.unsigned('version'));
     const call: Omit<WriteCall, 'index' | 'shard' | 'id' | 'commit'> = op === 'index'

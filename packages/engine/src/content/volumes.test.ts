@@ -2,7 +2,7 @@ import { appendFileSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFi
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { relinkContent } from '../documents/write.js';
-import { ContentVolumes, RELEASE_BUFFER } from './volumes.js';
+import { ContentVolumes, piecesAfter, RELEASE_BUFFER } from './volumes.js';
 
 let dir: string;
 beforeEach(() => { dir = mkdtempSync(join(tmpdir(), 'tessera-volumes-')); });
@@ -21,6 +21,26 @@ describe('ContentVolumes', () => {
     expect((await volumes.readRange(b, 100, 50, true)).equals(bytes(2, 3000).subarray(100, 150))).toBe(true);
     await expect(volumes.readRange(b, 2990, 20, false)).rejects.toMatchObject({ code: 'invalid_content_location' });
     await volumes.close();
+  });
+
+  it('a blob given in pieces is stored as the same frame as given whole: same size, checksum and bytes on disk', async () => {
+    const volumes = await ContentVolumes.open(dir);
+    const blob = bytes(5, 70_000);
+    const whole = await volumes.append(blob, false);
+    const pieces = await volumes.append([blob.subarray(0, 1), blob.subarray(1, 1), blob.subarray(1, 65_536), blob.subarray(65_536)], false);
+    expect(pieces).toMatchObject({ size: whole.size, crc: whole.crc, offset: whole.offset + 16 + whole.size });
+    expect((await volumes.read(pieces)).equals(blob)).toBe(true);
+    const file = readFileSync(join(dir, '000001.volume'));
+    expect(file.subarray(pieces.offset).equals(file.subarray(0, pieces.offset))).toBe(true);
+    await volumes.close();
+  });
+
+  it('after a short write, the rest of a frame is what follows the bytes written, in any piece', () => {
+    const frame = [Buffer.from('head'), Buffer.from(''), Buffer.from('abc'), Buffer.from('defgh')];
+    const joined = Buffer.concat(frame).toString();
+    for (let written = 0; written <= joined.length; written++) {
+      expect(Buffer.concat(piecesAfter(frame, written)).toString()).toBe(joined.slice(written));
+    }
   });
 
   it('rolls over to a new volume at the size limit, and continues the last volume after a reopen', async () => {

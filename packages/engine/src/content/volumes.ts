@@ -23,6 +23,7 @@ import { closeSync, fsyncSync, openSync } from 'node:fs';
 import { mkdir, open, readdir, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import { crc32 } from 'node:zlib';
+import { blobLength, blobParts, type BlobBytes } from '@tessera/documents';
 import { TesseraError } from '@tessera/errors';
 import { isDiskFull, storageFull } from '../errors.js';
 
@@ -154,15 +155,17 @@ export class ContentVolumes {
    * Append one blob as a frame and return where it is. With `sync` the
    * volume is fdatasync'ed before this resolves (a `?commit` write).
    */
-  append(bytes: Uint8Array, sync: boolean): Promise<BlobLocation> {
+  append(bytes: BlobBytes, sync: boolean): Promise<BlobLocation> {
     const run = this.appending.then(() => this.appendNow(bytes, sync));
     this.appending = run.catch(() => undefined);
     return run;
   }
 
-  private async appendNow(bytes: Uint8Array, sync: boolean): Promise<BlobLocation> {
+  private async appendNow(bytes: BlobBytes, sync: boolean): Promise<BlobLocation> {
     if (this.closed) throw contentErrors.storage(new Error('content volumes are closed'));
-    const frameBytes = HEADER_BYTES + bytes.length;
+    const parts = blobParts(bytes);
+    const size = blobLength(bytes);
+    const frameBytes = HEADER_BYTES + size;
     try {
       let created = false;
       if (this.size > 0 && this.size + frameBytes > this.volumeBytesMax) {
@@ -178,19 +181,20 @@ export class ContentVolumes {
         created = stat.size === 0;
         this.size = stat.size;
       }
-      const crc = crc32(bytes);
+      let crc = 0;
+      for (const part of parts) crc = crc32(part, crc);
       const header = Buffer.allocUnsafe(HEADER_BYTES);
       header.writeUInt32BE(MAGIC, 0);
-      header.writeBigUInt64BE(BigInt(bytes.length), 4);
+      header.writeBigUInt64BE(BigInt(size), 4);
       header.writeUInt32BE(crc, 12);
       const offset = this.size;
-      let written = (await this.writer.writev([header, bytes])).bytesWritten;
+      const frame = [header, ...parts];
+      let written = (await this.writer.writev(frame)).bytesWritten;
       // Whatever was written counts: the next frame goes after it, even a torn one.
       this.size += written;
       // A short write (a disk filling up) is retried for the rest, which fails with the reason (ENOSPC → 507).
       while (written < frameBytes) {
-        const rest = written < HEADER_BYTES ? Buffer.concat([header.subarray(written), bytes]) : bytes.subarray(written - HEADER_BYTES);
-        const more = (await this.writer.write(rest)).bytesWritten;
+        const more = (await this.writer.writev(piecesAfter(frame, written))).bytesWritten;
         if (more === 0) throw new Error(`short write (${written} of ${frameBytes} bytes)`);
         written += more;
         this.size += more;
@@ -199,7 +203,7 @@ export class ContentVolumes {
         await this.writer.datasync();
         if (created) syncDirectory(this.dir);
       }
-      return { volume: this.volume, offset, size: bytes.length, crc };
+      return { volume: this.volume, offset, size, crc };
     } catch (err) {
       // The handle may be unusable (disk full, I/O error): reopen on the next append, at the file's real size.
       await this.writer?.close().catch(() => undefined);
@@ -309,6 +313,20 @@ function checkHeader(frame: Buffer, where: BlobLocation): void {
   if (frame.readUInt32BE(0) !== MAGIC) throw contentErrors.corrupted(where, 'no blob frame at this offset');
   if (frame.readBigUInt64BE(4) !== BigInt(where.size)) throw contentErrors.corrupted(where, 'frame size differs from the link');
   if (frame.readUInt32BE(12) !== where.crc) throw contentErrors.corrupted(where, 'frame checksum differs from the link');
+}
+
+/** What is left of `pieces` after their first `skip` bytes. */
+export function piecesAfter(pieces: readonly Uint8Array[], skip: number): Uint8Array[] {
+  const rest: Uint8Array[] = [];
+  for (const piece of pieces) {
+    if (skip >= piece.length) {
+      skip -= piece.length;
+      continue;
+    }
+    rest.push(skip === 0 ? piece : piece.subarray(skip));
+    skip = 0;
+  }
+  return rest;
 }
 
 function volumeName(n: number): string {

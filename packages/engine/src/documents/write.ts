@@ -14,7 +14,7 @@
  */
 import type { ScriptRunner } from '@tessera/scripting';
 import { foldDocument, type Schema } from '@tessera/schema';
-import { mediaTypeOf } from '@tessera/documents';
+import { blobLength, isBlobBytes, mediaTypeOf } from '@tessera/documents';
 import { engineErrors } from '../errors.js';
 import { mergeDocument } from './merge.js';
 import { applyDocumentPatch } from './patch.js';
@@ -55,9 +55,9 @@ function validateContentWrite(content: ContentWrite, op: WriteRequest['op']): vo
   if (typeof content.type !== 'string' || content.type.length === 0 || content.type.length > CONTENT_TYPE_LENGTH_MAX) {
     throw engineErrors.invalidWrite(`a content type must be a string of 1 to ${CONTENT_TYPE_LENGTH_MAX} characters`);
   }
-  if (!(content.bytes instanceof Uint8Array)) throw engineErrors.invalidWrite('content bytes must be binary');
+  if (!isBlobBytes(content.bytes)) throw engineErrors.invalidWrite('content bytes must be binary');
   if (op !== 'index' && op !== 'update') throw engineErrors.invalidWrite(`content cannot be written by '${op}'`);
-  if (op === 'index' && content.bytes.length === 0) throw engineErrors.invalidWrite('an index of content needs bytes (an empty body unlinks, with UPDATE)');
+  if (op === 'index' && blobLength(content.bytes) === 0) throw engineErrors.invalidWrite('an index of content needs bytes (an empty body unlinks, with UPDATE)');
 }
 
 /**

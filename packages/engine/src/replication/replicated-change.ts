@@ -3,7 +3,7 @@
  * (never the request: merges, patches and scripts ran there), or one
  * document of a full copy.
  */
-import type { ReplicatedChange } from '@tessera/documents';
+import { blobLength, isBlobBytes, type ReplicatedChange } from '@tessera/documents';
 import { validateDocumentId } from '../documents/document-id.js';
 import { isPlainObject } from '../documents/plain-object.js';
 import { engineErrors } from '../errors.js';
@@ -51,7 +51,7 @@ function validateReplicatedContent(content: unknown): void {
     }
     if (!Number.isSafeInteger(entry.size) || (entry.size as number) < 0) throw engineErrors.invalidWrite('content size must be a non-negative integer');
     if (!Number.isInteger(entry.crc) || (entry.crc as number) < 0 || (entry.crc as number) > 0xffffffff) throw engineErrors.invalidWrite('content crc must be a 32-bit unsigned integer');
-    if (entry.bytes !== undefined && (!(entry.bytes instanceof Uint8Array) || entry.bytes.length !== entry.size)) {
+    if (entry.bytes !== undefined && (!isBlobBytes(entry.bytes) || blobLength(entry.bytes) !== entry.size)) {
       throw engineErrors.invalidWrite('content bytes must be binary of the given size');
     }
   }

@@ -7,6 +7,7 @@
  */
 import assert from 'node:assert/strict';
 import { isDeepStrictEqual } from 'node:util';
+import { blobLength } from '@tessera/documents';
 import { documentIdKey, validateDocumentId } from '../documents/document-id.js';
 import type { DocumentId, Mutation, StoredDocument, WriteRequest, WriteResult } from '../documents/types.js';
 import { decideWrite, validateWriteRequest } from '../documents/write.js';
@@ -80,7 +81,7 @@ export function mutate(state: ShardState, id: DocumentId, decide: (current: Stor
 export async function write(state: ShardState, req: WriteRequest): Promise<WriteResult> {
   validateWriteRequest(req);
   if (state.closing) throw engineErrors.shardClosed();
-  const stored = req.content !== undefined && req.content.bytes.length > 0 ? await appendContent(state, req.content, req.commit === true) : undefined;
+  const stored = req.content !== undefined && blobLength(req.content.bytes) > 0 ? await appendContent(state, req.content, req.commit === true) : undefined;
   return mutate(state, req.id, (current) => decideWrite(req, current, { scripts: state.scripts, schema: req.schema ?? state.schema, schemaFromWrite: req.schema !== undefined }, stored),
     { commit: req.commit, schema: req.schema, term: req.term, bulk: req.bulk });
 }

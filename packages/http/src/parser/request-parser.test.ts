@@ -2,7 +2,8 @@ import fc from 'fast-check';
 import type { TesseraError } from '@tessera/errors';
 import { CHUNK_LINE_BYTES_MAX } from './chunked.js';
 import type { ParsedRequestHead } from './request-head.js';
-import { RequestParser, type RequestParserEvents, type RequestParserOptions } from './request-parser.js';
+import { PIECE_COPY_BYTES } from '../body-pieces.js';
+import { PIECES_BODY_BYTES_MIN, RequestParser, type RequestParserEvents, type RequestParserOptions } from './request-parser.js';
 import {
   expectedRequest, requestModelArb, serializeRequest, splitAt, splitPointsArb, type ExpectedRequest,
 } from './request-arbitraries.js';
@@ -23,6 +24,8 @@ class Recorder implements RequestParserEvents {
   readonly heads: ParsedRequestHead[] = [];
   readonly errors: { status: number; code: string; message: string; hadHead: boolean }[] = [];
   readonly log: string[] = [];
+  /** Per request: how many pieces its body came in (1: one Buffer). */
+  readonly pieceCounts: number[] = [];
   begins = 0;
   continues = 0;
   onRequestHook: ((head: ParsedRequestHead) => void) | null = null;
@@ -50,10 +53,11 @@ class Recorder implements RequestParserEvents {
     this.log.push('body-data');
   }
 
-  onRequest(head: ParsedRequestHead, body: Buffer): void {
+  onRequest(head: ParsedRequestHead, body: Buffer | Buffer[]): void {
+    this.pieceCounts.push(Array.isArray(body) ? body.length : 1);
     this.requests.push({
       method: head.method, originalMethod: head.originalMethod, target: head.target, path: head.path, query: head.query,
-      httpVersion: head.httpVersion, keepAlive: head.keepAlive, headers: { ...head.headers }, body: body.toString('hex'),
+      httpVersion: head.httpVersion, keepAlive: head.keepAlive, headers: { ...head.headers }, body: Buffer.concat(Array.isArray(body) ? body : [body]).toString('hex'),
     });
     this.log.push('request');
     this.onRequestHook?.(head);
@@ -196,6 +200,38 @@ describe('RequestParser: valid requests', () => {
     expect(recorder.requests.map((q) => q.path)).toEqual(['/1', '/2', '/3', '/4']);
     parser.resume();
     expect(parser.idle).toBe(true);
+  });
+});
+
+describe('RequestParser: large bodies come in their pieces', () => {
+  const big = { bodyBytesMax: 8 * PIECES_BODY_BYTES_MIN };
+  const blob = Buffer.alloc(PIECES_BODY_BYTES_MIN + 12345);
+  for (let i = 0; i < blob.length; i++) blob[i] = (i * 31 + 7) & 0xff;
+  const head = (framing: string): Buffer => Buffer.from(`PUT /t/blob HTTP/1.1\r\nHost: x\r\n${framing}\r\n\r\n`, 'latin1');
+  /** `bytes` cut into pieces of `size`. */
+  const cut = (bytes: Buffer, size: number): Buffer[] => Array.from({ length: Math.ceil(bytes.length / size) }, (_, i) => bytes.subarray(i * size, (i + 1) * size));
+
+  test('a Content-Length body from PIECES_BODY_BYTES_MIN on: the socket reads as they came, never joined; one under it is one Buffer', () => {
+    const r = feed([head(`Content-Length: ${blob.length}`), ...cut(blob, 64 * 1024)], big);
+    expect(r.errors).toEqual([]);
+    expect(r.pieceCounts).toEqual([Math.ceil(blob.length / (64 * 1024))]);
+    expect(r.requests[0]!.body).toBe(blob.toString('hex'));
+    const small = blob.subarray(0, PIECES_BODY_BYTES_MIN - 1);
+    const s = feed([head(`Content-Length: ${small.length}`), ...cut(small, 64 * 1024)], big);
+    expect(s.pieceCounts).toEqual([1]);
+    expect(s.requests[0]!.body).toBe(small.toString('hex'));
+  });
+
+  test('a body sent in tiny pieces is held in few Buffers: 1-byte chunks of a chunked body, 100-byte socket reads of a Content-Length one', () => {
+    // 1-byte chunks: one parser piece per body byte, ~115 bytes of heap each if kept as slices (a 64 MiB body: ~7 GB).
+    const chunked = Buffer.concat([head('Transfer-Encoding: chunked'), ...Array.from(blob, (byte) => Buffer.from([0x31, 0x0d, 0x0a, byte, 0x0d, 0x0a])), Buffer.from('0\r\n\r\n')]);
+    const r = feed(cut(chunked, 64 * 1024), big);
+    expect(r.errors).toEqual([]);
+    expect(r.requests[0]!.body).toBe(blob.toString('hex'));
+    expect(r.pieceCounts[0]).toBeLessThanOrEqual(Math.ceil(blob.length / PIECE_COPY_BYTES) * 2);
+    const c = feed([head(`Content-Length: ${blob.length}`), ...cut(blob, 100)], big);
+    expect(c.requests[0]!.body).toBe(blob.toString('hex'));
+    expect(c.pieceCounts[0]).toBeLessThanOrEqual(Math.ceil(blob.length / PIECE_COPY_BYTES) * 2);
   });
 });
 
@@ -379,8 +415,8 @@ class StreamRecorder extends Recorder {
     this.current.push(Buffer.from(data));
   }
 
-  override onRequest(head: ParsedRequestHead, body: Buffer): void {
-    expect(body.length).toBe(0);
+  override onRequest(head: ParsedRequestHead, body: Buffer | Buffer[]): void {
+    expect(Buffer.isBuffer(body) && body.length === 0).toBe(true);
     this.bodies.push(Buffer.concat(this.current).toString('hex'));
     super.onRequest(head, body);
   }

@@ -20,6 +20,7 @@
  * a listener that stops granting stops the reading of the body.
  */
 import type { TesseraError } from '@tessera/errors';
+import { BodyPieces } from '../body-pieces.js';
 import type { RequestHead } from '../server/types.js';
 import { CR, LF, SP } from './ascii.js';
 import {
@@ -66,8 +67,11 @@ export interface RequestParserEvents {
   onBodyStart(head: ParsedRequestHead): void;
   /** Bytes of a streamed body, in order; never empty, never more than the credit left. */
   onBodyData(data: Buffer): void;
-  /** A complete request. `body` may be a slice of a socket Buffer (empty for a streamed body). */
-  onRequest(head: ParsedRequestHead, body: Buffer): void;
+  /**
+   * A complete request. `body` may be a slice of a socket Buffer (empty for a streamed body); a body of
+   * PIECES_BODY_BYTES_MIN or more comes as the pieces it arrived in (BodyPieces), never joined here.
+   */
+  onRequest(head: ParsedRequestHead, body: Buffer | Buffer[]): void;
   /** A protocol error; the parser is dead afterwards. `head` is set when the error came after the head. */
   onError(error: TesseraError, head: ParsedRequestHead | null): void;
 }
@@ -84,8 +88,13 @@ const DEAD = 6;
 const CRLFCRLF = Buffer.from('\r\n\r\n', 'latin1');
 const EMPTY_BODY = Buffer.alloc(0);
 
-/** Content-Length bodies from this size on are received into one buffer of that size (RequestParser.whole). */
-const WHOLE_BODY_BYTES_MIN = 1024 * 1024;
+/**
+ * Bodies from this size on are handed on as the pieces they arrived in
+ * (HttpRequest.bodyParts): a stored-content body goes to its volume file
+ * that way, with no buffer of its size, which at 1 MiB and more was a fresh
+ * `mmap` faulted in page by page under the servers' malloc settings.
+ */
+export const PIECES_BODY_BYTES_MIN = 1024 * 1024;
 
 export class RequestParser {
   private readonly headerBytesMax: number;
@@ -114,16 +123,8 @@ export class RequestParser {
   private bodyLimit = 0;
   /** BODY_LENGTH: bytes still expected. CHUNK_DATA: bytes left in the current chunk. */
   private remaining = 0;
-  /** Body pieces of the current request when it spans chunks or is chunked. */
-  private readonly parts: Buffer[] = [];
-  /**
-   * A large Content-Length body is copied into one buffer of its announced
-   * size as it arrives, instead of collecting the socket's chunks and joining
-   * them at the end: the body is held once, not twice (a 50 MiB upload).
-   * Unwritten pages of the buffer are not resident, so an announced size
-   * costs memory only as the bytes come.
-   */
-  private whole: Buffer | null = null;
+  /** Body pieces of the current request when it spans chunks or is chunked (short pieces coalesced). */
+  private readonly pieces = new BodyPieces();
   private bodyBytes = 0;
   /** CHUNK_DATA_END: whether the CR after the chunk data has been seen. */
   private sawChunkCr = false;
@@ -226,8 +227,7 @@ export class RequestParser {
   private release(): void {
     this.held = null;
     this.head = null;
-    this.parts.length = 0;
-    this.whole = null;
+    this.pieces.clear();
     this.headAcc = null;
     this.lines.release();
   }
@@ -408,14 +408,19 @@ export class RequestParser {
     }
   }
 
-  private complete(body: Buffer): void {
+  private complete(body: Buffer | Buffer[]): void {
     const head = this.head!;
     this.head = null;
     this.state = HEAD;
     this.begun = false;
     this.streaming = false;
-    this.parts.length = 0;
+    this.pieces.clear();
     this.events.onRequest(head, body);
+  }
+
+  /** The gathered body: its pieces when large, else one Buffer. */
+  private gathered(): Buffer | Buffer[] {
+    return this.pieces.bytes >= PIECES_BODY_BYTES_MIN ? this.pieces.takeAll() : this.pieces.join();
   }
 
   // ── Content-Length body ───────────────────────────────────────────────
@@ -423,22 +428,16 @@ export class RequestParser {
   private readBodyLength(chunk: Buffer, off: number): number {
     if (this.streaming) return this.handOnBody(chunk, off);
     const available = chunk.length - off;
-    if (this.parts.length === 0 && this.whole === null && available >= this.remaining) {
+    if (this.pieces.bytes === 0 && available >= this.remaining) {
       const end = off + this.remaining;
       this.complete(chunk.subarray(off, end));
       return end;
     }
     const n = available < this.remaining ? available : this.remaining;
-    if (this.whole === null && this.bodyBytes === 0 && this.remaining >= WHOLE_BODY_BYTES_MIN) this.whole = Buffer.allocUnsafe(this.remaining);
-    if (this.whole !== null) chunk.copy(this.whole, this.bodyBytes, off, off + n);
-    else this.parts.push(chunk.subarray(off, off + n));
+    this.pieces.push(chunk.subarray(off, off + n));
     this.bodyBytes += n;
     this.remaining -= n;
-    if (this.remaining === 0) {
-      const whole = this.whole;
-      this.whole = null;
-      this.complete(whole ?? Buffer.concat(this.parts, this.bodyBytes));
-    }
+    if (this.remaining === 0) this.complete(this.gathered());
     return off + n;
   }
 
@@ -498,7 +497,7 @@ export class RequestParser {
     if (this.streaming) return this.handOnBody(chunk, off);
     const available = chunk.length - off;
     const n = available < this.remaining ? available : this.remaining;
-    this.parts.push(chunk.subarray(off, off + n));
+    this.pieces.push(chunk.subarray(off, off + n));
     this.bodyBytes += n;
     this.remaining -= n;
     if (this.remaining === 0) {
@@ -534,9 +533,7 @@ export class RequestParser {
     const lines = this.lines;
     const lineBytes = lines.end - lines.start;
     if (lineBytes === 0) {
-      const body = this.streaming ? EMPTY_BODY
-        : this.parts.length === 1 ? this.parts[0]! : Buffer.concat(this.parts, this.bodyBytes);
-      this.complete(body);
+      this.complete(this.streaming ? EMPTY_BODY : this.gathered());
       return next;
     }
     this.trailerBytes += lineBytes + 2;

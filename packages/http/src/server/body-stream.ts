@@ -11,6 +11,7 @@
  * Bytes received before the failure are yielded first.
  */
 import type { TesseraError } from '@tessera/errors';
+import { BodyPieces, PIECE_COPY_BYTES } from '../body-pieces.js';
 import { serverErrors } from './errors.js';
 
 /**
@@ -25,15 +26,8 @@ export const STREAM_BUFFER_BYTES_MAX = 1024 * 1024;
 /** Reading resumes once the handler has taken the buffer down to this (hysteresis: no pause/resume per read). */
 export const STREAM_RESUME_BYTES = STREAM_BUFFER_BYTES_MAX / 2;
 
-/**
- * Pieces shorter than this are copied into a shared STREAM_COALESCE_BYTES
- * Buffer instead of being kept as slices. A client sending 1-byte chunks
- * would otherwise make the buffer hold a million Buffer objects (~100 bytes
- * of heap each) for 1 MiB of data; with coalescing it holds at most
- * 2 × STREAM_BUFFER_BYTES_MAX / STREAM_PIECE_COPY_BYTES = 512 objects.
- */
-export const STREAM_PIECE_COPY_BYTES = 4 * 1024;
-const STREAM_COALESCE_BYTES = 16 * 1024;
+/** Pieces shorter than this are coalesced (body-pieces.ts): 1 MiB of 1-byte pieces is a few dozen Buffers, not a million. */
+export const STREAM_PIECE_COPY_BYTES = PIECE_COPY_BYTES;
 
 /** What the stream tells its connection. */
 export interface BodyStreamOwner {
@@ -47,17 +41,10 @@ interface Waiter {
 }
 
 const DONE: IteratorReturnResult<undefined> = Object.freeze({ done: true, value: undefined });
-/** Written over taken slots so the array does not keep handed-out Buffers alive. */
-const EMPTY = Buffer.alloc(0);
 
 export class RequestBodyStream implements AsyncIterableIterator<Buffer, undefined> {
-  /** Pieces not yet taken; `first` indexes the next one (shift() on a long array is O(n)). */
-  private chunks: Buffer[] = [];
-  private first = 0;
-  /** Open coalescing Buffer for short pieces, logically after `chunks`. */
-  private tail: Buffer | null = null;
-  private tailBytes = 0;
-  private buffered = 0;
+  /** Pieces not yet taken. */
+  private readonly pieces = new BodyPieces();
   private peak = 0;
   private ended = false;
   private failure: TesseraError | null = null;
@@ -75,7 +62,7 @@ export class RequestBodyStream implements AsyncIterableIterator<Buffer, undefine
 
   /** Bytes received and not yet taken by the handler. */
   get bufferedBytes(): number {
-    return this.buffered;
+    return this.pieces.bytes;
   }
 
   /** Most bytes ever buffered at once (tests and metrics check the bound with it). */
@@ -104,22 +91,8 @@ export class RequestBodyStream implements AsyncIterableIterator<Buffer, undefine
       waiter.resolve({ done: false, value: data });
       return;
     }
-    const n = data.length;
-    if (n < STREAM_PIECE_COPY_BYTES) {
-      let tail = this.tail;
-      if (tail === null || tail.length - this.tailBytes < n) {
-        if (tail !== null) this.chunks.push(tail.subarray(0, this.tailBytes));
-        tail = this.tail = Buffer.allocUnsafe(STREAM_COALESCE_BYTES);
-        this.tailBytes = 0;
-      }
-      data.copy(tail, this.tailBytes);
-      this.tailBytes += n;
-    } else {
-      if (this.tail !== null) this.closeTail();
-      this.chunks.push(data);
-    }
-    this.buffered += n;
-    if (this.buffered > this.peak) this.peak = this.buffered;
+    this.pieces.push(data);
+    if (this.pieces.bytes > this.peak) this.peak = this.pieces.bytes;
   }
 
   /** The body is complete. */
@@ -174,25 +147,9 @@ export class RequestBodyStream implements AsyncIterableIterator<Buffer, undefine
     if (this.waiter !== null) {
       return Promise.reject(serverErrors.bodyStreamMisuse('next() called again before the previous call settled'));
     }
-    let result: IteratorResult<Buffer, undefined> | null = null;
-    if (this.first < this.chunks.length) {
-      const chunk = this.chunks[this.first]!;
-      this.chunks[this.first++] = EMPTY;
-      if (this.first === this.chunks.length) {
-        this.chunks.length = 0;
-        this.first = 0;
-      }
-      this.buffered -= chunk.length;
-      result = { done: false, value: chunk };
-    } else if (this.tail !== null) {
-      const chunk = this.tail.subarray(0, this.tailBytes);
-      this.tail = null;
-      this.buffered -= chunk.length;
-      this.tailBytes = 0;
-      result = { done: false, value: chunk };
-    }
+    const piece = this.pieces.shift();
     this.owner.bodyPulled(this);
-    if (result !== null) return Promise.resolve(result);
+    if (piece !== undefined) return Promise.resolve({ done: false, value: piece });
     if (this.failure !== null) return Promise.reject(this.failure);
     if (this.ended) return Promise.resolve(DONE);
     return new Promise((resolve, reject) => {
@@ -209,17 +166,7 @@ export class RequestBodyStream implements AsyncIterableIterator<Buffer, undefine
     return Promise.resolve(DONE);
   }
 
-  private closeTail(): void {
-    this.chunks.push(this.tail!.subarray(0, this.tailBytes));
-    this.tail = null;
-    this.tailBytes = 0;
-  }
-
   private drop(): void {
-    this.chunks = [];
-    this.first = 0;
-    this.tail = null;
-    this.tailBytes = 0;
-    this.buffered = 0;
+    this.pieces.clear();
   }
 }

@@ -257,7 +257,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
     else this.continueOwed = true;
   }
 
-  onRequest(head: ParsedRequestHead, body: Buffer): void {
+  onRequest(head: ParsedRequestHead, body: Buffer | Buffer[]): void {
     const receiving = this.receiving;
     if (receiving !== null) {
       // The end of a streamed body; its request is already queued, running or answered.
@@ -266,7 +266,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
       receiving.bodyStream!.end();
     } else {
       const request = new IncomingRequest(head, body, this.remoteAddress, this.startedAt, undefined);
-      this.queuedBodyBytes += body.length;
+      this.queuedBodyBytes += request.bodyLength;
       if (this.methodError !== null) {
         this.queue.push(new ProtocolFailure(this.methodError, request, false, this.startedAt));
         this.methodError = null;
@@ -317,11 +317,11 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
     while (this.current === null && !this.writer.blocked && !this.ended && this.queue.length > 0) {
       const item = this.queue.shift()!;
       if (item instanceof ProtocolFailure) {
-        if (item.subject instanceof IncomingRequest) this.queuedBodyBytes -= item.subject.body.length;
+        if (item.subject instanceof IncomingRequest) this.queuedBodyBytes -= item.subject.bodyLength;
         this.writeError(item.error, item.subject, item.fatal, item.startedAt);
         continue;
       }
-      this.queuedBodyBytes -= item.body.length;
+      this.queuedBodyBytes -= item.bodyLength;
       this.current = item;
       let result: Promise<HttpResponse> | HttpResponse;
       try {

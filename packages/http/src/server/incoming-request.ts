@@ -17,14 +17,18 @@ export class IncomingRequest implements HttpRequest {
   readonly query: string;
   readonly httpVersion: 10 | 11;
   readonly headers: Record<string, string>;
-  readonly body: Buffer;
+  /** The body as one Buffer, until `body` joins the pieces. */
+  private whole: Buffer | undefined;
+  /** The body's pieces (a large body), until `body` joins them. */
+  private pieces: Buffer[] | undefined;
+  readonly bodyLength: number;
   readonly bodyStream: RequestBodyStream | undefined;
   readonly remoteAddress: string;
   readonly startedAt: bigint;
   /** False when the connection closes after this response (`Connection: close`, HTTP/1.0). */
   readonly keepAlive: boolean;
 
-  constructor(head: ParsedRequestHead, body: Buffer, remoteAddress: string, startedAt: bigint,
+  constructor(head: ParsedRequestHead, body: Buffer | Buffer[], remoteAddress: string, startedAt: bigint,
     bodyStream: RequestBodyStream | undefined) {
     this.method = head.method;
     this.originalMethod = head.originalMethod;
@@ -33,11 +37,32 @@ export class IncomingRequest implements HttpRequest {
     this.query = head.query;
     this.httpVersion = head.httpVersion;
     this.headers = head.headers;
-    this.body = body;
+    if (Array.isArray(body)) {
+      this.pieces = body;
+      let n = 0;
+      for (const piece of body) n += piece.length;
+      this.bodyLength = n;
+    } else {
+      this.whole = body;
+      this.bodyLength = body.length;
+    }
     this.bodyStream = bodyStream;
     this.remoteAddress = remoteAddress;
     this.startedAt = startedAt;
     this.keepAlive = head.keepAlive;
+  }
+
+  /** Joined from the pieces on first use (then held once: the pieces are let go). */
+  get body(): Buffer {
+    if (this.whole === undefined) {
+      this.whole = Buffer.concat(this.pieces!, this.bodyLength);
+      this.pieces = undefined;
+    }
+    return this.whole;
+  }
+
+  get bodyParts(): readonly Buffer[] {
+    return this.pieces ?? [this.whole!];
   }
 }
 

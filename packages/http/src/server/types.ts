@@ -25,7 +25,14 @@ export interface RequestHead {
 
 export interface HttpRequest extends RequestHead {
   /** The whole body (empty Buffer when none, and for a streamed request). */
-  body: Buffer;
+  readonly body: Buffer;
+  /**
+   * The same bytes as the pieces they arrived in, without joining them (a
+   * large body is received in pieces: the parser's PIECES_BODY_BYTES_MIN);
+   * one piece when the body came whole. Absent where a request is made by
+   * other means than the server (tests): `body` then holds it.
+   */
+  readonly bodyParts?: readonly Buffer[];
   /**
    * A streamed request's body (`HttpServerOptions.streamBody`), undefined
    * otherwise: its bytes in order, read once. The handler receives the

@@ -1,4 +1,4 @@
-import { mediaTypeOf } from '@tessera/documents';
+import { blobLength, mediaTypeOf } from '@tessera/documents';
 import type { ReplicatedChange, ReplicatedContent, WriteCall, WriteReply } from '../protocol.js';
 
 /**
@@ -14,10 +14,11 @@ export function changeOf(reply: WriteReply, term: number, stored?: WriteCall['co
   if (reply.body !== undefined) change.body = reply.body;
   if (reply.indexed !== undefined) change.indexed = reply.indexed;
   if (reply.content !== undefined) {
-    const storedType = stored !== undefined && stored.bytes.length > 0 ? mediaTypeOf(stored.type) : undefined;
+    const storedSize = stored === undefined ? 0 : blobLength(stored.bytes);
+    const storedType = storedSize > 0 ? mediaTypeOf(stored!.type) : undefined;
     change.content = reply.content.map((entry) => {
       const message: ReplicatedContent = { type: entry.type, size: entry.size, crc: entry.crc };
-      if (storedType !== undefined && mediaTypeOf(entry.type) === storedType && entry.size === stored!.bytes.length) message.bytes = stored!.bytes;
+      if (storedType !== undefined && mediaTypeOf(entry.type) === storedType && entry.size === storedSize) message.bytes = stored!.bytes;
       return message;
     });
   }
