@@ -50,6 +50,14 @@ export interface PeerHello {
 /** Longest cluster secret a hello may carry. */
 export const CLUSTER_SECRET_CHARS_MAX = 1024;
 
+/**
+ * Most bytes a connection may send before its hello is in (the hello
+ * included): far more than a hello takes (names, a node's announcement, the
+ * secret), far less than a frame of messageBytesMax, which a connection
+ * that has not shown the cluster secret yet must not make the server hold.
+ */
+export const HELLO_BYTES_MAX = 64 * 1024;
+
 /** What the user of a peer says about itself; protocol and limits are added. */
 export type PeerIdentity = Pick<PeerHello, 'name' | 'role' | 'info'>;
 

@@ -6,7 +6,7 @@ import type { AnyCalls, RpcHandler } from '../transport.js';
 import { connectPeer, type ConnectPeerOptions } from './connect.js';
 import { ownHello } from './handshake.js';
 import { encode as msgpack } from '@msgpack/msgpack';
-import { encodeCall, encodeHello, RPC_PROTOCOL_VERSION, type PeerHello } from './messages.js';
+import { encodeCall, encodeHello, HELLO_BYTES_MAX, RPC_PROTOCOL_VERSION, type PeerHello } from './messages.js';
 import type { RpcPeer } from './peer.js';
 import { RpcServer, type RpcServerOptions } from './server.js';
 import { silentLogger } from './test-support.js';
@@ -197,6 +197,28 @@ describe('WebSocket peer', () => {
       }
       raw.terminate();
     }), { numRuns: 40, seed: 20250101 });
+    expect(await node.call('still', 'here')).toEqual({ method: 'still', params: 'here' });
+  });
+
+  it('drops a connection that sends more than HELLO_BYTES_MAX before its hello, however large its frame may be', async () => {
+    // Before a hello (and its cluster secret) a connection is nobody: a 1 MiB frame (allowed after the hello,
+    // up to messageBytesMax) is cut off once HELLO_BYTES_MAX has come, not gathered whole.
+    const { server, node } = await pair({ handler: echo, helloTimeoutMs: 30_000 });
+    const raw = await rawJoin(server.url, { hello: false });
+    const closed = closeCode(raw);
+    raw.send(new Uint8Array(1 << 20));
+    expect(await closed).toBe(1006);
+    expect(server.log.lines.some((line) => line.level === 'warn' && line.msg === 'rpc handshake failed'
+      && JSON.stringify(line).includes(`more than ${HELLO_BYTES_MAX} bytes before the hello`))).toBe(true);
+    expect(server.peers.size).toBe(1);
+    // A hello with a large frame right behind it (sent at once, in the same chunks) is a peer's.
+    const joined = await rawJoin(server.url, { hello: false });
+    const replies: Buffer[] = [];
+    joined.on('message', (data: Buffer) => replies.push(data));
+    joined.send(encodeHello(ownHello({ name: 'eager', role: 'node' }, 4 << 20)));
+    joined.send(encodeCall(1, 'big', 'x'.repeat(1 << 20), 0));
+    await until(() => replies.length === 2);
+    expect(replies[1]!.length).toBeGreaterThan(1 << 20);
     expect(await node.call('still', 'here')).toEqual({ method: 'still', params: 'here' });
   });
 

@@ -8,13 +8,14 @@
  * upgrade); with `clusterSecret` a joining peer's hello must carry the same
  * secret, or the connection is closed with 4401 and the reason.
  */
+import type { IncomingMessage } from 'node:http';
 import { createServer as createHttpsServer, type Server as HttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import type { SecureContextOptions } from 'node:tls';
 import { WebSocketServer, type ServerOptions, type WebSocket } from 'ws';
 import type { RpcHandler } from '../transport.js';
 import { awaitHello, clusterSecretDigest, clusterSecretRefusal, ownHello } from './handshake.js';
-import { CloseCode, encodeHello, type PeerHello, type PeerIdentity } from './messages.js';
+import { CloseCode, encodeHello, HELLO_BYTES_MAX, type PeerHello, type PeerIdentity } from './messages.js';
 import { peerOptions, type RpcPeerOptions } from './options.js';
 import { RpcPeer, closeSocket } from './peer.js';
 import type { NodeCalls } from '../protocol.js';
@@ -59,7 +60,7 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
     private readonly https: HttpsServer | undefined,
   ) {
     this.secretDigest = options.clusterSecret === undefined ? undefined : clusterSecretDigest(options.clusterSecret);
-    wss.on('connection', (socket) => this.accept(socket));
+    wss.on('connection', (socket, request) => this.accept(socket, request));
   }
 
   static async listen<C extends CallMap<C> = NodeCalls>(options: RpcServerOptions<C>): Promise<RpcServer<C>> {
@@ -145,7 +146,7 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
     return this.closing;
   }
 
-  private accept(socket: WebSocket): void {
+  private accept(socket: WebSocket, request: IncomingMessage): void {
     const { logger } = this.options;
     socket.on('error', (err) => logger.debug({ err }, 'rpc socket error'));
     if (this.closing !== undefined || this.handshaking.size + this.peerSet.size >= this.options.connectionsMax) {
@@ -154,7 +155,24 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
       return;
     }
     this.handshaking.add(socket);
+    // Until its hello is in, a connection is nobody (no secret checked yet): it may not make this process hold a
+    // messageBytesMax frame (256 MiB by default; ws gathers a frame whole), only as much as a hello takes.
+    const raw = request.socket;
+    let received = 0;
+    // Set by ws's own listener, which runs first: the bytes that came with the hello in one chunk are the peer's.
+    let settled = false;
+    const countBeforeHello = (chunk: Buffer): void => {
+      if (settled) return;
+      received += chunk.length;
+      if (received <= HELLO_BYTES_MAX) return;
+      raw.off('data', countBeforeHello);
+      logger.warn({ reason: `more than ${HELLO_BYTES_MAX} bytes before the hello` }, 'rpc handshake failed');
+      raw.destroy();
+    };
+    raw.on('data', countBeforeHello);
     awaitHello(socket, this.options.messageBytesMax, this.options.helloTimeoutMs, (hello) => {
+      settled = true;
+      raw.off('data', countBeforeHello);
       this.handshaking.delete(socket);
       const refusal = clusterSecretRefusal(this.secretDigest, hello);
       // Nothing past this point (onPeer, logs, /.nodes) sees the secret.
@@ -166,6 +184,8 @@ export class RpcServer<C extends CallMap<C> = NodeCalls> {
       }
       this.join(socket, hello);
     }, (failure) => {
+      settled = true;
+      raw.off('data', countBeforeHello);
       this.handshaking.delete(socket);
       logger.warn({ reason: failure.reason }, 'rpc handshake failed');
       if (failure.closeCode !== undefined) socket.close(failure.closeCode, failure.reason.slice(0, 120));
