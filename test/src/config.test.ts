@@ -130,6 +130,10 @@ it('limits that contradict each other are refused, naming both and where they ca
   const r = await runCli(['serve', '--config', file, '--url-bytes-max', '2048', '--print-config']);
   expect(r.code).toBe(2);
   expect(r.stderr).toContain('urlBytesMax (2048, from flag) must not exceed headerBytesMax (1024, from file)');
+  const bodies = await runCli(['coordinator', '--bodies-bytes-max', String(32 << 20), '--print-config']);
+  expect(bodies.code).toBe(2);
+  expect(bodies.stderr).toContain(`bodyBytesMax (${64 << 20}, from default) must not exceed bodiesBytesMax (${32 << 20}, from flag)`);
+  expect(bodies.stderr).toContain(`contentBodyBytesMax (${100 << 20}, from default) must not exceed bodiesBytesMax`);
 });
 
 it('shardWorkers: a count or auto, from a flag, a variable or the file; auto is one per core up to the shards, none below 3 cores', () => {

@@ -18,9 +18,13 @@ afterAll(async () => {
 
 /** Send raw bytes; resolve with everything received until the server closes (or `waitMs`). */
 function raw(pieces: Array<string | Buffer>, options: { gapMs?: number; waitMs?: number } = {}): Promise<{ text: string; closed: boolean; ms: number }> {
+  return rawTo(server.port, pieces, options);
+}
+
+function rawTo(port: number, pieces: Array<string | Buffer>, options: { gapMs?: number; waitMs?: number } = {}): Promise<{ text: string; closed: boolean; ms: number }> {
   return new Promise((resolve) => {
     const started = Date.now();
-    const socket: Socket = connect(server.port, '127.0.0.1');
+    const socket: Socket = connect(port, '127.0.0.1');
     let text = '';
     let closed = false;
     let timer: NodeJS.Timeout | undefined;
@@ -79,6 +83,47 @@ it('a body of 1-byte chunks is held in few buffers: stored exact, the server\'s 
   expect((await call(server, 'GET', '/hostile/chunky')).bytes.equals(body)).toBe(true);
   expect(peakRssBytes(server) - before).toBeLessThan(100 * 1024 * 1024);
 }, 60_000);
+
+it('many connections each sending a large body: past --bodies-bytes-max the next one is refused 503 at once, the bytes are given back', async () => {
+  const dataDir = (await import('./harness.js')).tempDataDir();
+  const small = await startServer({ args: ['--port', '0', '--data', dataDir, '--body-bytes-max', String(1 << 20),
+    '--content-body-bytes-max', String(1 << 20), '--bodies-bytes-max', String(2 << 20)] });
+  const held = async (): Promise<number> => {
+    const text = (await call(small, 'GET', '/:metrics', undefined, { accept: 'text/plain' })).text;
+    return Number(/^tessera_http_request_body_bytes (\d+)/m.exec(text)?.[1]);
+  };
+  const sockets: Socket[] = [];
+  try {
+    // Two bodies of 1 MiB, 900,000 bytes of each sent, then silence: 1.8 MB held.
+    for (let i = 0; i < 2; i++) {
+      const socket = connect(small.port, '127.0.0.1');
+      socket.on('error', () => undefined);
+      sockets.push(socket);
+      socket.write(`PUT /hostile/big${i} HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: ${1 << 20}\r\n\r\n`);
+      socket.write(Buffer.alloc(900_000, 1));
+    }
+    for (let deadline = Date.now() + 5000; (await held()) < 1_800_000;) {
+      if (Date.now() > deadline) throw new Error(`held ${await held()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    const refused = await rawTo(small.port, [`PUT /hostile/third HTTP/1.1\r\nHost: x\r\nContent-Type: application/octet-stream\r\nContent-Length: 400000\r\n\r\n`,
+      Buffer.alloc(400_000, 2)]);
+    expect(refused.closed).toBe(true);
+    expect(refused.text).toMatch(/^HTTP\/1\.1 503 /);
+    expect(refused.text).toContain('"code":"http_overloaded"');
+    expect((await call(small, 'GET', '/hostile/third')).status).toBe(404);
+    for (const socket of sockets) socket.destroy();
+    for (let deadline = Date.now() + 5000; (await held()) !== 0;) {
+      if (Date.now() > deadline) throw new Error(`still held: ${await held()}`);
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    expect((await call(small, 'PUT', '/hostile/after', Buffer.alloc(400_000, 3), { 'content-type': 'application/octet-stream' })).status).toBe(200);
+  } finally {
+    for (const socket of sockets) socket.destroy();
+    expect(await small.stop()).toBe(0);
+    removeDir(dataDir);
+  }
+}, 30_000);
 
 it('Content-Length with Transfer-Encoding is refused and the connection closed', async () => {
   const r = await raw(['POST /hostile/ HTTP/1.1\r\nHost: x\r\nContent-Length: 4\r\nTransfer-Encoding: chunked\r\n\r\n0\r\n\r\nGET /hostile/1 HTTP/1.1\r\nHost: x\r\n\r\n']);

@@ -190,6 +190,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('restoreBodyBytesMax', integer(0, 2 ** 50), SERVE_DEFAULTS.restoreBodyBytesMax, 'largest RESTORE body, bytes, streamed (413 beyond)', HTTP),
   setting('contentBodyBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.contentBodyBytesMax, 'largest stored-content body (any Content-Type that is not JSON, YAML or MessagePack), bytes (413 beyond)', HTTP),
   setting('yamlBodyBytesMax', integer(0, 2 ** 40), SERVE_DEFAULTS.yamlBodyBytesMax, 'largest YAML body, bytes (413 beyond; at most bodyBytesMax): yaml spends ~300 bytes of heap per token before the value exists', HTTP),
+  setting('bodiesBytesMax', integer(1 << 20, 2 ** 50), SERVE_DEFAULTS.bodiesBytesMax, 'request body bytes all connections together may hold at once (those being received, queued and handled; a streamed RESTORE counts its 1 MiB buffer): a request that would go past it is answered 503 `http_overloaded` and its connection closed; at least bodyBytesMax and contentBodyBytesMax', HTTP),
   setting('headerBytesMax', integer(256, 1 << 24), SERVE_DEFAULTS.headerBytesMax, 'largest request line + header section, bytes (431 beyond)', HTTP),
   setting('urlBytesMax', integer(16, 1 << 24), SERVE_DEFAULTS.urlBytesMax, 'longest request-target, bytes (414 beyond); at most headerBytesMax', HTTP),
   setting('headersTimeoutMs', integer(1, 2 ** 31), SERVE_DEFAULTS.headersTimeoutMs, 'time to receive a request head, ms (408 beyond); a new connection that sends nothing this long is closed', HTTP),
@@ -348,6 +349,13 @@ export function resolveConfig<C extends CommandName = 'serve'>(input: {
   if (problems.length === 0 && typeof config.urlBytesMax === 'number' && (config.urlBytesMax as number) > (config.headerBytesMax as number)) {
     problems.push(`urlBytesMax (${String(config.urlBytesMax)}, from ${sources.urlBytesMax}) must not exceed headerBytesMax (${String(config.headerBytesMax)}, from ${sources.headerBytesMax}): the request-target is part of the head`);
   }
+  if (problems.length === 0 && typeof config.bodiesBytesMax === 'number') {
+    for (const key of ['bodyBytesMax', 'contentBodyBytesMax'] as const) {
+      if ((config[key] as number) > (config.bodiesBytesMax as number)) {
+        problems.push(`${key} (${String(config[key])}, from ${sources[key]}) must not exceed bodiesBytesMax (${String(config.bodiesBytesMax)}, from ${sources.bodiesBytesMax}): such a body could never be taken`);
+      }
+    }
+  }
   if (problems.length === 0) problems.push(...tlsAndCorsProblems(config));
   if (problems.length > 0) throw new ConfigError(problems);
   return { config: config as unknown as CommandConfigs[C], sources, file: input.file?.path };
@@ -459,6 +467,7 @@ function httpOptionsOf(config: CoordinatorConfig | ServeConfig) {
     restoreBodyBytesMax: config.restoreBodyBytesMax,
     contentBodyBytesMax: config.contentBodyBytesMax,
     yamlBodyBytesMax: config.yamlBodyBytesMax,
+    bodiesBytesMax: config.bodiesBytesMax,
     headerBytesMax: config.headerBytesMax,
     urlBytesMax: config.urlBytesMax,
     headersTimeoutMs: config.headersTimeoutMs,

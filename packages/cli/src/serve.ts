@@ -34,6 +34,8 @@ export interface ApiSettings {
   contentBodyBytesMax: number;
   /** Largest YAML body, bytes (at most bodyBytesMax). */
   yamlBodyBytesMax: number;
+  /** Request body bytes all connections may hold at once (503 `http_overloaded` beyond). */
+  bodiesBytesMax: number;
   headerBytesMax: number;
   urlBytesMax: number;
   idleTimeoutMs: number;
@@ -92,6 +94,9 @@ export const SERVE_DEFAULTS: Omit<ServeOptions, 'nodeName'> = {
   // the same bodies in JSON or MessagePack cost milliseconds. YAML is written by hand (SnakeYAML's default cap:
   // 3 MB); 2 MiB holds the longest document string (stringBytesMax, 1 MiB) quoted and escaped.
   yamlBodyBytesMax: 2 * 1024 * 1024,
+  // Ten of the largest stored-content bodies at once: enough connections each sending a body up to its limit would
+  // otherwise hold connections × 100 MiB (docs/http.md "Limits").
+  bodiesBytesMax: 1024 * 1024 * 1024,
   headerBytesMax: 16 * 1024,
   urlBytesMax: 8 * 1024,
   idleTimeoutMs: 60_000,
@@ -140,7 +145,7 @@ export function shardWorkersOf(setting: number | 'auto', numberOfShards: number,
 
 /** What the HTTP API needs; `serve` and `coordinator` share it. */
 export type HttpApiOptions = Pick<ServeOptions, 'host' | 'port' | 'dataDir' | 'clusterName' | 'numberOfShards' | 'numberOfReplicas'
-  | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'yamlBodyBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
+  | 'bodyBytesMax' | 'restoreBodyBytesMax' | 'contentBodyBytesMax' | 'yamlBodyBytesMax' | 'bodiesBytesMax' | 'headerBytesMax' | 'urlBytesMax' | 'idleTimeoutMs' | 'headersTimeoutMs' | 'bodyTimeoutMs'
   | 'depthMax' | 'fieldsMax' | 'valuesPerFieldMax' | 'documentValuesMax' | 'stringBytesMax' | 'documentWordsMax' | 'strict' | 'shutdownGraceMs' | 'slowRequestMs' | 'nodeLeftDelayMs' | 'templates' | 'apiKey'
   | 'tlsCert' | 'tlsKey' | 'corsOrigin'>;
 
@@ -323,6 +328,7 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
     // RESTORE bodies are streamed item by item with their own, larger limit (API.md §13).
     streamBody: (head) => head.method === 'RESTORE',
     bodyBytesMax: (head) => requestBodyBytesMax(head, options),
+    bodiesBytesMax: options.bodiesBytesMax,
     headerBytesMax: options.headerBytesMax,
     urlBytesMax: options.urlBytesMax,
     idleTimeoutMs: options.idleTimeoutMs,
@@ -335,6 +341,7 @@ export async function listenHttp(coordinator: Coordinator, options: HttpApiOptio
   coordinator.metrics.attach({
     documentsByIndex: () => coordinator.documentsByIndex(),
     connections: () => http.connections,
+    bodyBytesHeld: () => http.bodyBytesHeld,
     nodeStats: () => coordinator.nodeStats(),
     logLinesDropped,
   });

@@ -22,6 +22,8 @@ export interface MetricsSources {
   documentsByIndex(): Promise<Map<string, number>>;
   /** Open HTTP connections. */
   connections(): number;
+  /** Request body bytes the HTTP connections hold (bounded by bodiesBytesMax). */
+  bodyBytesHeld?(): number;
   /** Figures of every active node's open shard copies (bytes on disk, commit times). */
   nodeStats(): Promise<NodeStatsReply[]>;
   /** Log lines the process could not write (its standard output failed or fell behind); the process's logger counts them. */
@@ -224,6 +226,14 @@ export class Metrics {
       registers: [this.registry],
       collect() {
         this.set(metrics.sources?.connections() ?? 0);
+      },
+    });
+    new Gauge({
+      name: 'tessera_http_request_body_bytes',
+      help: 'Request body bytes the HTTP connections hold now (being received, queued or handled), bounded by bodiesBytesMax',
+      registers: [this.registry],
+      collect() {
+        this.set(metrics.sources?.bodyBytesHeld?.() ?? 0);
       },
     });
   }

@@ -1,5 +1,5 @@
 import fc from 'fast-check';
-import type { TesseraError } from '@tessera/errors';
+import { TesseraError } from '@tessera/errors';
 import { CHUNK_LINE_BYTES_MAX } from './chunked.js';
 import type { ParsedRequestHead } from './request-head.js';
 import { PIECE_COPY_BYTES } from '../body-pieces.js';
@@ -51,6 +51,16 @@ class Recorder implements RequestParserEvents {
 
   onBodyData(_data: Buffer): void {
     this.log.push('body-data');
+  }
+
+  /** Body bytes let in so far; past `bodyBytesAllowed` they are refused with a 503. */
+  bodyBytesHeld = 0;
+  bodyBytesAllowed = Number.POSITIVE_INFINITY;
+
+  onBodyBytes(n: number): TesseraError | null {
+    if (this.bodyBytesHeld + n > this.bodyBytesAllowed) return new TesseraError('http_overloaded', 503, 'over');
+    this.bodyBytesHeld += n;
+    return null;
   }
 
   onRequest(head: ParsedRequestHead, body: Buffer | Buffer[]): void {

@@ -68,6 +68,11 @@ export interface RequestParserEvents {
   /** Bytes of a streamed body, in order; never empty, never more than the credit left. */
   onBodyData(data: Buffer): void;
   /**
+   * `n` more bytes of a body the parser gathers (not a streamed one) are about to be held: an error refuses them
+   * (the parser fails with it, as with a limit), null lets them in.
+   */
+  onBodyBytes(n: number): TesseraError | null;
+  /**
    * A complete request. `body` may be a slice of a socket Buffer (empty for a streamed body); a body of
    * PIECES_BODY_BYTES_MIN or more comes as the pieces it arrived in (BodyPieces), never joined here.
    */
@@ -230,6 +235,14 @@ export class RequestParser {
     this.pieces.clear();
     this.headAcc = null;
     this.lines.release();
+  }
+
+  /** Whether the listener refuses to let `n` more gathered body bytes in (the parser has then failed). */
+  private refused(n: number): boolean {
+    const error = this.events.onBodyBytes(n);
+    if (error === null) return false;
+    this.fail(error);
+    return true;
   }
 
   private fail(error: TesseraError): void {
@@ -429,11 +442,13 @@ export class RequestParser {
     if (this.streaming) return this.handOnBody(chunk, off);
     const available = chunk.length - off;
     if (this.pieces.bytes === 0 && available >= this.remaining) {
+      if (this.refused(this.remaining)) return chunk.length;
       const end = off + this.remaining;
       this.complete(chunk.subarray(off, end));
       return end;
     }
     const n = available < this.remaining ? available : this.remaining;
+    if (this.refused(n)) return chunk.length;
     this.pieces.push(chunk.subarray(off, off + n));
     this.bodyBytes += n;
     this.remaining -= n;
@@ -497,6 +512,7 @@ export class RequestParser {
     if (this.streaming) return this.handOnBody(chunk, off);
     const available = chunk.length - off;
     const n = available < this.remaining ? available : this.remaining;
+    if (this.refused(n)) return chunk.length;
     this.pieces.push(chunk.subarray(off, off + n));
     this.bodyBytes += n;
     this.remaining -= n;

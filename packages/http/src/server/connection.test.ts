@@ -29,6 +29,8 @@ function connect(handler: RequestHandler): RecordingSocket {
     handler,
     responseHead: new ResponseHead('Tessera/test'),
     connectionClosed: () => undefined,
+    takeBodyBytes: () => true,
+    giveBodyBytes: () => undefined,
   };
   const socket = new RecordingSocket();
   new Connection(host, socket as unknown as Socket);

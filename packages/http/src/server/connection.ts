@@ -56,6 +56,9 @@ export interface ConnectionHost {
   readonly handler: RequestHandler;
   readonly responseHead: ResponseHead;
   connectionClosed(connection: Connection): void;
+  /** Count `n` more request body bytes held (false: over bodiesBytesMax, nothing counted). */
+  takeBodyBytes(n: number): boolean;
+  giveBodyBytes(n: number): void;
 }
 
 /**
@@ -92,6 +95,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
   private readonly queue: (IncomingRequest | ProtocolFailure)[] = [];
   /** Body bytes of the requests in the queue. */
   private queuedBodyBytes = 0;
+  /** Bytes counted against bodiesBytesMax for the body the parser is gathering, not yet a request's. */
+  private gatheringBodyBytes = 0;
   /** The request whose handler is running. */
   private current: IncomingRequest | null = null;
   /** The streamed request whose body is being received (queued or running or answered). */
@@ -174,6 +179,9 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
       this.receiving = null;
       receiving.bodyStream!.fail(serverErrors.bodyAborted());
     }
+    // The running request's body counts until its handler is done (onHandlerResolved/Rejected run after a close too).
+    for (const item of this.queue) this.releaseBody(item instanceof ProtocolFailure ? item.subject : item);
+    this.releaseGathered();
     this.queue.length = 0;
     this.queuedBodyBytes = 0;
     this.deadlines.clear();
@@ -211,8 +219,15 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
   }
 
   onBodyStart(head: ParsedRequestHead): void {
+    // A streamed body holds up to its buffer's bound while its request runs.
+    if (!this.host.takeBodyBytes(STREAM_BUFFER_BYTES_MAX)) {
+      this.parser.destroy();
+      this.onError(serverErrors.overloaded(this.options.bodiesBytesMax!), head);
+      return;
+    }
     const stream = new RequestBodyStream(this, head.expectContinue && head.contentLength !== 0);
     const request = new IncomingRequest(head, EMPTY_BODY, this.remoteAddress, this.startedAt, stream);
+    request.heldBodyBytes = STREAM_BUFFER_BYTES_MAX;
     this.receiving = request;
     this.discardingBody = false;
     this.parser.grantBodyBytes(STREAM_BUFFER_BYTES_MAX);
@@ -257,6 +272,12 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
     else this.continueOwed = true;
   }
 
+  onBodyBytes(n: number): TesseraError | null {
+    if (!this.host.takeBodyBytes(n)) return serverErrors.overloaded(this.options.bodiesBytesMax!);
+    this.gatheringBodyBytes += n;
+    return null;
+  }
+
   onRequest(head: ParsedRequestHead, body: Buffer | Buffer[]): void {
     const receiving = this.receiving;
     if (receiving !== null) {
@@ -266,6 +287,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
       receiving.bodyStream!.end();
     } else {
       const request = new IncomingRequest(head, body, this.remoteAddress, this.startedAt, undefined);
+      request.heldBodyBytes = this.gatheringBodyBytes;
+      this.gatheringBodyBytes = 0;
       this.queuedBodyBytes += request.bodyLength;
       if (this.methodError !== null) {
         this.queue.push(new ProtocolFailure(this.methodError, request, false, this.startedAt));
@@ -287,6 +310,8 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
 
   onError(error: TesseraError, head: ParsedRequestHead | null): void {
     this.methodError = null;
+    // The body being gathered is dropped with the parser.
+    this.releaseGathered();
     this.stopReading = true;
     this.deadlines.set(NONE, 0);
     // Keep reading (and dropping) input: a client still sending its body must be able to read our answer.
@@ -318,6 +343,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
       const item = this.queue.shift()!;
       if (item instanceof ProtocolFailure) {
         if (item.subject instanceof IncomingRequest) this.queuedBodyBytes -= item.subject.bodyLength;
+        this.releaseBody(item.subject);
         this.writeError(item.error, item.subject, item.fatal, item.startedAt);
         continue;
       }
@@ -328,6 +354,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
         result = this.host.handler(item);
       } catch (err) {
         this.current = null;
+        this.releaseBody(item);
         this.handlerFailed(item, err);
         continue;
       }
@@ -336,6 +363,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
         return;
       }
       this.current = null;
+      this.releaseBody(item);
       this.respond(item, result as HttpResponse);
     }
     if (this.current === null && this.queue.length === 0) this.afterQueueDrained();
@@ -346,6 +374,7 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
     const request = this.current;
     if (request === null) return;
     this.current = null;
+    this.releaseBody(request);
     if (!this.ended) this.respond(request, response);
     this.drive();
   };
@@ -354,9 +383,23 @@ export class Connection implements RequestParserEvents, BodyStreamOwner, Respons
     const request = this.current;
     if (request === null) return;
     this.current = null;
+    this.releaseBody(request);
     if (!this.ended) this.handlerFailed(request, err);
     this.drive();
   };
+
+  /** Its handler is done (or will never run): the request's body no longer counts against bodiesBytesMax. */
+  private releaseBody(request: HttpRequest | RequestHead | null): void {
+    if (!(request instanceof IncomingRequest) || request.heldBodyBytes === 0) return;
+    this.host.giveBodyBytes(request.heldBodyBytes);
+    request.heldBodyBytes = 0;
+  }
+
+  private releaseGathered(): void {
+    if (this.gatheringBodyBytes === 0) return;
+    this.host.giveBodyBytes(this.gatheringBodyBytes);
+    this.gatheringBodyBytes = 0;
+  }
 
   private handlerFailed(request: IncomingRequest, err: unknown): void {
     const stream = request.bodyStream;

@@ -15,6 +15,8 @@ export const serverErrors = {
     e('http_body_timeout', 408, `No request body bytes received for ${bodyTimeoutMs} ms`),
   bodyAborted: () =>
     e('http_body_aborted', 400, 'The client closed the connection before the request body was complete'),
+  overloaded: (bodiesBytesMax: number) =>
+    e('http_overloaded', 503, `The server already holds the request bodies it takes at once (${bodiesBytesMax} bytes, bodiesBytesMax): retry later`),
   bodyStreamMisuse: (why: string) => e('http_body_stream_misuse', 500, `Request body stream misused: ${why}`),
   overrideNeedsPost: () =>
     e('http_method_override_misuse', 400, "'x-http-method-override' header must use the POST method"),

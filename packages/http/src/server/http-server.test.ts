@@ -90,6 +90,7 @@ describe('options', () => {
     expect(() => createHttpServer({ pipelineDepthMax: 0 }, echo)).toThrow(TesseraError);
     expect(() => createHttpServer({ urlBytesMax: 20000 }, echo)).toThrow(/urlBytesMax/);
     expect(() => createHttpServer({ serverName: 'a\r\nb' }, echo)).toThrow(/serverName/);
+    expect(() => createHttpServer({ bodiesBytesMax: 0 }, echo)).toThrow(/bodiesBytesMax/);
     // A certificate that is not PEM fails when the server is created, not at the first handshake.
     expect(() => createHttpServer({ tls: { cert: 'not a certificate' } }, echo)).toThrow(/'tls'.*PEM/);
   });
@@ -369,6 +370,69 @@ describe('bodies', () => {
     const put = await c.request({ path: '/t/1', method: 'PUT', body: 'x'.repeat(50) });
     expect(put.statusCode).toBe(413);
     await put.body.dump();
+  });
+});
+
+describe('bodiesBytesMax: the request bodies all connections hold at once', () => {
+  async function until(condition: () => boolean): Promise<void> {
+    for (let deadline = Date.now() + 3000; !condition(); await new Promise((r) => setTimeout(r, 5))) {
+      if (Date.now() > deadline) throw new Error('condition not met');
+    }
+  }
+  const put = (length: number) => `PUT /b HTTP/1.1\r\nHost: x\r\nContent-Length: ${length}\r\n\r\n`;
+
+  test('a body that would go past it is answered 503 http_overloaded and its connection closed; the others go on, and every byte is given back', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const r = await start({ bodiesBytesMax: 100_000 }, async (req) => {
+      if (req.path === '/slow') await held;
+      return { status: 200, body: String(req.body.length) };
+    });
+    // A holds 60,000 bytes (its handler waits); B's 50,000 would make 110,000.
+    const a = rawExchange(r.port, [`PUT /slow HTTP/1.1\r\nHost: x\r\nContent-Length: 60000\r\n\r\n`, Buffer.alloc(60_000)], { responses: 1 });
+    await until(() => r.server.bodyBytesHeld === 60_000);
+    const b = await rawExchange(r.port, [put(50_000), Buffer.alloc(50_000)]);
+    expect(b.closed).toBe(true);
+    expect(b.responses.map((x) => x.status)).toEqual([503]);
+    expect(JSON.parse(b.responses[0]!.body.toString())).toMatchObject({ status: 503, code: 'http_overloaded' });
+    expect(r.server.bodyBytesHeld).toBe(60_000);
+    // Within what is left: served.
+    const c = await rawExchange(r.port, [put(30_000), Buffer.alloc(30_000)], { responses: 1 });
+    expect(c.responses.map((x) => [x.status, x.body.toString()])).toEqual([[200, '30000']]);
+    release();
+    expect((await a).responses.map((x) => [x.status, x.body.toString()])).toEqual([[200, '60000']]);
+    await until(() => r.server.bodyBytesHeld === 0);
+    // A chunked body is counted as it comes, and a connection closed halfway gives its bytes back.
+    const half = rawExchange(r.port, ['PUT /b HTTP/1.1\r\nHost: x\r\nTransfer-Encoding: chunked\r\n\r\n', `9c40\r\n${'x'.repeat(40_000)}\r\n`], { timeoutMs: 300 });
+    await until(() => r.server.bodyBytesHeld === 40_000);
+    await half;
+    await until(() => r.server.bodyBytesHeld === 0);
+  });
+
+  test('a streamed body counts its buffer bound while its request runs', async () => {
+    const r = await start({ bodiesBytesMax: 1024 * 1024 + 10, streamBody: (head) => head.method === 'RESTORE' }, async (req) => {
+      let n = 0;
+      for await (const piece of req.bodyStream ?? []) n += piece.length;
+      return { status: 200, body: String(n) };
+    });
+    const one = await rawExchange(r.port, ['RESTORE /b HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello'], { responses: 1 });
+    expect(one.responses.map((x) => [x.status, x.body.toString()])).toEqual([[200, '5']]);
+    await until(() => r.server.bodyBytesHeld === 0);
+    // With a plain body already holding 20 bytes, a streamed one (1 MiB bound) does not fit.
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => { release = resolve; });
+    const r2 = await start({ bodiesBytesMax: 1024 * 1024 + 10, streamBody: (head) => head.method === 'RESTORE' }, async (req) => {
+      if (req.method === 'PUT') await held;
+      return { status: 200 };
+    });
+    const waiting = rawExchange(r2.port, [put(20), Buffer.alloc(20)], { responses: 1 });
+    await until(() => r2.server.bodyBytesHeld === 20);
+    const refused = await rawExchange(r2.port, ['RESTORE /b HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\n\r\nhello']);
+    expect(refused.responses.map((x) => x.status)).toEqual([503]);
+    expect(refused.closed).toBe(true);
+    release();
+    await waiting;
+    await until(() => r2.server.bodyBytesHeld === 0);
   });
 });
 

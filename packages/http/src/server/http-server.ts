@@ -119,6 +119,20 @@ class TesseraHttpServer implements HttpServer, ConnectionHost {
     }
   };
 
+  /** Request body bytes the connections hold now (HttpServerOptions.bodiesBytesMax). */
+  bodyBytesHeld = 0;
+
+  takeBodyBytes(n: number): boolean {
+    const max = this.options.bodiesBytesMax;
+    if (max !== undefined && this.bodyBytesHeld + n > max) return false;
+    this.bodyBytesHeld += n;
+    return true;
+  }
+
+  giveBodyBytes(n: number): void {
+    this.bodyBytesHeld -= n;
+  }
+
   connectionClosed(connection: Connection): void {
     this.live.delete(connection);
     if (this.finishClose !== null) this.maybeFinishClose();

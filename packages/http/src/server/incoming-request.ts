@@ -27,6 +27,8 @@ export class IncomingRequest implements HttpRequest {
   readonly startedAt: bigint;
   /** False when the connection closes after this response (`Connection: close`, HTTP/1.0). */
   readonly keepAlive: boolean;
+  /** Body bytes counted against the server's bodiesBytesMax for this request, until its handler is done. */
+  heldBodyBytes = 0;
 
   constructor(head: ParsedRequestHead, body: Buffer | Buffer[], remoteAddress: string, startedAt: bigint,
     bodyStream: RequestBodyStream | undefined) {

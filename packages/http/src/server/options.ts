@@ -46,6 +46,9 @@ export function resolveHttpServerOptions(options: Partial<HttpServerOptions>): H
   if (typeof resolved.serverName !== 'string' || /[^\x20-\x7e]/.test(resolved.serverName)) {
     throw serverErrors.invalidOption('serverName', 'must be printable ASCII');
   }
+  if (resolved.bodiesBytesMax !== undefined && (!Number.isSafeInteger(resolved.bodiesBytesMax) || resolved.bodiesBytesMax <= 0)) {
+    throw serverErrors.invalidOption('bodiesBytesMax', 'must be a positive integer');
+  }
   if (resolved.streamBody !== undefined && typeof resolved.streamBody !== 'function') {
     throw serverErrors.invalidOption('streamBody', 'must be a function');
   }

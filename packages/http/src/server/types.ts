@@ -95,6 +95,16 @@ export interface HttpServerOptions {
   /** Requests parsed ahead of the one being answered on one connection (pipelining bound). */
   pipelineDepthMax: number;
   /**
+   * Request body bytes all connections together may hold (undefined: no
+   * bound): the bodies being received, queued and handled, as their bytes
+   * arrive, and a streamed body's buffer bound while its request runs. A
+   * request whose body would go past it is answered 503 `http_overloaded`
+   * and its connection closed; what other connections hold is untouched.
+   * Without it, enough connections each sending a body up to
+   * `bodyBytesMax` at once hold connections × bodyBytesMax.
+   */
+  bodiesBytesMax?: number;
+  /**
    * Called once a head is parsed (after method override/mapping): true hands the request to the
    * handler at once with `bodyStream`, so the body is read with bounded memory as the handler pulls.
    * Default: never stream (the handler gets the whole body in `body`).
@@ -126,6 +136,8 @@ export interface HttpServer {
   close(graceMs?: number): Promise<void>;
   /** Open client connections. */
   readonly connections: number;
+  /** Request body bytes the connections hold now (what bodiesBytesMax bounds). */
+  readonly bodyBytesHeld: number;
   /**
    * Serve new connections with another certificate and key (a renewed
    * certificate); those open keep theirs. Only for a server created with
