@@ -13,7 +13,7 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { pathToFileURL } from 'node:url';
-import { anonymousExposure, buildProgram, defaultOf, SETTINGS, type CommandName, type ResolvedConfig, SERVER_ENV, SERVER_NODE_FLAGS } from '@tessera/cli';
+import { anonymousExposure, buildProgram, clusterExposure, defaultOf, SETTINGS, type CommandName, type ResolvedConfig, SERVER_ENV, SERVER_NODE_FLAGS } from '@tessera/cli';
 import { parse as parseYaml } from 'yaml';
 import { CLI, REPO_ROOT, removeDir, tempDataDir } from './harness.js';
 
@@ -34,7 +34,7 @@ interface Service {
 // Compose merges `<<: *anchor` keys (YAML 1.1 merge keys); so does this parse.
 const compose = parseYaml(readFileSync(join(REPO_ROOT, 'docker-compose.yml'), 'utf8'), { merge: true }) as { services: Record<string, Service>; volumes: Record<string, unknown> };
 /** What `.env` gives compose in these tests (the file itself is never committed: .env.example is). */
-const DOT_ENV: Record<string, string> = { TESSERA_API_KEY: 'compose-test-key-0123456789' };
+const DOT_ENV: Record<string, string> = { TESSERA_API_KEY: 'compose-test-key-0123456789', TESSERA_CLUSTER_SECRET: 'compose-test-cluster-secret' };
 /** `${NAME}` and `${NAME:?message}` as compose interpolates them from `.env`; an unset required one throws, as compose refuses to start. */
 function interpolated(environment: Record<string, string> | undefined, dotEnv: Record<string, string>): Record<string, string> {
   return Object.fromEntries(Object.entries(environment ?? {}).map(([key, value]) => [key, value.replace(/\$\{(\w+)(?::\?([^}]*))?\}/g, (_, name: string, required?: string) => {
@@ -310,6 +310,24 @@ describe('docker-compose.yml', () => {
       expect(anonymousExposure({ ...config, apiKey: '' })).toMatch(/--api-key/);
     }
     expect(readFileSync(join(REPO_ROOT, '.env.example'), 'utf8')).toMatch(/^TESSERA_API_KEY=$/m);
+    // The cluster's own listeners take connections from the Compose network: the secret is required the same way.
+    for (const name of TESSERA_SERVICES) {
+      expect(services[name]!.environment?.TESSERA_CLUSTER_SECRET).toMatch(/^\$\{TESSERA_CLUSTER_SECRET:\?.+\}$/);
+      expect(() => interpolated(services[name]!.environment, { TESSERA_API_KEY: 'k'.repeat(20) })).toThrow(/TESSERA_CLUSTER_SECRET/);
+    }
+    for (const name of COORDINATORS) {
+      const { config } = await parsed<'coordinator'>(name);
+      expect(config.clusterSecret).toBe(DOT_ENV.TESSERA_CLUSTER_SECRET);
+      expect(config.rpcHost).toBe('0.0.0.0');
+      expect(clusterExposure('coordinator', config)).toBeUndefined();
+      expect(clusterExposure('coordinator', { ...config, clusterSecret: '' })).toMatch(/--cluster-secret/);
+    }
+    for (const name of NODES) {
+      const { config } = await parsed<'node'>(name);
+      expect(config.clusterSecret).toBe(DOT_ENV.TESSERA_CLUSTER_SECRET);
+      expect(clusterExposure('node', { ...config, clusterSecret: '' })).toMatch(/relay listener on node\d without a cluster secret/);
+    }
+    expect(readFileSync(join(REPO_ROOT, '.env.example'), 'utf8')).toMatch(/^TESSERA_CLUSTER_SECRET=$/m);
     for (const ignore of ['.gitignore', '.dockerignore']) expect(readFileSync(join(REPO_ROOT, ignore), 'utf8').split('\n')).toContain('.env');
   });
 

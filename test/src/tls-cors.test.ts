@@ -481,6 +481,20 @@ describe('two coordinators on etcd over HTTPS, two nodes relaying over wss://', 
     expect((await call({ url }, 'COUNT', '/relayed/', { _query: { n: { _in: { _range: { _from: 1 } } } } })).json).toMatchObject({ total: 30 });
   });
 
+  it('off loopback, a coordinator\'s RPC listener and a node\'s relay listener need the cluster secret (or --allow-anonymous) to start', async () => {
+    const coordinator = await runCli(['coordinator', '--port', '0', '--rpc-host', '0.0.0.0', '--rpc-port', '0', '--data', join(root, 'open-c')]);
+    expect(coordinator.code).toBe(2);
+    expect(coordinator.stderr.trim().split('\n')).toEqual([expect.stringMatching(/^tessera: refusing to take nodes on the RPC listener on 0\.0\.0\.0 without a cluster secret.*--cluster-secret/)]);
+    const node = await runCli(['node', '--name', 'open-n', '--data', join(root, 'open-n'), '--relay-host', '0.0.0.0', '--relay-port', '0']);
+    expect(node.code).toBe(2);
+    expect(node.stderr).toMatch(/refusing to take relayed writes on the relay listener on 0\.0\.0\.0 without a cluster secret/);
+    // Said to be intended: it starts.
+    const allowed = await spawnTessera('open-c', ['coordinator', '--port', '0', '--rpc-host', '0.0.0.0', '--rpc-port', '0', '--allow-anonymous',
+      '--data', join(root, 'open-c')], {}, 'rpc listening');
+    expect(String(allowed.logs.find((l) => l.msg === 'rpc listening')?.url)).toMatch(/^ws:\/\/0\.0\.0\.0:\d+$/);
+    expect(await allowed.stop()).toBe(0);
+  });
+
   it('a node with a relay listener but no certificate, joining over wss://, does not start and says why', async () => {
     const r = await runCli(['node', '--name', 'n3', '--data', join(root, 'n3'), '--join', 'wss://127.0.0.1:1', '--tls-ca', certFile, '--relay-port', '0'],
       { env: { TESSERA_CLUSTER_SECRET: 'etcd-cluster-shared-secret' } });

@@ -60,7 +60,7 @@ export interface ServeConfig extends ShardHostConfig, ApiSettings {
   logPretty: boolean;
   /** The master API key; '' for none (API.md §16.3). */
   apiKey: string;
-  /** Serve without a key on an address other than loopback (exposure.ts). */
+  /** Listen off loopback without a key (HTTP) or a cluster secret (RPC, relay): exposure.ts. */
   allowAnonymous: boolean;
   /** Worker threads serving the shard copies; `auto`: serve.ts shardWorkersOf. */
   shardWorkers: number | 'auto';
@@ -100,6 +100,8 @@ export interface NodeConfig extends ShardHostConfig, ClusterTrustConfig {
   relayHost: string;
   /** `off`: no relay listener. */
   relayPort: number | 'off';
+  /** A relay listener off loopback without a cluster secret (exposure.ts). */
+  allowAnonymous: boolean;
   /** The relay listener's certificate chain and key (wss://); '' for neither: ws://. */
   tlsCert: string;
   tlsKey: string;
@@ -181,7 +183,7 @@ export const SETTINGS: readonly Setting[] = [
   setting('etcdPrefix', { type: 'string' }, COORDINATOR_DEFAULTS.etcdPrefix, 'root of this cluster\'s keys in etcd (a node: its coordinators\')', ['coordinator', 'node']),
   setting('coordinatorLeaseMs', integer(1000, 60_000), COORDINATOR_DEFAULTS.coordinatorLeaseMs, 'with --etcd: each coordinator\'s registration and the election live under an etcd lease this long (whole seconds), ms; an elected coordinator that dies or loses etcd is replaced within it', ['coordinator']),
   setting('apiKey', { type: 'secret' }, '', 'master API key: every request but GET /healthz, /readyz and the dashboard page and its files (docs/dashboard.md) then needs `Authorization: Bearer <key>`, and /.keys/ makes scoped keys (docs/security.md); prefer the variable or the file to the flag, which shows in `ps` until the process has started', HTTP),
-  setting('allowAnonymous', { type: 'boolean' }, false, 'serve without an API key on an address other than loopback (refused otherwise: docs/security.md)', HTTP),
+  setting('allowAnonymous', { type: 'boolean' }, false, 'listen on an address other than loopback without an API key (serve, coordinator: the HTTP API) or without a cluster secret (coordinator: the RPC listener; node: the relay listener): refused otherwise (docs/security.md)', ALL),
   setting('shards', integer(1, 9999), SERVE_DEFAULTS.numberOfShards, 'default number_of_shards of new indexes', HTTP),
   setting('replicas', integer(0, 9998), SERVE_DEFAULTS.numberOfReplicas, 'default number_of_replicas of new indexes', HTTP),
   setting('logLevel', { type: 'enum', values: LOG_LEVELS }, 'info', 'log level', ALL),

@@ -9,5 +9,5 @@ export {
 } from './config.js';
 export { buildProgram, CliExit, type CommandRun, type ProgramOptions } from './program.js';
 export { SERVER_ENV, SERVER_NODE_FLAGS } from './node-flags.js';
-export { anonymousExposure, isLoopback } from './exposure.js';
+export { anonymousExposure, clusterExposure, isLoopback } from './exposure.js';
 export { shardWorkersOf } from './serve.js';

@@ -18,7 +18,7 @@ import {
   REDACTED, redactSecrets, serveOptionsOf, SETTINGS, settingsOf, unknownEnvironment, type CommandName, type ConfigKey, type ResolvedConfig, type Setting,
 } from './config.js';
 import { runCoordinator } from './coordinator.js';
-import { anonymousExposure } from './exposure.js';
+import { anonymousExposure, clusterExposure } from './exposure.js';
 import { API_KEY_ENV, DEFAULT_URL, URL_ENV } from './client-auth.js';
 import { collectWhenIdle, IDLE_COLLECTOR_DEFAULTS } from './idle-gc.js';
 import { SERVER_RUNTIME_V8_FLAGS } from './node-flags.js';
@@ -238,10 +238,9 @@ async function configure<C extends CommandName>(command: C, flags: Record<string
 /** Start a long-running command, log its effective configuration, and stop it cleanly on SIGTERM or SIGINT. */
 async function runDaemon(command: CommandName, resolved: ResolvedConfig<CommandName>, env: NodeJS.ProcessEnv): Promise<void> {
   const { config, sources } = resolved;
-  if (command !== 'node') {
-    const refusal = anonymousExposure(config as ResolvedConfig<'serve'>['config']);
-    if (refusal !== undefined) throw new CliExit(refusal, 2);
-  }
+  const refusal = (command === 'node' ? undefined : anonymousExposure(config as ResolvedConfig<'serve'>['config']))
+    ?? clusterExposure(command, config as Parameters<typeof clusterExposure>[1]);
+  if (refusal !== undefined) throw new CliExit(refusal, 2);
   // `ps` and `pgrep -f 'tessera node'` show what runs, without the interpreter and script paths (nor a secret given as a flag).
   process.title = ['tessera', ...redactedArguments(process.argv.slice(2))].join(' ');
   let logger: ProcessLogger;
