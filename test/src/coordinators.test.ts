@@ -153,6 +153,56 @@ it('sends the follower\'s document writes straight to each shard\'s primary, whi
   }, 10_000);
 });
 
+it('keeps the follower\'s writes going straight to the primary while a restarted replica recovers, and the replica ends with every write', async () => {
+  const [leader] = await leaders();
+  const follower = leader === 'c1' ? 'c2' : 'c1';
+  const elected = coordinators.get(leader!)!;
+  const { url } = coordinators.get(follower)!;
+  const routed = async () => ({
+    primary: await metricValue(url, 'tessera_routed_writes_total', { via: 'primary' }),
+    elected: await metricValue(url, 'tessera_routed_writes_total', { via: 'elected' }),
+  });
+  expect((await call(elected, 'PUT', '/recov/', { _settings: { number_of_shards: 1, number_of_replicas: 1 } })).status).toBe(200);
+  expect((await call(elected, 'PUT', '/recov/seed', { n: 0 })).status).toBe(200);
+  const copies = async () => ((await call(elected, 'GET', '/.nodes')).json as Array<{ name: string; shards?: Array<{ index: string; primary: boolean; in_sync: boolean; seq: number; documents?: number }> }>)
+    .flatMap((n) => (n.shards ?? []).filter((c) => c.index === '/recov/').map((c) => ({ node: n.name, ...c })));
+  const replica = (await until('/recov/ has its two copies', async () => {
+    const both = await copies();
+    return both.length === 2 && both.every((c) => c.in_sync) ? both : undefined;
+  })).find((c) => !c.primary)!.node;
+  // The replica's node goes; writes go on (some through the elected coordinator while the primary is placed again).
+  await cluster.nodes.get(replica)!.kill();
+  let i = 0;
+  await until(`${replica} out of sync`, async () => {
+    for (let k = 0; k < 20; k++) expect((await call({ url }, 'PUT', `/recov/d${i++}`, { n: i })).status).toBe(200);
+    return (await copies()).some((c) => c.node === replica && !c.in_sync) ? true : undefined;
+  });
+  for (let k = 0; k < 300; k++) expect((await call({ url }, 'PUT', `/recov/d${i++}`, { n: i })).status).toBe(200);
+  // Placed direct again (without the replica) before it comes back.
+  await until('/recov/ direct', async () => {
+    const before = (await routed()).primary;
+    expect((await call({ url }, 'PUT', `/recov/d${i++}`, { n: i })).status).toBe(200);
+    return (await routed()).primary > before ? true : undefined;
+  });
+  const before = await routed();
+  const restarted = cluster.startNode(replica);
+  let writes = 0;
+  // Writes through the follower from the restart until the replica is in sync again: every one straight to the primary.
+  await until(`${replica} in sync again`, async () => {
+    for (let k = 0; k < 10; k++, writes++) expect((await call({ url }, 'PUT', `/recov/d${i++}`, { n: i })).status).toBe(200);
+    return (await copies()).some((c) => c.node === replica && c.in_sync) ? true : undefined;
+  }, 30_000);
+  await restarted;
+  const after = await routed();
+  expect({ primary: after.primary - before.primary, elected: after.elected - before.elected }).toEqual({ primary: writes, elected: 0 });
+  // Both copies hold every write.
+  await until('both copies of /recov/ alike', async () => {
+    const both = await copies();
+    return both.length === 2 && both.every((c) => c.in_sync) && new Set(both.map((c) => `${c.seq}/${c.documents}`)).size === 1 ? true : undefined;
+  }, 10_000);
+  expect((await call({ url }, 'COUNT', '/recov/', { _query: { n: { _in: { _range: { _from: 1 } } } } })).json).toMatchObject({ total: i });
+}, 90_000);
+
 it('shows through the other coordinator at once what the elected one acknowledged: a new index, its documents, a new field, an alias', async () => {
   const [leader] = await leaders();
   const follower = leader === 'c1' ? 'c2' : 'c1';

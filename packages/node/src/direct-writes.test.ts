@@ -47,6 +47,27 @@ describe('DirectWrites', () => {
     expect(answered).toBe(true);
   });
 
+  it('answers any push once the writes admitted before it have finished, not those admitted after: a replica added (a copy tracked by its recovery) gets every write after the answer', async () => {
+    const peers = { client: () => { throw new Error('not dialled here'); } };
+    const direct = new DirectWrites(peers);
+    await direct.place(KEY, { ...SOLO, term: 1, revision: 1 });
+    const before = direct.admit(KEY, WHERE, 1);
+    expect(before.replicas).toEqual([]);
+    let answered = false;
+    const push = direct.place(KEY, { ...SOLO, term: 1, revision: 2, replicas: [{ node: 'n2', url: 'ws://n2' }] }).then(() => { answered = true; });
+    // Admitted under the new placement: relayed to n2, and not waited for by the push.
+    const after = direct.admit(KEY, WHERE, 1);
+    expect(after.replicas.map((r) => r.node)).toEqual(['n2']);
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(answered).toBe(false);
+    before.finished();
+    await push;
+    expect(answered).toBe(true);
+    after.finished();
+    // With nothing running, a push is answered at once.
+    await direct.place(KEY, { ...SOLO, term: 1, revision: 3 });
+  });
+
   it('refuses a placement with replicas on a node that relays to none', () => {
     const direct = new DirectWrites(undefined);
     expect(() => direct.place(KEY, { ...WHERE, term: 1, revision: 1, direct: true, replicas: [{ node: 'n2', url: 'ws://x' }] }))

@@ -17,9 +17,12 @@
  *   it acknowledges the write. From then on the placement takes no direct
  *   write (a later one could otherwise be acknowledged past a gap in that
  *   replica) until the elected coordinator places the shard again.
- * - A push that ends `direct` is answered once the direct writes running on
- *   the copy have finished, their relays included, so the elected
- *   coordinator knows that every write after its answer goes through it.
+ * - A push takes effect for the direct writes admitted after it, and is
+ *   answered once those admitted before it have finished, their relays
+ *   included. So after its answer every write goes the new way: through the
+ *   elected coordinator after a push that ends `direct`, and relayed to a
+ *   replica the push added (a copy finishing its recovery, whose coordinator
+ *   then reads the primary's seq: every write after it reaches the copy).
  */
 import { CopyRelay, type PlacementCall, type RelayTarget, type ReplicatedChange, type RpcClient, type ShardRef } from '@tessera/rpc';
 import { nodeErrors } from './errors.js';
@@ -37,10 +40,12 @@ interface Held {
   replicas: RelayTarget[];
   /** A relay failed since the placement: no direct write until the next one. */
   failed: boolean;
-  /** Direct writes running now. */
-  running: number;
-  /** Answers of pushes that ended `direct`, waiting for `running` to reach 0. */
-  idle: Array<() => void>;
+  /** Pushes taken so far: a direct write runs under the one it was admitted in. */
+  generation: number;
+  /** Direct writes running now, by the generation they were admitted in. */
+  running: Map<number, number>;
+  /** Answers of pushes, each waiting for the writes admitted before it (generations below `before`) to finish. */
+  waiting: Array<{ before: number; answer: () => void }>;
 }
 
 /** A direct write admitted: the replicas to relay it to, and the call that ends it. */
@@ -66,7 +71,8 @@ export class DirectWrites {
     }
     const known = this.held.get(key);
     if (known !== undefined && call.revision < known.revision) return Promise.resolve(known.revision);
-    const held = known ?? { term: call.term, revision: call.revision, direct: false, replicas: [], failed: false, running: 0, idle: [] };
+    const held: Held = known ?? { term: call.term, revision: call.revision, direct: false, replicas: [], failed: false, generation: 0, running: new Map(), waiting: [] };
+    held.generation++;
     held.term = call.term;
     held.revision = call.revision;
     held.direct = call.direct;
@@ -77,23 +83,33 @@ export class DirectWrites {
     for (const [relayKey] of this.relays) {
       if (relayKey.startsWith(`${key}\u0000`) && !held.replicas.some((r) => relayKey === `${key}\u0000${r.node}`)) this.relays.delete(relayKey);
     }
-    if (held.direct || held.running === 0) return Promise.resolve(call.revision);
-    return new Promise((resolve) => held.idle.push(() => resolve(call.revision)));
+    const before = held.generation;
+    if (!runningBefore(held, before)) return Promise.resolve(call.revision);
+    return new Promise((resolve) => held.waiting.push({ before, answer: () => resolve(call.revision) }));
   }
 
   /** Admit a direct write under `term` (throws 503 `primary_not_placed` otherwise); `finished` once it was answered. */
   admit(key: string, where: ShardRef, term: unknown): Admitted {
     const held = this.held.get(key);
     if (held === undefined || !held.direct || held.failed || held.term !== term) throw nodeErrors.primaryNotPlaced(where.index, where.shard, term);
-    held.running++;
+    const generation = held.generation;
+    held.running.set(generation, (held.running.get(generation) ?? 0) + 1);
     let finished = false;
     return {
       replicas: held.replicas,
       finished: () => {
         if (finished) return;
         finished = true;
-        if (--held.running > 0) return;
-        for (const resolve of held.idle.splice(0)) resolve();
+        const left = (held.running.get(generation) ?? 1) - 1;
+        if (left > 0) {
+          held.running.set(generation, left);
+          return;
+        }
+        held.running.delete(generation);
+        const answered = held.waiting.filter((w) => !runningBefore(held, w.before));
+        if (answered.length === 0) return;
+        held.waiting = held.waiting.filter((w) => !answered.includes(w));
+        for (const w of answered) w.answer();
       },
     };
   }
@@ -133,4 +149,10 @@ export class DirectWrites {
     }
     return relay;
   }
+}
+
+/** Whether direct writes admitted in a generation below `before` still run. */
+function runningBefore(held: Held, before: number): boolean {
+  for (const generation of held.running.keys()) if (generation < before) return true;
+  return false;
 }

@@ -135,23 +135,22 @@ export class PrimaryPlacement {
 
   /**
    * How the primary should be placed now: `direct`, relaying to the in-sync
-   * replicas, when every replica copy on an active node is in sync (none is
-   * due to recover), no copy recovers, no RESTORE batch is relayed here, and
-   * the primary and each in-sync replica has a relay listener; not direct
-   * otherwise. A shard of one copy is always direct (nothing to relay).
+   * replicas and to the copies whose recovery tracks the writes (its last
+   * step: recovery.ts), when no RESTORE batch is relayed here, no takeover
+   * check is due, and the primary and each of those copies has a relay
+   * listener; not direct otherwise. A copy still copying gets no relay: its
+   * recovery replays the primary's log up to the seq read once it is tracked.
+   * A shard of one copy is always direct (nothing to relay).
    */
   private wanted(group: ShardGroup, placement: Placement): { direct: boolean; replicas: RelayTarget[] } {
     const primary = placement.primary as string;
     const notDirect = { direct: false, replicas: [] };
     if (placement.copies.length === 1) return { direct: true, replicas: [] };
-    if (group.recoveries.size > 0 || group.batches > 0 || this.ctx.nodes.get(primary)?.relay === undefined || this.ctx.needsResync(group, placement)) return notDirect;
+    if (group.batches > 0 || this.ctx.nodes.get(primary)?.relay === undefined || this.ctx.needsResync(group, placement)) return notDirect;
     const replicas: RelayTarget[] = [];
     for (const node of placement.copies) {
       if (node === primary) continue;
-      if (!placement.inSync.includes(node)) {
-        if (this.ctx.nodes.isActive(node)) return notDirect;
-        continue;
-      }
+      if (!placement.inSync.includes(node) && group.recoveries.get(node)?.tracking !== true) continue;
       const url = this.ctx.nodes.get(node)?.relay;
       if (url === undefined) return notDirect;
       replicas.push({ node, url });

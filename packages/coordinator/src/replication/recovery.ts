@@ -3,8 +3,9 @@
  * replication", step 3), driven by the coordinator, which reads from the
  * primary and writes to the replica:
  *
- * 1. *Copying.* The copy receives live relays (not awaited: it is not in
- *    sync). From its checkpoint, the primary's operation-log entries are
+ * 1. *Copying.* The copy receives this coordinator's live relays (not
+ *    awaited: it is not in sync; a primary taking direct writes relays none
+ *    to it yet). From its checkpoint, the primary's operation-log entries are
  *    replayed onto it (`shard.changes` → `doc.replicate`). If the log no
  *    longer reaches back that far, or the copy's checkpoint is from another
  *    term (a demoted primary, whose unacknowledged writes must go), the copy
@@ -14,8 +15,11 @@
  *    origin of each document, so replayed, copied and live changes may
  *    arrive in any order.
  * 2. *Tracking.* Relays now wait for the copy too (a failure restarts the
- *    recovery). Once its checkpoint reaches the primary's seq read after
- *    tracking began, every change is on it: it joins the in-sync set.
+ *    recovery): this coordinator's, or, when the primary takes direct
+ *    writes, the primary's, once it is placed relaying to the copy (the
+ *    push is answered after the writes admitted before it finished). Once
+ *    the copy's checkpoint reaches the primary's seq read after that, every
+ *    change is on it: it joins the in-sync set.
  *
  * A failed attempt is retried with backoff while the copy's node and the
  * primary are active and the term is the same; a new term cancels it.
@@ -41,6 +45,8 @@ export interface RecoveryContext {
   client(group: ShardGroup, node: string): RpcClient;
   schema(group: ShardGroup): Record<string, unknown> | undefined;
   isActive(node: string): boolean;
+  /** Resolves once every write of the shard after it reaches the tracking copy `node` (relayed by the primary or by this coordinator). */
+  tracked(group: ShardGroup, node: string, term: number): Promise<void>;
   /** Add `node` to the in-sync set, if the shard is still in `term`. */
   markInSync(group: ShardGroup, node: string, term: number, recovery: Recovery): Promise<boolean>;
 }
@@ -139,6 +145,9 @@ export class Recovery implements CopyRecovery {
     const copied = fromLog ? 0 : await this.copy(primary, term);
 
     this.tracking = true;
+    // The primary relays to the copy from here on when placed direct: the seq read below is read after that holds.
+    await this.ctx.tracked(this.group, this.node, term);
+    this.check(term);
     for (let round = 0; round < TRACKING_ROUNDS_MAX; round++) {
       // The primary's seq first: every change after it is relayed to this copy and awaited.
       const target = (await this.source(primary).call('shard.stats', ref)).seq;

@@ -185,6 +185,10 @@ export class Replicator implements RecoveryContext {
     await group.serial(async () => {
       const current = this.placement(group);
       if (current === undefined || current.term !== term) throw replicationErrors.primarySwitched(group.index, group.shard);
+      // A copy the primary relayed to for its recovery: that attempt is void (before it could join the in-sync set).
+      for (const node of nodes) {
+        if (!current.inSync.includes(node)) group.recoveries.get(node)?.relayFailed(new Error(`a relay from the primary ${current.primary ?? ''} failed`));
+      }
       const leaving = nodes.filter((node) => node !== current.primary && current.inSync.includes(node));
       if (leaving.length === 0) return;
       await this.takeOutOfSync(group, term, leaving);
@@ -466,6 +470,24 @@ export class Replicator implements RecoveryContext {
 
   isActive(node: string): boolean {
     return this.nodes.isActive(node);
+  }
+
+  /**
+   * Resolves once every write of the shard after it reaches the copy: the
+   * primary is placed relaying to it (it is `tracking`: PrimaryPlacement's
+   * `wanted`), after the writes admitted before were answered, or the
+   * primary is not placed direct and this coordinator relays every write.
+   */
+  async tracked(group: ShardGroup, node: string, term: number): Promise<void> {
+    if (this.options.stateRevision === undefined) return;
+    const deadline = Date.now() + this.options.failoverWaitMs;
+    for (;;) {
+      const held = group.placed;
+      if (held !== undefined && !group.placing && held.term === term && (!held.direct || held.replicas.split(',').includes(node))) return;
+      this.reconcile(group);
+      if (Date.now() >= deadline) throw new Error('the primary was not placed to relay to the copy in time');
+      await group.changed(deadline);
+    }
   }
 
   markInSync(group: ShardGroup, node: string, term: number, recovery: Recovery): Promise<boolean> {
@@ -796,7 +818,8 @@ export class Replicator implements RecoveryContext {
     if (placement === undefined) return;
     const { primary } = placement;
     if (primary === undefined || !this.nodes.isActive(primary) || group.switching) return;
-    // The primary is placed first (not direct while a check or a recovery is due, so no direct write runs under them).
+    // The primary is placed first (not direct while a takeover check is due, so no direct write runs under it; a copy
+    // recovering gets the primary's relays once its recovery tracks the writes: tracked()).
     if (!this.placements.placed(group, placement)) return;
     if (this.needsResync(group, placement)) {
       // Reconciles once done.
