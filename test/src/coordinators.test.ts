@@ -76,6 +76,14 @@ async function metricValue(url: string, name: string, labels: Record<string, str
   return valueOf(parsePrometheusText(String((await call({ url }, 'GET', '/:metrics')).text)), name, labels, 0);
 }
 
+/** A coordinator's document writes so far, by where they went: straight to the primary or through the elected coordinator. */
+async function routedWrites(url: string): Promise<{ primary: number; elected: number }> {
+  return {
+    primary: await metricValue(url, 'tessera_routed_writes_total', { via: 'primary' }),
+    elected: await metricValue(url, 'tessera_routed_writes_total', { via: 'elected' }),
+  };
+}
+
 it('runs document writes through the follower itself, the elected coordinator only relaying them; what changes the cluster state goes to the elected one', async () => {
   const [leader] = await leaders();
   const follower = leader === 'c1' ? 'c2' : 'c1';
@@ -112,10 +120,7 @@ it('sends the follower\'s document writes straight to each shard\'s primary, whi
   const follower = leader === 'c1' ? 'c2' : 'c1';
   const elected = coordinators.get(leader!)!;
   const { url } = coordinators.get(follower)!;
-  const routed = async () => ({
-    primary: await metricValue(url, 'tessera_routed_writes_total', { via: 'primary' }),
-    elected: await metricValue(url, 'tessera_routed_writes_total', { via: 'elected' }),
-  });
+  const routed = () => routedWrites(url);
   for (const [path, replicas] of [['/solo/', 0], ['/pair/', 1]] as const) {
     expect((await call(elected, 'PUT', path, { _settings: { number_of_shards: 2, number_of_replicas: replicas } })).status).toBe(200);
     expect((await call(elected, 'PUT', `${path}seed`, { title: 'seed', n: 0 })).status).toBe(200);
@@ -158,10 +163,7 @@ it('keeps the follower\'s writes going straight to the primary while a restarted
   const follower = leader === 'c1' ? 'c2' : 'c1';
   const elected = coordinators.get(leader!)!;
   const { url } = coordinators.get(follower)!;
-  const routed = async () => ({
-    primary: await metricValue(url, 'tessera_routed_writes_total', { via: 'primary' }),
-    elected: await metricValue(url, 'tessera_routed_writes_total', { via: 'elected' }),
-  });
+  const routed = () => routedWrites(url);
   expect((await call(elected, 'PUT', '/recov/', { _settings: { number_of_shards: 1, number_of_replicas: 1 } })).status).toBe(200);
   expect((await call(elected, 'PUT', '/recov/seed', { n: 0 })).status).toBe(200);
   const copies = async () => ((await call(elected, 'GET', '/.nodes')).json as Array<{ name: string; shards?: Array<{ index: string; primary: boolean; in_sync: boolean; seq: number; documents?: number }> }>)

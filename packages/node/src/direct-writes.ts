@@ -17,12 +17,16 @@
  *   it acknowledges the write. From then on the placement takes no direct
  *   write (a later one could otherwise be acknowledged past a gap in that
  *   replica) until the elected coordinator places the shard again.
- * - A push takes effect for the direct writes admitted after it, and is
- *   answered once those admitted before it have finished, their relays
- *   included. So after its answer every write goes the new way: through the
- *   elected coordinator after a push that ends `direct`, and relayed to a
- *   replica the push added (a copy finishing its recovery, whose coordinator
- *   then reads the primary's seq: every write after it reaches the copy).
+ * - A push takes effect for the direct writes admitted after it. One that
+ *   ends `direct` is answered once those admitted before it have finished,
+ *   their relays included, so the elected coordinator knows that every write
+ *   after its answer goes through it. One that adds a replica (a copy
+ *   finishing its recovery) is answered once those admitted before it have
+ *   run on this copy (their relays may still be on their way): every one of
+ *   them is then within the seq the coordinator reads next, and every later
+ *   one reaches the new replica. Any other push is answered at once: a write
+ *   stuck in a relay to a lost replica (up to RELAY_TIMEOUT_MS) holds up
+ *   none of them.
  */
 import { CopyRelay, type PlacementCall, type RelayTarget, type ReplicatedChange, type RpcClient, type ShardRef } from '@tessera/rpc';
 import { nodeErrors } from './errors.js';
@@ -42,15 +46,20 @@ interface Held {
   failed: boolean;
   /** Pushes taken so far: a direct write runs under the one it was admitted in. */
   generation: number;
-  /** Direct writes running now, by the generation they were admitted in. */
+  /** Direct writes not yet answered, by the generation they were admitted in. */
   running: Map<number, number>;
-  /** Answers of pushes, each waiting for the writes admitted before it (generations below `before`) to finish. */
-  waiting: Array<{ before: number; answer: () => void }>;
+  /** Direct writes not yet run on this copy (no seq yet), by generation. */
+  writing: Map<number, number>;
+  /** Answers of pushes, each waiting for the writes admitted before it (generations below `before`) to have run or finished. */
+  waiting: Array<{ before: number; until: 'ran' | 'finished'; answer: () => void }>;
 }
 
-/** A direct write admitted: the replicas to relay it to, and the call that ends it. */
+/** A direct write admitted: the replicas to relay it to, and the calls that mark its progress. */
 export interface Admitted {
   readonly replicas: readonly RelayTarget[];
+  /** It ran on this copy (or failed to): its seq is taken. */
+  ran(): void;
+  /** It was answered (implies `ran`). */
   finished(): void;
 }
 
@@ -71,7 +80,10 @@ export class DirectWrites {
     }
     const known = this.held.get(key);
     if (known !== undefined && call.revision < known.revision) return Promise.resolve(known.revision);
-    const held: Held = known ?? { term: call.term, revision: call.revision, direct: false, replicas: [], failed: false, generation: 0, running: new Map(), waiting: [] };
+    const held: Held = known ?? {
+      term: call.term, revision: call.revision, direct: false, replicas: [], failed: false, generation: 0, running: new Map(), writing: new Map(), waiting: [],
+    };
+    const before = held.replicas.map((r) => r.node);
     held.generation++;
     held.term = call.term;
     held.revision = call.revision;
@@ -83,9 +95,9 @@ export class DirectWrites {
     for (const [relayKey] of this.relays) {
       if (relayKey.startsWith(`${key}\u0000`) && !held.replicas.some((r) => relayKey === `${key}\u0000${r.node}`)) this.relays.delete(relayKey);
     }
-    const before = held.generation;
-    if (!runningBefore(held, before)) return Promise.resolve(call.revision);
-    return new Promise((resolve) => held.waiting.push({ before, answer: () => resolve(call.revision) }));
+    const until = !held.direct ? 'finished' : held.replicas.some((r) => !before.includes(r.node)) ? 'ran' : undefined;
+    if (until === undefined || !pendingBefore(held, held.generation, until)) return Promise.resolve(call.revision);
+    return new Promise((resolve) => held.waiting.push({ before: held.generation, until, answer: () => resolve(call.revision) }));
   }
 
   /** Admit a direct write under `term` (throws 503 `primary_not_placed` otherwise); `finished` once it was answered. */
@@ -93,25 +105,33 @@ export class DirectWrites {
     const held = this.held.get(key);
     if (held === undefined || !held.direct || held.failed || held.term !== term) throw nodeErrors.primaryNotPlaced(where.index, where.shard, term);
     const generation = held.generation;
-    held.running.set(generation, (held.running.get(generation) ?? 0) + 1);
+    count(held.running, generation, 1);
+    count(held.writing, generation, 1);
+    let ran = false;
     let finished = false;
-    return {
+    const settle = (): void => {
+      const answered = held.waiting.filter((w) => !pendingBefore(held, w.before, w.until));
+      if (answered.length === 0) return;
+      held.waiting = held.waiting.filter((w) => !answered.includes(w));
+      for (const w of answered) w.answer();
+    };
+    const admitted: Admitted = {
       replicas: held.replicas,
+      ran: () => {
+        if (ran) return;
+        ran = true;
+        count(held.writing, generation, -1);
+        settle();
+      },
       finished: () => {
         if (finished) return;
         finished = true;
-        const left = (held.running.get(generation) ?? 1) - 1;
-        if (left > 0) {
-          held.running.set(generation, left);
-          return;
-        }
-        held.running.delete(generation);
-        const answered = held.waiting.filter((w) => !runningBefore(held, w.before));
-        if (answered.length === 0) return;
-        held.waiting = held.waiting.filter((w) => !answered.includes(w));
-        for (const w of answered) w.answer();
+        admitted.ran();
+        count(held.running, generation, -1);
+        settle();
       },
     };
+    return admitted;
   }
 
   /**
@@ -151,8 +171,15 @@ export class DirectWrites {
   }
 }
 
-/** Whether direct writes admitted in a generation below `before` still run. */
-function runningBefore(held: Held, before: number): boolean {
-  for (const generation of held.running.keys()) if (generation < before) return true;
+/** Whether direct writes admitted in a generation below `before` have not yet run, or not yet finished. */
+function pendingBefore(held: Held, before: number, until: 'ran' | 'finished'): boolean {
+  for (const generation of (until === 'ran' ? held.writing : held.running).keys()) if (generation < before) return true;
   return false;
+}
+
+/** Add `delta` to the count of `generation`; a count that reaches 0 is removed. */
+function count(counts: Map<number, number>, generation: number, delta: number): void {
+  const n = (counts.get(generation) ?? 0) + delta;
+  if (n > 0) counts.set(generation, n);
+  else counts.delete(generation);
 }

@@ -142,7 +142,13 @@ export class ShardNode {
         const shard = await this.open(where);
         docId('doc.write', call.id);
         if (call.content !== undefined) checkContent('doc.write', call.content);
-        const reply: WriteReply = writeReplyOf(await shard.write(call));
+        let reply: WriteReply;
+        try {
+          reply = writeReplyOf(await shard.write(call));
+        } finally {
+          // Its seq is taken: a push that adds a replica waits no longer for it (direct-writes.ts).
+          admitted?.ran();
+        }
         if (admitted !== undefined && admitted.replicas.length > 0) {
           const term = call.term as number;
           const failed = await this.direct.relay(key, where, term, admitted.replicas, [changeOf(reply, term, call.content)], call.commit === true, call.schema);
