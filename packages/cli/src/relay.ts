@@ -10,7 +10,7 @@
  */
 import type { SecureContextOptions } from 'node:tls';
 import type { RelayPeers } from '@tessera/node';
-import { connectPeer, RpcServer, withSchemaReferences, type RelayTarget, type RpcClient, type RpcHandler, type RpcLogger, type RpcPeer } from '@tessera/rpc';
+import { connectPeer, rpcErrors, RpcServer, withSchemaReferences, type RelayTarget, type RpcClient, type RpcHandler, type RpcLogger, type RpcPeer } from '@tessera/rpc';
 
 /** The hello role of a node dialling another one's relay listener. */
 export const RELAY_HELLO_ROLE = 'relay';
@@ -61,7 +61,7 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
           identity: { name: options.name, role: RELAY_HELLO_ROLE }, logger: options.logger, ...secret, ...(options.ca === undefined ? {} : { ca: options.ca }),
         });
         // A relay names the index schema once the replica holds it, as a coordinator's calls do.
-        link = { peer, client: withSchemaReferences(peer) };
+        link = { peer, client: failingWhileLost(peer, withSchemaReferences(peer)) };
         dialled.set(target.url, link);
       }
       return link.client;
@@ -71,5 +71,27 @@ export async function startRelay(options: RelayOptions): Promise<Relay> {
       await Promise.all([...dialled.values()].map((link) => link.peer.close()));
       await server.close();
     },
+  };
+}
+
+/**
+ * `client`, except that once `peer` has been connected, a call made while
+ * its connection is down fails at once (503 `rpc_unavailable`) instead of
+ * waiting for a redial up to the relay's deadline: the replica is lost or
+ * cut off, and the write it holds up should have it leave the in-sync set
+ * (and recover) now, not after 10 s. A dialled peer's calls otherwise wait
+ * for the next connection (connect.ts); those before the first one still do.
+ */
+export function failingWhileLost(peer: RpcPeer, client: RpcClient): RpcClient {
+  let connectedOnce = false;
+  peer.on('connected', () => { connectedOnce = true; });
+  return {
+    call(method, params, callOptions) {
+      if (connectedOnce && !peer.connected) return Promise.reject(rpcErrors.unavailable(`the relay connection to ${peer.remote?.name ?? 'the replica'} is down`));
+      return client.call(method, params, callOptions);
+    },
+    close: () => client.close(),
+    get closed() { return client.closed; },
+    get inFlight() { return client.inFlight; },
   };
 }
