@@ -110,6 +110,7 @@ export class DirectWrites {
     let ran = false;
     let finished = false;
     const settle = (): void => {
+      if (held.waiting.length === 0) return;
       const answered = held.waiting.filter((w) => !pendingBefore(held, w.before, w.until));
       if (answered.length === 0) return;
       held.waiting = held.waiting.filter((w) => !answered.includes(w));

@@ -134,6 +134,24 @@ export class PrimaryPlacement {
   }
 
   /**
+   * Resolves once every write of the shard after it reaches the copy: the
+   * primary is placed relaying to it (it is `tracking`: PrimaryPlacement's
+   * `wanted`), after the writes admitted before were answered, or the
+   * primary is not placed direct and this coordinator relays every write.
+   */
+  async tracked(group: ShardGroup, node: string, term: number): Promise<void> {
+    if (this.ctx.options.stateRevision === undefined) return;
+    const deadline = Date.now() + this.ctx.options.failoverWaitMs;
+    for (;;) {
+      const held = group.placed;
+      if (held !== undefined && !group.placing && held.term === term && (!held.direct || held.replicas.split(',').includes(node))) return;
+      this.ctx.reconcile(group);
+      if (Date.now() >= deadline) throw new Error('the primary was not placed to relay to the copy in time');
+      await group.changed(deadline);
+    }
+  }
+
+  /**
    * How the primary should be placed now: `direct`, relaying to the in-sync
    * replicas and to the copies whose recovery tracks the writes (its last
    * step: recovery.ts), when no RESTORE batch is relayed here, no takeover

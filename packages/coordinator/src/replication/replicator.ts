@@ -472,22 +472,8 @@ export class Replicator implements RecoveryContext {
     return this.nodes.isActive(node);
   }
 
-  /**
-   * Resolves once every write of the shard after it reaches the copy: the
-   * primary is placed relaying to it (it is `tracking`: PrimaryPlacement's
-   * `wanted`), after the writes admitted before were answered, or the
-   * primary is not placed direct and this coordinator relays every write.
-   */
-  async tracked(group: ShardGroup, node: string, term: number): Promise<void> {
-    if (this.options.stateRevision === undefined) return;
-    const deadline = Date.now() + this.options.failoverWaitMs;
-    for (;;) {
-      const held = group.placed;
-      if (held !== undefined && !group.placing && held.term === term && (!held.direct || held.replicas.split(',').includes(node))) return;
-      this.reconcile(group);
-      if (Date.now() >= deadline) throw new Error('the primary was not placed to relay to the copy in time');
-      await group.changed(deadline);
-    }
+  tracked(group: ShardGroup, node: string, term: number): Promise<void> {
+    return this.placements.tracked(group, node, term);
   }
 
   markInSync(group: ShardGroup, node: string, term: number, recovery: Recovery): Promise<boolean> {
@@ -819,7 +805,7 @@ export class Replicator implements RecoveryContext {
     const { primary } = placement;
     if (primary === undefined || !this.nodes.isActive(primary) || group.switching) return;
     // The primary is placed first (not direct while a takeover check is due, so no direct write runs under it; a copy
-    // recovering gets the primary's relays once its recovery tracks the writes: tracked()).
+    // recovering gets the primary's relays once its recovery tracks the writes: PrimaryPlacement.tracked).
     if (!this.placements.placed(group, placement)) return;
     if (this.needsResync(group, placement)) {
       // Reconciles once done.
